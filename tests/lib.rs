@@ -1,0 +1,1 @@
+//! End-to-end test package: the suite lives in `suite/`, helpers in `support/`.
