@@ -1,1 +1,79 @@
-//! (being written)
+//! Wire types of the Codex app-server protocol v2 subset that Weft speaks.
+//!
+//! Policy for optional fields: objects Weft produces write every key the reference schema lists
+//! (`null` for absent values); params accept omission (`#[serde(default)]`); unknown keys are
+//! ignored everywhere.
+#![warn(missing_docs)]
+
+pub mod ids;
+pub mod initialize;
+pub mod input;
+pub mod items;
+pub mod jsonrpc;
+pub mod models;
+pub mod notifications;
+pub mod policy;
+pub mod requests;
+pub mod schema;
+pub mod server_requests;
+pub mod thread;
+pub mod thread_api;
+pub mod turn;
+pub mod turn_api;
+pub mod usage;
+
+mod serde_util;
+
+#[cfg(test)]
+mod conformance_tests;
+#[cfg(test)]
+mod test_support;
+
+pub use ids::{ItemId, ThreadId, TurnId};
+pub use initialize::{ClientInfo, InitializeCapabilities, InitializeParams, InitializeResponse};
+pub use input::{ByteRange, ImageDetail, TextElement, UserInput};
+pub use items::{
+    AgentMessageDelivery, AgentMessageItem, AgentMessageModeration, AsyncUserInputQuestion,
+    CommandAction, CommandExecutionItem, CommandExecutionSource, CommandExecutionStatus,
+    ContextCompactionItem, FileChangeItem, FileUpdateChange, HookPromptFragment, HookPromptItem,
+    MemoryCitation, MemoryCitationEntry, MessagePhase, PatchApplyStatus, PatchChangeKind, PlanItem,
+    ReasoningItem, ReviewModeItem, ThreadItem, ThreadItemDetails, UserMessageItem,
+};
+pub use jsonrpc::{
+    InvalidMessage, JsonRpcError, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
+    JsonRpcRequest, JsonRpcResponse, RequestId, W3cTraceContext,
+};
+pub use models::{
+    CyberAccessProgram, InputModality, Model, ModelAccessPrograms, ModelAvailabilityNux,
+    ModelListParams, ModelListResponse, ModelServiceTier, ModelUpgradeInfo, MultiAgentVersion,
+    ReasoningEffortOption,
+};
+pub use notifications::*;
+pub use policy::{
+    ApprovalsReviewer, AskForApproval, CollaborationMode, CollaborationModeSettings, ModeKind,
+    NetworkAccess, Personality, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
+    ThreadStartSource,
+};
+pub use requests::{CLIENT_METHODS, ClientNotification, ClientRequest, Method, methods};
+pub use schema::{schema_files, write_schema};
+pub use server_requests::{
+    CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
+    CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
+    FileChangeApprovalDecision, FileChangeRequestApprovalParams, FileChangeRequestApprovalResponse,
+    NetworkApprovalContext, NetworkApprovalProtocol, NetworkPolicyAmendment,
+    NetworkPolicyRuleAction, SERVER_REQUEST_METHODS, ServerRequest, ToolRequestUserInputAnswer,
+    ToolRequestUserInputOption, ToolRequestUserInputParams, ToolRequestUserInputQuestion,
+    ToolRequestUserInputResponse,
+};
+pub use thread::{
+    GitInfo, SessionSource, SortDirection, SubAgentSource, Thread, ThreadActiveFlag,
+    ThreadHistoryMode, ThreadSection, ThreadSectionAppearance, ThreadSortKey, ThreadSourceKind,
+    ThreadStatus, ThreadUnsubscribeStatus,
+};
+pub use thread_api::*;
+pub use turn::{
+    CodexErrorInfo, MisalignmentErrorDetails, MisalignmentSteer, NonSteerableTurnKind, Turn,
+    TurnError, TurnItemsView, TurnPlanStep, TurnPlanStepStatus, TurnStatus,
+};
+pub use turn_api::*;
+pub use usage::{ThreadTokenUsage, TokenUsageBreakdown};

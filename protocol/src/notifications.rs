@@ -1,0 +1,499 @@
+//! Server notifications: params types and the [`ServerNotification`] enum.
+//!
+//! On the wire a notification is `{"method": M, "params": P, "emittedAtMs": N}` (Weft may add
+//! `"jsonrpc": "2.0"`). [`ServerNotification::to_line`] assembles that line without going
+//! through `#[serde(flatten)]`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{ItemId, ThreadId, TurnId};
+use crate::items::ThreadItem;
+use crate::jsonrpc::RequestId;
+use crate::thread::{Thread, ThreadStatus};
+use crate::turn::{Turn, TurnError, TurnPlanStep};
+use crate::usage::ThreadTokenUsage;
+
+/// Implemented by every notification params type: its wire method name.
+pub trait NotificationParams: Serialize + Into<ServerNotification> {
+    /// Wire method name, e.g. `"turn/started"`.
+    const METHOD: &'static str;
+}
+
+/// `thread/started`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadStartedNotification {
+    /// The thread (`turns: []`).
+    pub thread: Thread,
+}
+
+/// `thread/status/changed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStatusChangedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// New status.
+    pub status: ThreadStatus,
+}
+
+macro_rules! thread_id_notification {
+    ($($(#[$meta:meta])* $name:ident;)*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+            #[serde(rename_all = "camelCase")]
+            pub struct $name {
+                /// The thread.
+                pub thread_id: ThreadId,
+            }
+        )*
+    };
+}
+
+thread_id_notification! {
+    /// `thread/closed`: a loaded thread was unloaded.
+    ThreadClosedNotification;
+    /// `thread/archived`.
+    ThreadArchivedNotification;
+    /// `thread/unarchived`.
+    ThreadUnarchivedNotification;
+}
+
+/// `thread/name/updated`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadNameUpdatedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// New name.
+    #[serde(default)]
+    pub thread_name: Option<String>,
+}
+
+/// `thread/tokenUsage/updated`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadTokenUsageUpdatedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn the usage belongs to.
+    pub turn_id: TurnId,
+    /// Usage.
+    pub token_usage: ThreadTokenUsage,
+}
+
+/// `thread/compacted` (deprecated; Codex does not emit it on manual compaction).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompactedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The compaction turn.
+    pub turn_id: TurnId,
+}
+
+/// `turn/started`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStartedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn (`items: []`, `inProgress`).
+    pub turn: Turn,
+}
+
+/// `turn/completed`: the terminal event of every turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCompletedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn with its final status.
+    pub turn: Turn,
+}
+
+/// `turn/diff/updated`: the whole turn's unified diff so far.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnDiffUpdatedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// Unified diff (`diff --git …`).
+    pub diff: String,
+}
+
+/// `turn/plan/updated`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnPlanUpdatedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// Explanation of the update.
+    #[serde(default)]
+    pub explanation: Option<String>,
+    /// The plan.
+    pub plan: Vec<TurnPlanStep>,
+}
+
+/// `item/started`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemStartedNotification {
+    /// The item.
+    pub item: ThreadItem,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// Unix timestamp (ms) when the item started.
+    pub started_at_ms: i64,
+}
+
+/// `item/completed`: the authoritative final item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemCompletedNotification {
+    /// The item.
+    pub item: ThreadItem,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// Token count of the item's content, when known.
+    #[serde(default)]
+    pub content_token_count: Option<u64>,
+    /// Unix timestamp (ms) when the item completed.
+    pub completed_at_ms: i64,
+}
+
+macro_rules! delta_notification {
+    ($($(#[$meta:meta])* $name:ident;)*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+            #[serde(rename_all = "camelCase")]
+            pub struct $name {
+                /// The thread.
+                pub thread_id: ThreadId,
+                /// The turn.
+                pub turn_id: TurnId,
+                /// The item.
+                pub item_id: ItemId,
+                /// Text to append.
+                pub delta: String,
+            }
+        )*
+    };
+}
+
+delta_notification! {
+    /// `item/agentMessage/delta`: append to the message text.
+    AgentMessageDeltaNotification;
+    /// `item/commandExecution/outputDelta`: live command output (text).
+    CommandExecutionOutputDeltaNotification;
+    /// `item/fileChange/outputDelta` (deprecated; not emitted).
+    FileChangeOutputDeltaNotification;
+}
+
+/// `item/reasoning/summaryTextDelta`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningSummaryTextDeltaNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// The item.
+    pub item_id: ItemId,
+    /// Text to append.
+    pub delta: String,
+    /// Summary section the text belongs to.
+    pub summary_index: i64,
+}
+
+/// `item/reasoning/summaryPartAdded`: a new summary section starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningSummaryPartAddedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// The item.
+    pub item_id: ItemId,
+    /// Index of the new section.
+    pub summary_index: i64,
+}
+
+/// `item/reasoning/textDelta`: raw reasoning text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningTextDeltaNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// The item.
+    pub item_id: ItemId,
+    /// Text to append.
+    pub delta: String,
+    /// Content block the text belongs to.
+    pub content_index: i64,
+}
+
+/// `serverRequest/resolved`: a server request was answered or cleared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerRequestResolvedNotification {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The server request's id.
+    pub request_id: RequestId,
+}
+
+/// `error`: an error during a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorNotification {
+    /// The error.
+    pub error: TurnError,
+    /// Whether the server retries (the turn continues).
+    pub will_retry: bool,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+}
+
+/// `warning`: a non-fatal warning for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WarningNotification {
+    /// The thread, if the warning belongs to one.
+    #[serde(default)]
+    pub thread_id: Option<ThreadId>,
+    /// Warning text.
+    pub message: String,
+}
+
+macro_rules! server_notifications {
+    ($($variant:ident => $wire:literal, $params:ident;)*) => {
+        /// A notification sent by the server, tagged by `method` with its `params`.
+        ///
+        /// The schema also declares the top-level `emittedAtMs` (Unix ms) and `jsonrpc` members
+        /// that the app-server adds when writing the message.
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "method", content = "params")]
+        #[schemars(extend("properties" = {
+            "emittedAtMs": {
+                "description": "Unix timestamp (in milliseconds) when the server emitted this notification.",
+                "type": "integer",
+                "format": "int64"
+            },
+            "jsonrpc": {
+                "description": "Optional JSON-RPC version marker (`\"2.0\"`).",
+                "type": "string"
+            }
+        }))]
+        // Messages are built, serialized once and dropped; boxing the big variants would only
+        // make construction and matching noisier.
+        #[allow(clippy::large_enum_variant)]
+        pub enum ServerNotification {
+            $(
+                #[doc = concat!("`", $wire, "`")]
+                #[serde(rename = $wire)]
+                $variant($params),
+            )*
+        }
+
+        /// Every server notification method Weft implements, in declaration order.
+        pub const SERVER_NOTIFICATION_METHODS: &[&str] = &[$($wire),*];
+
+        impl ServerNotification {
+            /// The wire method name.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(ServerNotification::$variant(_) => $wire,)*
+                }
+            }
+
+            /// Serializes only the params object.
+            pub fn params_json(&self) -> serde_json::Result<String> {
+                match self {
+                    $(ServerNotification::$variant(p) => serde_json::to_string(p),)*
+                }
+            }
+
+            /// The params as a JSON value.
+            pub fn params_value(&self) -> serde_json::Result<serde_json::Value> {
+                match self {
+                    $(ServerNotification::$variant(p) => serde_json::to_value(p),)*
+                }
+            }
+        }
+
+        $(
+            impl From<$params> for ServerNotification {
+                fn from(params: $params) -> Self {
+                    ServerNotification::$variant(params)
+                }
+            }
+
+            impl NotificationParams for $params {
+                const METHOD: &'static str = $wire;
+            }
+        )*
+
+        pub(crate) fn server_notification_schemas(roots: &mut crate::schema::Roots) {
+            $(roots.add::<$params>(concat!("v2/", stringify!($params), ".json"));)*
+        }
+    };
+}
+
+server_notifications! {
+    Error => "error", ErrorNotification;
+    ThreadStarted => "thread/started", ThreadStartedNotification;
+    ThreadStatusChanged => "thread/status/changed", ThreadStatusChangedNotification;
+    ThreadArchived => "thread/archived", ThreadArchivedNotification;
+    ThreadUnarchived => "thread/unarchived", ThreadUnarchivedNotification;
+    ThreadClosed => "thread/closed", ThreadClosedNotification;
+    ThreadNameUpdated => "thread/name/updated", ThreadNameUpdatedNotification;
+    ThreadTokenUsageUpdated => "thread/tokenUsage/updated", ThreadTokenUsageUpdatedNotification;
+    TurnStarted => "turn/started", TurnStartedNotification;
+    TurnCompleted => "turn/completed", TurnCompletedNotification;
+    TurnDiffUpdated => "turn/diff/updated", TurnDiffUpdatedNotification;
+    TurnPlanUpdated => "turn/plan/updated", TurnPlanUpdatedNotification;
+    ItemStarted => "item/started", ItemStartedNotification;
+    ItemCompleted => "item/completed", ItemCompletedNotification;
+    AgentMessageDelta => "item/agentMessage/delta", AgentMessageDeltaNotification;
+    CommandExecutionOutputDelta => "item/commandExecution/outputDelta", CommandExecutionOutputDeltaNotification;
+    FileChangeOutputDelta => "item/fileChange/outputDelta", FileChangeOutputDeltaNotification;
+    ServerRequestResolved => "serverRequest/resolved", ServerRequestResolvedNotification;
+    ReasoningSummaryTextDelta => "item/reasoning/summaryTextDelta", ReasoningSummaryTextDeltaNotification;
+    ReasoningSummaryPartAdded => "item/reasoning/summaryPartAdded", ReasoningSummaryPartAddedNotification;
+    ReasoningTextDelta => "item/reasoning/textDelta", ReasoningTextDeltaNotification;
+    ContextCompacted => "thread/compacted", ContextCompactedNotification;
+    Warning => "warning", WarningNotification;
+}
+
+impl ServerNotification {
+    /// The thread this notification is about, if any (`None` only for a thread-less warning).
+    pub fn thread_id(&self) -> Option<&ThreadId> {
+        use ServerNotification as N;
+        match self {
+            N::Error(p) => Some(&p.thread_id),
+            N::ThreadStarted(p) => Some(&p.thread.id),
+            N::ThreadStatusChanged(p) => Some(&p.thread_id),
+            N::ThreadArchived(p) => Some(&p.thread_id),
+            N::ThreadUnarchived(p) => Some(&p.thread_id),
+            N::ThreadClosed(p) => Some(&p.thread_id),
+            N::ThreadNameUpdated(p) => Some(&p.thread_id),
+            N::ThreadTokenUsageUpdated(p) => Some(&p.thread_id),
+            N::TurnStarted(p) => Some(&p.thread_id),
+            N::TurnCompleted(p) => Some(&p.thread_id),
+            N::TurnDiffUpdated(p) => Some(&p.thread_id),
+            N::TurnPlanUpdated(p) => Some(&p.thread_id),
+            N::ItemStarted(p) => Some(&p.thread_id),
+            N::ItemCompleted(p) => Some(&p.thread_id),
+            N::AgentMessageDelta(p) => Some(&p.thread_id),
+            N::CommandExecutionOutputDelta(p) => Some(&p.thread_id),
+            N::FileChangeOutputDelta(p) => Some(&p.thread_id),
+            N::ServerRequestResolved(p) => Some(&p.thread_id),
+            N::ReasoningSummaryTextDelta(p) => Some(&p.thread_id),
+            N::ReasoningSummaryPartAdded(p) => Some(&p.thread_id),
+            N::ReasoningTextDelta(p) => Some(&p.thread_id),
+            N::ContextCompacted(p) => Some(&p.thread_id),
+            N::Warning(p) => p.thread_id.as_ref(),
+        }
+    }
+
+    /// One complete wire message, without a trailing newline:
+    /// `{"jsonrpc":"2.0","method":M,"params":P,"emittedAtMs":N}`.
+    pub fn to_line(&self, emitted_at_ms: i64) -> serde_json::Result<String> {
+        let params = self.params_json()?;
+        let method = self.method();
+        let mut line = String::with_capacity(params.len() + method.len() + 64);
+        line.push_str(r#"{"jsonrpc":"2.0","method":""#);
+        // Method names are plain ASCII without characters that need escaping.
+        line.push_str(method);
+        line.push_str(r#"","params":"#);
+        line.push_str(&params);
+        line.push_str(r#","emittedAtMs":"#);
+        line.push_str(&emitted_at_ms.to_string());
+        line.push('}');
+        Ok(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    #[test]
+    fn to_line_assembles_the_envelope() {
+        let n = ServerNotification::from(ThreadClosedNotification {
+            thread_id: "t1".into(),
+        });
+        assert_eq!(n.method(), "thread/closed");
+        assert_eq!(n.params_json().unwrap(), r#"{"threadId":"t1"}"#);
+        assert_eq!(
+            n.to_line(1_795_979_147_618).unwrap(),
+            r#"{"jsonrpc":"2.0","method":"thread/closed","params":{"threadId":"t1"},"emittedAtMs":1795979147618}"#
+        );
+        let parsed: Value = serde_json::from_str(&n.to_line(-1).unwrap()).unwrap();
+        assert_eq!(parsed["emittedAtMs"], json!(-1));
+        // The enum's own serialization is `{method, params}`.
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            json!({"method": "thread/closed", "params": {"threadId": "t1"}})
+        );
+        assert_eq!(
+            <ThreadClosedNotification as NotificationParams>::METHOD,
+            "thread/closed"
+        );
+    }
+
+    #[test]
+    fn nullable_keys_are_written() {
+        let n = ServerNotification::from(WarningNotification {
+            thread_id: None,
+            message: "m".into(),
+        });
+        assert_eq!(
+            n.params_json().unwrap(),
+            r#"{"threadId":null,"message":"m"}"#
+        );
+    }
+
+    #[test]
+    fn method_list_matches_subset() {
+        let Some(subset) = crate::test_support::read_shared("docs/protocol-subset.txt") else {
+            return;
+        };
+        let mut expected: Vec<&str> = subset
+            .lines()
+            .filter_map(|l| l.strip_prefix("notification "))
+            .map(str::trim)
+            .collect();
+        let mut ours = SERVER_NOTIFICATION_METHODS.to_vec();
+        expected.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(ours, expected);
+        let mut expected: Vec<&str> = subset
+            .lines()
+            .filter_map(|l| l.strip_prefix("server-request "))
+            .map(str::trim)
+            .collect();
+        let mut ours = crate::server_requests::SERVER_REQUEST_METHODS.to_vec();
+        expected.sort_unstable();
+        ours.sort_unstable();
+        assert_eq!(ours, expected);
+    }
+}

@@ -1,0 +1,337 @@
+//! The typed client request enum, the method table and the client notification enum.
+//!
+//! [`ClientRequest`] is decoded from a whole request object (`{"id", "method", "params", …}`),
+//! so serde reports unknown methods and bad params with the same wording as Codex
+//! (``unknown variant `foo`, expected one of `initialize`, …``, ``missing field `params` ``,
+//! ``invalid type: integer `123`, expected a string``).
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::initialize::{InitializeParams, InitializeResponse};
+use crate::jsonrpc::RequestId;
+use crate::models::{ModelListParams, ModelListResponse};
+use crate::thread_api::{
+    ThreadArchiveParams, ThreadArchiveResponse, ThreadCompactStartParams,
+    ThreadCompactStartResponse, ThreadForkParams, ThreadForkResponse, ThreadListParams,
+    ThreadListResponse, ThreadLoadedListParams, ThreadLoadedListResponse, ThreadReadParams,
+    ThreadReadResponse, ThreadResumeParams, ThreadResumeResponse, ThreadSetNameParams,
+    ThreadSetNameResponse, ThreadStartParams, ThreadStartResponse, ThreadUnarchiveParams,
+    ThreadUnarchiveResponse, ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
+};
+use crate::turn_api::{
+    TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
+    TurnSteerParams, TurnSteerResponse,
+};
+
+/// Pairs a wire method name with its params and result types (client requests and server
+/// requests alike), so routers and test clients can be generic over methods.
+pub trait Method {
+    /// Wire method name, e.g. `"thread/start"`.
+    const NAME: &'static str;
+    /// Params type.
+    type Params: Serialize + DeserializeOwned + JsonSchema;
+    /// Result type.
+    type Response: Serialize + DeserializeOwned + JsonSchema;
+}
+
+macro_rules! client_requests {
+    ($($variant:ident => $wire:literal, $dir:literal, $params:ident, $response:ident;)*) => {
+        /// A request sent by the client, selected by its `method`.
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "method")]
+        pub enum ClientRequest {
+            $(
+                #[doc = concat!("`", $wire, "`")]
+                #[serde(rename = $wire)]
+                $variant {
+                    /// Request id.
+                    id: RequestId,
+                    /// Params.
+                    params: $params,
+                },
+            )*
+        }
+
+        /// Every client request method Weft implements, in declaration order.
+        pub const CLIENT_METHODS: &[&str] = &[$($wire),*];
+
+        impl ClientRequest {
+            /// The request id.
+            pub fn id(&self) -> &RequestId {
+                match self {
+                    $(ClientRequest::$variant { id, .. } => id,)*
+                }
+            }
+
+            /// The wire method name.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(ClientRequest::$variant { .. } => $wire,)*
+                }
+            }
+        }
+
+        /// Marker types implementing [`Method`] for each client request.
+        pub mod methods {
+            use super::*;
+
+            $(
+                #[doc = concat!("Marker for `", $wire, "`.")]
+                #[derive(Debug, Clone, Copy)]
+                pub enum $variant {}
+
+                impl Method for $variant {
+                    const NAME: &'static str = $wire;
+                    type Params = $params;
+                    type Response = $response;
+                }
+            )*
+        }
+
+        pub(crate) fn client_request_schemas(roots: &mut crate::schema::Roots) {
+            $(
+                roots.add::<$params>(concat!($dir, "/", stringify!($params), ".json"));
+                roots.add::<$response>(concat!($dir, "/", stringify!($response), ".json"));
+            )*
+        }
+    };
+}
+
+client_requests! {
+    Initialize => "initialize", "v1", InitializeParams, InitializeResponse;
+    ThreadStart => "thread/start", "v2", ThreadStartParams, ThreadStartResponse;
+    ThreadResume => "thread/resume", "v2", ThreadResumeParams, ThreadResumeResponse;
+    ThreadFork => "thread/fork", "v2", ThreadForkParams, ThreadForkResponse;
+    ThreadList => "thread/list", "v2", ThreadListParams, ThreadListResponse;
+    ThreadRead => "thread/read", "v2", ThreadReadParams, ThreadReadResponse;
+    ThreadLoadedList => "thread/loaded/list", "v2", ThreadLoadedListParams, ThreadLoadedListResponse;
+    ThreadArchive => "thread/archive", "v2", ThreadArchiveParams, ThreadArchiveResponse;
+    ThreadUnarchive => "thread/unarchive", "v2", ThreadUnarchiveParams, ThreadUnarchiveResponse;
+    ThreadUnsubscribe => "thread/unsubscribe", "v2", ThreadUnsubscribeParams, ThreadUnsubscribeResponse;
+    ThreadSetName => "thread/name/set", "v2", ThreadSetNameParams, ThreadSetNameResponse;
+    ThreadCompactStart => "thread/compact/start", "v2", ThreadCompactStartParams, ThreadCompactStartResponse;
+    TurnStart => "turn/start", "v2", TurnStartParams, TurnStartResponse;
+    TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
+    TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
+    ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+}
+
+impl ClientRequest {
+    /// Decodes a whole request object.
+    ///
+    /// `"params": null` is treated like an omitted `params` (Codex answers both with
+    /// ``missing field `params` ``). Other members (`jsonrpc`, `trace`, …) are ignored.
+    pub fn from_value(mut value: Value) -> Result<Self, serde_json::Error> {
+        if let Value::Object(map) = &mut value
+            && map.get("params").is_some_and(Value::is_null)
+        {
+            map.remove("params");
+        }
+        serde_json::from_value(value)
+    }
+
+    /// Decodes a request from its parts (as split by a generic JSON-RPC envelope).
+    pub fn from_parts(
+        id: RequestId,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Self, serde_json::Error> {
+        let mut map = serde_json::Map::with_capacity(3);
+        map.insert("id".to_owned(), serde_json::to_value(id)?);
+        map.insert("method".to_owned(), Value::String(method.to_owned()));
+        if let Some(params) = params
+            && !params.is_null()
+        {
+            map.insert("params".to_owned(), params);
+        }
+        serde_json::from_value(Value::Object(map))
+    }
+
+    /// Whether `method` is one of [`CLIENT_METHODS`].
+    pub fn is_known_method(method: &str) -> bool {
+        CLIENT_METHODS.contains(&method)
+    }
+}
+
+/// A notification sent by the client. Unknown client notifications should be ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "method")]
+pub enum ClientNotification {
+    /// `initialized`: sent after the `initialize` response; accepted and ignored.
+    #[serde(rename = "initialized")]
+    Initialized,
+}
+
+impl ClientNotification {
+    /// The wire method name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            ClientNotification::Initialized => "initialized",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::policy::AskForApproval;
+
+    fn decode_err(value: Value) -> String {
+        ClientRequest::from_value(value).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_method_lists_our_methods() {
+        let msg = decode_err(json!({"id": 2, "method": "foo/bar", "params": {}}));
+        let expected = format!(
+            "unknown variant `foo/bar`, expected one of {}",
+            CLIENT_METHODS
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert_eq!(msg, expected);
+        assert!(msg.starts_with(
+            "unknown variant `foo/bar`, expected one of `initialize`, `thread/start`, "
+        ));
+        let msg = decode_err(json!({"id": 2, "method": "thread/rollback", "params": {}}));
+        assert!(
+            msg.starts_with("unknown variant `thread/rollback`"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn missing_or_null_params() {
+        assert_eq!(
+            decode_err(json!({"id": 1, "method": "thread/start"})),
+            "missing field `params`"
+        );
+        assert_eq!(
+            decode_err(json!({"id": 1, "method": "thread/start", "params": null})),
+            "missing field `params`"
+        );
+        let err = ClientRequest::from_parts(RequestId::Integer(1), "model/list", None).unwrap_err();
+        assert_eq!(err.to_string(), "missing field `params`");
+        // `{}` is fine when every field is optional.
+        let ok = ClientRequest::from_parts(RequestId::Integer(1), "thread/start", Some(json!({})));
+        assert!(matches!(ok, Ok(ClientRequest::ThreadStart { .. })));
+    }
+
+    #[test]
+    fn field_errors_use_serde_wording() {
+        assert_eq!(
+            decode_err(json!({"id": 1, "method": "turn/start", "params": {"input": []}})),
+            "missing field `threadId`"
+        );
+        assert_eq!(
+            decode_err(json!({"id": 1, "method": "turn/start", "params": {"threadId": "t"}})),
+            "missing field `input`"
+        );
+        assert_eq!(
+            decode_err(json!({"id": 1, "method": "thread/read", "params": {"threadId": 123}})),
+            "invalid type: integer `123`, expected a string"
+        );
+        assert_eq!(
+            decode_err(json!({"id": 1, "method": "initialize", "params": {}})),
+            "missing field `clientInfo`"
+        );
+        assert_eq!(
+            decode_err(
+                json!({"id": 1, "method": "thread/start", "params": {"approvalPolicy": "on-failure"}})
+            ),
+            "unknown variant `on-failure`, expected one of `untrusted`, `on-request`, `granular`, `never`"
+        );
+        let msg = decode_err(
+            json!({"id": 1, "method": "thread/start", "params": {"sandbox": "workspaceWrite"}}),
+        );
+        assert!(msg.starts_with("unknown variant `workspaceWrite`"), "{msg}");
+        let msg = decode_err(json!({"id": 1, "method": "turn/start", "params": {
+            "threadId": "t", "input": [], "sandboxPolicy": {"type": "workspace-write"}}}));
+        assert!(
+            msg.starts_with("unknown variant `workspace-write`"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn accepts_extra_members_and_unknown_keys() {
+        let req = ClientRequest::from_value(json!({
+            "jsonrpc": "2.0", "id": "s1", "method": "thread/start",
+            "trace": {"traceparent": "00-x"},
+            "params": {"approvalPolicy": {"granular": {"sandbox_approval": true, "rules": false,
+                "mcp_elicitations": false}}, "whatever": 1, "ephemeral": null}
+        }))
+        .unwrap();
+        assert_eq!(req.id(), &RequestId::String("s1".into()));
+        assert_eq!(req.method(), "thread/start");
+        let ClientRequest::ThreadStart { params, .. } = req else {
+            panic!("wrong variant")
+        };
+        assert_eq!(
+            params.approval_policy,
+            Some(AskForApproval::Granular {
+                sandbox_approval: true,
+                rules: false,
+                mcp_elicitations: false,
+                request_permissions: false,
+                skill_approval: false,
+            })
+        );
+    }
+
+    #[test]
+    fn null_is_accepted_for_plain_optional_booleans() {
+        let req = ClientRequest::from_value(json!({"id": 1, "method": "thread/fork",
+            "params": {"threadId": "t", "ephemeral": null, "excludeTurns": null}}))
+        .unwrap();
+        let ClientRequest::ThreadFork { params, .. } = req else {
+            panic!("wrong variant")
+        };
+        assert!(!params.ephemeral && !params.exclude_turns);
+    }
+
+    #[test]
+    fn method_table_matches_enum_and_subset() {
+        for name in CLIENT_METHODS {
+            let params = if *name == "initialize" {
+                json!({"clientInfo": {"name": "x", "version": "1"}})
+            } else {
+                json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u"})
+            };
+            let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(req.method(), *name);
+            assert_eq!(serde_json::to_value(&req).unwrap()["method"], json!(name));
+        }
+        assert_eq!(<methods::ThreadStart as Method>::NAME, "thread/start");
+        assert_eq!(<methods::ThreadSetName as Method>::NAME, "thread/name/set");
+        let Some(subset) = crate::test_support::read_shared("docs/protocol-subset.txt") else {
+            return;
+        };
+        let expected: Vec<&str> = subset
+            .lines()
+            .filter_map(|l| l.strip_prefix("request "))
+            .map(str::trim)
+            .collect();
+        assert_eq!(CLIENT_METHODS, expected.as_slice());
+    }
+
+    #[test]
+    fn client_notification() {
+        let n: ClientNotification =
+            serde_json::from_value(json!({"jsonrpc": "2.0", "method": "initialized"})).unwrap();
+        assert_eq!(n.method(), "initialized");
+        assert_eq!(
+            serde_json::to_value(&n).unwrap(),
+            json!({"method": "initialized"})
+        );
+        assert!(serde_json::from_value::<ClientNotification>(json!({"method": "foo"})).is_err());
+    }
+}

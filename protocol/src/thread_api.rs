@@ -1,0 +1,517 @@
+//! Params and results of the `thread/*` methods.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ids::{ThreadId, TurnId};
+use crate::policy::{
+    ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort,
+    SandboxMode, SandboxPolicy, ThreadStartSource,
+};
+use crate::serde_util::null_as_default;
+use crate::thread::{
+    SortDirection, Thread, ThreadSortKey, ThreadSourceKind, ThreadUnsubscribeStatus,
+};
+
+/// Params of `thread/start` (every field optional; `{}` is valid).
+///
+/// Experimental fields of upstream (`dynamicTools`, `permissions`, …) are not part of the stable
+/// schema and are not modelled; unknown keys are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStartParams {
+    /// Working directory; relative paths resolve against the server's cwd.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Model override.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Model provider override.
+    #[serde(default)]
+    pub model_provider: Option<String>,
+    /// Service tier override.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Approval policy.
+    #[serde(default)]
+    pub approval_policy: Option<AskForApproval>,
+    /// Where approval requests are routed.
+    #[serde(default)]
+    pub approvals_reviewer: Option<ApprovalsReviewer>,
+    /// Sandbox mode (kebab-case).
+    #[serde(default)]
+    pub sandbox: Option<SandboxMode>,
+    /// Config overrides keyed by dotted config path.
+    #[serde(default)]
+    pub config: Option<Map<String, Value>>,
+    /// Replaces the base instructions.
+    #[serde(default)]
+    pub base_instructions: Option<String>,
+    /// Adds a developer message.
+    #[serde(default)]
+    pub developer_instructions: Option<String>,
+    /// In-memory thread, never persisted.
+    #[serde(default)]
+    pub ephemeral: Option<bool>,
+    /// Deprecated; accepted and ignored.
+    #[serde(default)]
+    pub personality: Option<Personality>,
+    /// Metrics tag.
+    #[serde(default)]
+    pub service_name: Option<String>,
+    /// Passed to SessionStart hooks.
+    #[serde(default)]
+    pub session_start_source: Option<ThreadStartSource>,
+    /// Stored in `thread.threadSource`.
+    #[serde(default)]
+    pub thread_source: Option<String>,
+}
+
+/// Result of `thread/start`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStartResponse {
+    /// The new thread (status `idle`, `turns: []`).
+    pub thread: Thread,
+    /// Effective model.
+    pub model: String,
+    /// Effective model provider.
+    pub model_provider: String,
+    /// Effective service tier.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Effective working directory (absolute).
+    pub cwd: String,
+    /// Paths of the instruction files (AGENTS.md etc.) that were loaded.
+    #[serde(default)]
+    pub instruction_sources: Vec<String>,
+    /// Effective approval policy.
+    pub approval_policy: AskForApproval,
+    /// Effective approvals reviewer.
+    pub approvals_reviewer: ApprovalsReviewer,
+    /// Effective sandbox policy (object form).
+    pub sandbox: SandboxPolicy,
+    /// Effective reasoning effort.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Disabled plugin ids.
+    #[serde(default)]
+    pub disabled_plugin_ids: Vec<String>,
+}
+
+/// Params of `thread/resume`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeParams {
+    /// Thread to resume.
+    pub thread_id: ThreadId,
+    /// Skip `thread.turns` in the result.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub exclude_turns: bool,
+    /// Model override.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Model provider override.
+    #[serde(default)]
+    pub model_provider: Option<String>,
+    /// Service tier override.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Working directory override.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Approval policy override.
+    #[serde(default)]
+    pub approval_policy: Option<AskForApproval>,
+    /// Approvals reviewer override.
+    #[serde(default)]
+    pub approvals_reviewer: Option<ApprovalsReviewer>,
+    /// Sandbox mode override (kebab-case).
+    #[serde(default)]
+    pub sandbox: Option<SandboxMode>,
+    /// Config overrides keyed by dotted config path.
+    #[serde(default)]
+    pub config: Option<Map<String, Value>>,
+    /// Replaces the base instructions.
+    #[serde(default)]
+    pub base_instructions: Option<String>,
+    /// Adds a developer message.
+    #[serde(default)]
+    pub developer_instructions: Option<String>,
+    /// Deprecated; accepted and ignored.
+    #[serde(default)]
+    pub personality: Option<Personality>,
+}
+
+impl ThreadResumeParams {
+    /// Params with only `threadId` set.
+    pub fn new(thread_id: impl Into<ThreadId>) -> Self {
+        Self {
+            thread_id: thread_id.into(),
+            exclude_turns: false,
+            model: None,
+            model_provider: None,
+            service_tier: None,
+            cwd: None,
+            approval_policy: None,
+            approvals_reviewer: None,
+            sandbox: None,
+            config: None,
+            base_instructions: None,
+            developer_instructions: None,
+            personality: None,
+        }
+    }
+}
+
+/// Result of `thread/resume`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeResponse {
+    /// The resumed thread (with history unless `excludeTurns`).
+    pub thread: Thread,
+    /// Effective model.
+    pub model: String,
+    /// Effective model provider.
+    pub model_provider: String,
+    /// Effective service tier.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Effective working directory (absolute).
+    pub cwd: String,
+    /// Paths of the instruction files that were loaded.
+    #[serde(default)]
+    pub instruction_sources: Vec<String>,
+    /// Effective approval policy.
+    pub approval_policy: AskForApproval,
+    /// Effective approvals reviewer.
+    pub approvals_reviewer: ApprovalsReviewer,
+    /// Effective sandbox policy (object form).
+    pub sandbox: SandboxPolicy,
+    /// Effective reasoning effort.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Disabled plugin ids.
+    #[serde(default)]
+    pub disabled_plugin_ids: Vec<String>,
+    /// Cursor for `thread/turns/list` (not in phase 1; `null`).
+    #[serde(default)]
+    pub turns_backwards_cursor: Option<String>,
+    /// Cursor for `thread/items/list` (not in phase 1; `null`).
+    #[serde(default)]
+    pub items_backwards_cursor: Option<String>,
+    /// Active collaboration mode.
+    #[serde(default)]
+    pub collaboration_mode: Option<CollaborationMode>,
+}
+
+/// Params of `thread/fork`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadForkParams {
+    /// Thread to copy.
+    pub thread_id: ThreadId,
+    /// Make the fork in-memory only.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub ephemeral: bool,
+    /// Skip `thread.turns` in the result.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub exclude_turns: bool,
+    /// Fork through this turn (inclusive).
+    #[serde(default)]
+    pub last_turn_id: Option<TurnId>,
+    /// Model override.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Model provider override.
+    #[serde(default)]
+    pub model_provider: Option<String>,
+    /// Service tier override.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Working directory override.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Approval policy override.
+    #[serde(default)]
+    pub approval_policy: Option<AskForApproval>,
+    /// Approvals reviewer override.
+    #[serde(default)]
+    pub approvals_reviewer: Option<ApprovalsReviewer>,
+    /// Sandbox mode override (kebab-case).
+    #[serde(default)]
+    pub sandbox: Option<SandboxMode>,
+    /// Config overrides keyed by dotted config path.
+    #[serde(default)]
+    pub config: Option<Map<String, Value>>,
+    /// Replaces the base instructions.
+    #[serde(default)]
+    pub base_instructions: Option<String>,
+    /// Adds a developer message.
+    #[serde(default)]
+    pub developer_instructions: Option<String>,
+    /// Stored in `thread.threadSource` of the new thread.
+    #[serde(default)]
+    pub thread_source: Option<String>,
+}
+
+impl ThreadForkParams {
+    /// Params with only `threadId` set.
+    pub fn new(thread_id: impl Into<ThreadId>) -> Self {
+        Self {
+            thread_id: thread_id.into(),
+            ephemeral: false,
+            exclude_turns: false,
+            last_turn_id: None,
+            model: None,
+            model_provider: None,
+            service_tier: None,
+            cwd: None,
+            approval_policy: None,
+            approvals_reviewer: None,
+            sandbox: None,
+            config: None,
+            base_instructions: None,
+            developer_instructions: None,
+            thread_source: None,
+        }
+    }
+}
+
+/// Result of `thread/fork`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadForkResponse {
+    /// The new thread (`forkedFromId` = source).
+    pub thread: Thread,
+    /// Effective model.
+    pub model: String,
+    /// Effective model provider.
+    pub model_provider: String,
+    /// Effective service tier.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Effective working directory (absolute).
+    pub cwd: String,
+    /// Paths of the instruction files that were loaded.
+    #[serde(default)]
+    pub instruction_sources: Vec<String>,
+    /// Effective approval policy.
+    pub approval_policy: AskForApproval,
+    /// Effective approvals reviewer.
+    pub approvals_reviewer: ApprovalsReviewer,
+    /// Effective sandbox policy (object form).
+    pub sandbox: SandboxPolicy,
+    /// Effective reasoning effort.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Disabled plugin ids.
+    #[serde(default)]
+    pub disabled_plugin_ids: Vec<String>,
+}
+
+/// `cwd` filter of `thread/list`: one path or several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ThreadListCwdFilter {
+    /// One path.
+    One(String),
+    /// Any of these paths.
+    Many(Vec<String>),
+}
+
+impl ThreadListCwdFilter {
+    /// The paths as a slice-like vector.
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            ThreadListCwdFilter::One(p) => vec![p.as_str()],
+            ThreadListCwdFilter::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// Params of `thread/list` (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadListParams {
+    /// Opaque pagination cursor.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Page size.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Sort key (default `created_at`).
+    #[serde(default)]
+    pub sort_key: Option<ThreadSortKey>,
+    /// Sort direction (default `desc`).
+    #[serde(default)]
+    pub sort_direction: Option<SortDirection>,
+    /// `true` = archived threads only; default non-archived only.
+    #[serde(default)]
+    pub archived: Option<bool>,
+    /// Exact-match cwd filter.
+    #[serde(default)]
+    pub cwd: Option<ThreadListCwdFilter>,
+    /// Case-sensitive substring of the title.
+    #[serde(default)]
+    pub search_term: Option<String>,
+    /// Model providers to include (empty/absent = all).
+    #[serde(default)]
+    pub model_providers: Option<Vec<String>>,
+    /// Source kinds to include (empty/absent = interactive only).
+    #[serde(default)]
+    pub source_kinds: Option<Vec<ThreadSourceKind>>,
+    /// Threads to exclude.
+    #[serde(default)]
+    pub excluded_thread_ids: Option<Vec<String>>,
+    /// Only these threads.
+    #[serde(default)]
+    pub included_thread_ids: Option<Vec<String>>,
+    /// Originators to include.
+    #[serde(default)]
+    pub originators: Option<Vec<String>>,
+    /// Section filter (out of scope).
+    #[serde(default)]
+    pub section_id: Option<String>,
+    /// Only threads of the current account.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub current_account_only: bool,
+    /// Read only from the state database.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub use_state_db_only: bool,
+}
+
+/// Result of `thread/list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadListResponse {
+    /// Threads of this page (`turns: []`).
+    pub data: Vec<Thread>,
+    /// Cursor of the next page; `null` on the last page.
+    #[serde(default)]
+    pub next_cursor: Option<String>,
+    /// Cursor of the previous page.
+    #[serde(default)]
+    pub backwards_cursor: Option<String>,
+}
+
+/// Params of `thread/read`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadParams {
+    /// Thread to read.
+    pub thread_id: ThreadId,
+    /// Populate `thread.turns`.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub include_turns: bool,
+}
+
+/// Result of `thread/read`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadReadResponse {
+    /// The thread.
+    pub thread: Thread,
+}
+
+/// Params of `thread/loaded/list`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLoadedListParams {
+    /// Opaque pagination cursor.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Page size (default: no limit).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Result of `thread/loaded/list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLoadedListResponse {
+    /// Ids of the threads in memory.
+    pub data: Vec<ThreadId>,
+    /// Cursor of the next page; `null` on the last page.
+    #[serde(default)]
+    pub next_cursor: Option<String>,
+}
+
+macro_rules! thread_id_params {
+    ($($(#[$meta:meta])* $name:ident;)*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+            #[serde(rename_all = "camelCase")]
+            pub struct $name {
+                /// The thread.
+                pub thread_id: ThreadId,
+            }
+
+            impl $name {
+                /// Params for the given thread.
+                pub fn new(thread_id: impl Into<ThreadId>) -> Self {
+                    Self { thread_id: thread_id.into() }
+                }
+            }
+        )*
+    };
+}
+
+thread_id_params! {
+    /// Params of `thread/archive`.
+    ThreadArchiveParams;
+    /// Params of `thread/unarchive`.
+    ThreadUnarchiveParams;
+    /// Params of `thread/unsubscribe`.
+    ThreadUnsubscribeParams;
+    /// Params of `thread/compact/start`.
+    ThreadCompactStartParams;
+}
+
+macro_rules! empty_response {
+    ($($(#[$meta:meta])* $name:ident;)*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+            pub struct $name {}
+        )*
+    };
+}
+pub(crate) use empty_response;
+
+empty_response! {
+    /// Result of `thread/archive` (`{}`).
+    ThreadArchiveResponse;
+    /// Result of `thread/name/set` (`{}`).
+    ThreadSetNameResponse;
+    /// Result of `thread/compact/start` (`{}`).
+    ThreadCompactStartResponse;
+}
+
+/// Result of `thread/unarchive`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadUnarchiveResponse {
+    /// The restored thread (status `notLoaded`).
+    pub thread: Thread,
+}
+
+/// Result of `thread/unsubscribe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadUnsubscribeResponse {
+    /// What happened.
+    pub status: ThreadUnsubscribeStatus,
+}
+
+/// Params of `thread/name/set`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSetNameParams {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// New name (must not be empty or whitespace).
+    pub name: String,
+}
