@@ -1,1 +1,5 @@
-fn main() {}
+//! The `weft` binary: see `weft --help`.
+
+fn main() -> std::process::ExitCode {
+    weft_app_server::cli::main()
+}

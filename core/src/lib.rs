@@ -1,1 +1,17 @@
-//! (being written)
+//! Weft's runtime: threads and their Session actors, the turn loop, the model client, hooks
+//! and instructions. It speaks in protocol data types (ids, items, turns) but never sees the
+//! JSON-RPC envelope: the app-server turns [`events::ThreadEvent`]s into notifications.
+
+pub mod config;
+pub mod env_context;
+pub mod events;
+pub mod history;
+pub mod hooks;
+pub mod instructions;
+pub mod manager;
+pub mod model;
+pub mod session;
+pub mod settings;
+pub mod time;
+pub mod tools;
+pub mod turn;

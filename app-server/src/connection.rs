@@ -1,0 +1,150 @@
+//! One client connection: its outbound queue and the settings it chose at `initialize`.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Identifies a connection for the lifetime of the process.
+pub type ConnectionId = u64;
+
+/// Capacity of each connection's outbound queue (messages).
+pub const OUTBOUND_CAPACITY: usize = 4096;
+
+/// How a full outbound queue is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backpressure {
+    /// stdio: the sender waits for room; nothing is ever dropped.
+    Wait,
+    /// WebSocket: a client that stops reading is disconnected, so it never stalls anyone.
+    Disconnect,
+}
+
+/// What a connection chose in its `initialize` request. Set once.
+#[derive(Debug)]
+pub struct Session {
+    /// `clientInfo.name`.
+    pub client_name: String,
+    /// `capabilities.experimentalApi`.
+    pub experimental_api: bool,
+    /// `capabilities.optOutNotificationMethods`.
+    pub opt_out: HashSet<String>,
+}
+
+/// A client connection, shared by the transport, the request processor and the threads the
+/// connection is subscribed to.
+#[derive(Debug)]
+pub struct Connection {
+    /// The connection's id.
+    pub id: ConnectionId,
+    outbound: mpsc::Sender<Bytes>,
+    backpressure: Backpressure,
+    session: OnceLock<Session>,
+    /// Cancelled when the connection is closed (by the peer, by shutdown or for being slow).
+    pub closed: CancellationToken,
+    overflowed: AtomicBool,
+}
+
+impl Connection {
+    /// A new connection and the receiving end of its outbound queue, for the transport writer.
+    pub fn new(
+        id: ConnectionId,
+        backpressure: Backpressure,
+        closed: CancellationToken,
+    ) -> (Connection, mpsc::Receiver<Bytes>) {
+        let (outbound, rx) = mpsc::channel(OUTBOUND_CAPACITY);
+        let connection = Connection {
+            id,
+            outbound,
+            backpressure,
+            session: OnceLock::new(),
+            closed,
+            overflowed: AtomicBool::new(false),
+        };
+        (connection, rx)
+    }
+
+    /// The settings from `initialize`, once initialized.
+    pub fn session(&self) -> Option<&Session> {
+        self.session.get()
+    }
+
+    /// Record a successful `initialize`. Returns false if the connection was already initialized.
+    pub fn initialize(&self, session: Session) -> bool {
+        self.session.set(session).is_ok()
+    }
+
+    /// Whether this connection wants notifications of `method`: it must be initialized and
+    /// must not have opted out of it.
+    pub fn wants_notification(&self, method: &str) -> bool {
+        self.session
+            .get()
+            .is_some_and(|s| s.opt_out.is_empty() || !s.opt_out.contains(method))
+    }
+
+    /// Queue one serialized message. Returns false when the connection is gone (or has just
+    /// been disconnected for not reading).
+    pub async fn send(&self, frame: Bytes) -> bool {
+        if self.closed.is_cancelled() {
+            return false;
+        }
+        if frame.is_empty() {
+            return true;
+        }
+        match self.backpressure {
+            Backpressure::Wait => self.outbound.send(frame).await.is_ok(),
+            Backpressure::Disconnect => match self.outbound.try_send(frame) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    if !self.overflowed.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            connection = self.id,
+                            "client is not reading its messages; disconnecting it"
+                        );
+                    }
+                    self.closed.cancel();
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            },
+        }
+    }
+
+    /// Queue a message without waiting, dropping it if there is no room (used for the
+    /// overload reply, which must never block the reader).
+    pub fn try_send(&self, frame: Bytes) -> bool {
+        self.outbound.try_send(frame).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn slow_websocket_client_is_disconnected() {
+        let (conn, _rx) = Connection::new(1, Backpressure::Disconnect, CancellationToken::new());
+        for _ in 0..OUTBOUND_CAPACITY {
+            assert!(conn.send(Bytes::from_static(b"{}")).await);
+        }
+        assert!(!conn.send(Bytes::from_static(b"{}")).await);
+        assert!(conn.closed.is_cancelled());
+    }
+
+    #[test]
+    fn opt_out_is_exact_and_needs_initialize() {
+        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        assert!(!conn.wants_notification("turn/started"));
+        assert!(conn.initialize(Session {
+            client_name: "t".into(),
+            experimental_api: false,
+            opt_out: ["item/agentMessage/delta".to_string()].into_iter().collect(),
+        }));
+        assert!(conn.wants_notification("turn/started"));
+        assert!(!conn.wants_notification("item/agentMessage/delta"));
+        assert!(conn.wants_notification("item/agentMessage"));
+    }
+}

@@ -1,0 +1,84 @@
+//! Serializing what Weft sends. Every message carries `"jsonrpc":"2.0"` (strict JSON-RPC 2.0
+//! clients such as jsonrpsee's need it; Codex clients ignore it) and every notification an
+//! `emittedAtMs` timestamp. A notification is serialized once and the same bytes go to every
+//! subscribed connection.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use serde::Serialize;
+use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::notifications::ServerNotification;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}`.
+pub fn response<T: Serialize>(id: &RequestId, result: &T) -> Bytes {
+    #[derive(Serialize)]
+    struct Response<'a, T> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        result: &'a T,
+    }
+    to_bytes(&Response {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+}
+
+/// `{"jsonrpc":"2.0","id":…,"error":{…}}`.
+pub fn error(id: &RequestId, error: &JsonRpcError) -> Bytes {
+    #[derive(Serialize)]
+    struct ErrorResponse<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        error: &'a JsonRpcError,
+    }
+    to_bytes(&ErrorResponse {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+}
+
+/// `{"jsonrpc":"2.0","method":…,"params":…,"emittedAtMs":…}`, assembled around the params'
+/// JSON (the hot path: one serialization per notification, whatever the number of receivers).
+pub fn notification(notification: &ServerNotification) -> Bytes {
+    let params = match notification.params_json() {
+        Ok(params) => params,
+        Err(err) => {
+            tracing::error!(%err, method = notification.method(), "failed to serialize a notification");
+            return Bytes::new();
+        }
+    };
+    let method = notification.method();
+    let mut line = Vec::with_capacity(params.len() + method.len() + 64);
+    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"");
+    // Method names are fixed ASCII identifiers with '/', never needing escapes.
+    line.extend_from_slice(method.as_bytes());
+    line.extend_from_slice(b"\",\"params\":");
+    line.extend_from_slice(params.as_bytes());
+    line.extend_from_slice(b",\"emittedAtMs\":");
+    line.extend_from_slice(now_ms().to_string().as_bytes());
+    line.push(b'}');
+    Bytes::from(line)
+}
+
+fn to_bytes<T: Serialize>(value: &T) -> Bytes {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => Bytes::from(bytes),
+        Err(err) => {
+            // Our own types always serialize; if one ever does not, log it and send nothing
+            // (an empty frame is skipped by every writer) rather than a broken line.
+            tracing::error!(%err, "failed to serialize an outgoing message");
+            Bytes::new()
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! stdio: one JSON message per line in each direction; one connection per process. stdin EOF
+//! ends the connection and the process.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::{Backpressure, Connection};
+use crate::processor::Ingress;
+use crate::transport::{classify, log_dropped};
+
+/// Longest line accepted (bytes). Longer lines are discarded with a warning.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Serve one connection over stdin/stdout until stdin closes or `shutdown` is cancelled.
+/// Cancels `shutdown` itself on EOF, and returns once queued output is written.
+pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
+    let (connection, outbound) =
+        Connection::new(ingress.next_connection_id(), Backpressure::Wait, shutdown.child_token());
+    let connection = Arc::new(connection);
+    ingress.opened(connection.clone());
+    let writer = tokio::spawn(write_lines(outbound, shutdown.clone()));
+    let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        let read = tokio::select! {
+            read = read_line(&mut reader, &mut line, MAX_LINE_BYTES) => read,
+            () = shutdown.cancelled() => break,
+        };
+        match read {
+            Ok(Line::Eof) => break,
+            Ok(Line::TooLong(len)) => {
+                tracing::warn!(len, "ignoring a line longer than {MAX_LINE_BYTES} bytes");
+            }
+            Ok(Line::Complete) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim();
+                if text.is_empty() {
+                    continue;
+                }
+                match classify(text) {
+                    Ok(message) => ingress.submit(&connection, message).await,
+                    Err(reason) => log_dropped(connection.id, &reason, text),
+                }
+            }
+            Err(err) => {
+                tracing::warn!(%err, "stdin read failed; closing");
+                break;
+            }
+        }
+    }
+    tracing::info!("stdin closed; shutting down");
+    ingress.closed(connection.id).await;
+    shutdown.cancel();
+    let _ = writer.await;
+}
+
+/// Write queued frames to stdout, one per line. On shutdown, write what is already queued and
+/// stop.
+async fn write_lines(mut outbound: mpsc::Receiver<Bytes>, shutdown: CancellationToken) {
+    let mut stdout = tokio::io::stdout();
+    loop {
+        let frame = tokio::select! {
+            biased;
+            frame = outbound.recv() => frame,
+            () = shutdown.cancelled() => break,
+        };
+        let Some(frame) = frame else { return };
+        if write_frame(&mut stdout, &frame).await.is_err() {
+            return;
+        }
+        // Batch whatever else is ready before flushing.
+        while let Ok(frame) = outbound.try_recv() {
+            if write_frame(&mut stdout, &frame).await.is_err() {
+                return;
+            }
+        }
+        if stdout.flush().await.is_err() {
+            return;
+        }
+    }
+    while let Ok(frame) = outbound.try_recv() {
+        if write_frame(&mut stdout, &frame).await.is_err() {
+            return;
+        }
+    }
+    let _ = stdout.flush().await;
+}
+
+async fn write_frame(stdout: &mut tokio::io::Stdout, frame: &Bytes) -> std::io::Result<()> {
+    if frame.is_empty() {
+        return Ok(());
+    }
+    stdout.write_all(frame).await?;
+    stdout.write_all(b"\n").await
+}
+
+/// Outcome of reading one line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A line (without its newline) is in the buffer. A last line without a newline counts.
+    Complete,
+    /// The line exceeded the limit and was discarded; its length.
+    TooLong(usize),
+    /// End of input and nothing buffered.
+    Eof,
+}
+
+/// Read one `\n`-terminated line into `buf` (cleared first), discarding lines over `max` bytes
+/// without buffering them.
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    buf.clear();
+    let mut len = 0usize;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if len == 0 {
+                Line::Eof
+            } else if len > max {
+                Line::TooLong(len)
+            } else {
+                Line::Complete
+            });
+        }
+        let (chunk, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        len += chunk.len();
+        if len <= max {
+            buf.extend_from_slice(chunk);
+        } else {
+            buf.clear();
+        }
+        let consumed = done.unwrap_or(chunk.len());
+        reader.consume(consumed);
+        if done.is_some() {
+            return Ok(if len > max {
+                Line::TooLong(len)
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_and_limits() {
+        let input: &[u8] = b"abc\n0123456789\nxy\n\nlast";
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut buf = Vec::new();
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(buf, b"abc");
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::TooLong(10));
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(buf, b"xy");
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert!(buf.is_empty());
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(buf, b"last");
+        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Eof);
+    }
+}

@@ -1,0 +1,141 @@
+//! What a thread reports: the core's own small event vocabulary. The app-server turns each
+//! event into a notification for the thread's subscribers; the core never sees JSON-RPC.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use weft_protocol::{ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId};
+
+/// One thing that happened in a thread, in order.
+#[derive(Debug, Clone)]
+pub enum ThreadEvent {
+    /// The thread's status changed.
+    StatusChanged(ThreadStatus),
+    /// A turn started (sent once per turn).
+    TurnStarted(Turn),
+    /// A turn reached a terminal state (the last event of the turn).
+    TurnCompleted(Turn),
+    /// An item started.
+    ItemStarted {
+        /// The turn it belongs to.
+        turn_id: TurnId,
+        /// The item as it starts.
+        item: ThreadItem,
+    },
+    /// An item completed.
+    ItemCompleted {
+        /// The turn it belongs to.
+        turn_id: TurnId,
+        /// The item in its final state.
+        item: ThreadItem,
+    },
+    /// Text appended to an agent message.
+    AgentMessageDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The agent message item.
+        item_id: String,
+        /// The text.
+        delta: String,
+    },
+    /// Text appended to a reasoning summary part.
+    ReasoningSummaryTextDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The reasoning item.
+        item_id: String,
+        /// The text.
+        delta: String,
+        /// Which summary part.
+        summary_index: i64,
+    },
+    /// A new reasoning summary part began.
+    ReasoningSummaryPartAdded {
+        /// The turn.
+        turn_id: TurnId,
+        /// The reasoning item.
+        item_id: String,
+        /// The new part's index.
+        summary_index: i64,
+    },
+    /// Raw reasoning text appended.
+    ReasoningTextDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The reasoning item.
+        item_id: String,
+        /// The text.
+        delta: String,
+        /// Which content block.
+        content_index: i64,
+    },
+    /// Token usage after a model response.
+    TokenUsage {
+        /// The turn.
+        turn_id: TurnId,
+        /// Totals and the last response.
+        usage: ThreadTokenUsage,
+    },
+    /// An error in a turn (`will_retry` when the turn goes on).
+    Error {
+        /// The turn.
+        turn_id: TurnId,
+        /// What went wrong.
+        error: TurnError,
+        /// Whether Weft retries.
+        will_retry: bool,
+    },
+    /// Something the user should know that is not an error of the turn.
+    Warning {
+        /// The turn, when the warning belongs to one.
+        turn_id: Option<TurnId>,
+        /// The text.
+        message: String,
+    },
+}
+
+/// Where a thread's events go. Implemented by the app-server (fan-out to subscribed
+/// connections) and by tests. `emit` completes once the event is queued for every receiver,
+/// so events are delivered in emission order.
+pub trait EventSink: Send + Sync + 'static {
+    /// Deliver one event of `thread`.
+    fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()>;
+}
+
+/// A shared sink.
+pub type SharedSink = Arc<dyn EventSink>;
+
+/// The answer to a request, delivered by the thread's actor *before* it emits anything that
+/// follows from the request (so a `turn/start` response always precedes `turn/started`).
+pub struct Reply<T>(Box<dyn FnOnce(T) -> BoxFuture<'static, ()> + Send>);
+
+impl<T: Send + 'static> Reply<T> {
+    /// Wrap an async callback.
+    pub fn new<F>(callback: F) -> Reply<T>
+    where
+        F: FnOnce(T) -> BoxFuture<'static, ()> + Send + 'static,
+    {
+        Reply(Box::new(callback))
+    }
+
+    /// A reply delivered through a oneshot channel (for callers that just want the value).
+    pub fn channel() -> (Reply<T>, tokio::sync::oneshot::Receiver<T>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let reply = Reply::new(move |value| {
+            let _ = tx.send(value);
+            Box::pin(async {})
+        });
+        (reply, rx)
+    }
+
+    /// Deliver the answer and wait until it is queued.
+    pub async fn send(self, value: T) {
+        (self.0)(value).await;
+    }
+}
+
+impl<T> std::fmt::Debug for Reply<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reply")
+    }
+}

@@ -1,0 +1,802 @@
+//! Stop hooks: user commands that run when a turn is about to end and may send the model back
+//! to work (block) or end the turn for good (stop).
+//!
+//! # Config
+//!
+//! ```toml
+//! [[hooks.stop]]
+//! command = "./scripts/check.sh"        # run as `sh -c <command>`
+//! timeout = 30                          # seconds; default 60
+//!
+//! [[hooks.stop]]
+//! command = ["python3", "hooks/stop.py"] # argv, run without a shell
+//! ```
+//!
+//! # Protocol
+//!
+//! Every hook runs in the turn's cwd, concurrently with the others. It receives one JSON object
+//! on stdin (then EOF), keys in snake_case:
+//!
+//! ```json
+//! {"hook_event_name":"Stop","thread_id":"…","turn_id":"…","cwd":"/repo",
+//!  "last_agent_message":"…" | null,"stop_hook_active":false}
+//! ```
+//!
+//! `stop_hook_active` is true once a stop hook has blocked earlier in the same turn; hooks use it
+//! to converge (there is no built-in cap on repeated blocks).
+//!
+//! It answers on stdout and exits 0:
+//! - nothing, `{}`, or any other object → allow the turn to end;
+//! - `{"decision":"block","reason":"…"}` → block: the reason becomes a prompt and the turn
+//!   continues; a block with an empty or missing reason is reported as a warning and ignored;
+//! - `{"continue":false,"stopReason":"…"}` → stop (`stopReason` optional); takes precedence over
+//!   `decision`;
+//! - a string `systemMessage` in the object is reported as a warning.
+//!
+//! A hook that cannot be started, exits non-zero, runs past its timeout or prints something
+//! other than a JSON object produces a warning and counts as allow. A hook still running when
+//! the cancellation token fires is killed and ignored. Killing a hook kills the process Weft
+//! started (the shell for string commands); processes it spawned itself are not tracked.
+//!
+//! Aggregation (runtime.md §4): stop if any hook says stop (the first stop reason in config
+//! order wins); otherwise continue if any hook blocks (one prompt per blocking hook, in config
+//! order); otherwise allow.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+/// Timeout of a stop hook whose config sets none, in seconds.
+pub const DEFAULT_STOP_HOOK_TIMEOUT_SECS: u64 = 60;
+
+/// Longest stderr excerpt quoted in a warning, in bytes.
+const STDERR_EXCERPT_BYTES: usize = 500;
+
+/// Longest command text quoted in a warning, in bytes.
+const COMMAND_DISPLAY_BYTES: usize = 120;
+
+/// One `[[hooks.stop]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StopHookConfig {
+    /// What to run: a string for `sh -c`, or an argv array.
+    pub command: HookCommand,
+    /// Timeout in seconds (config key `timeout`); [`DEFAULT_STOP_HOOK_TIMEOUT_SECS`] when unset.
+    #[serde(default, rename = "timeout")]
+    pub timeout_secs: Option<u64>,
+}
+
+impl StopHookConfig {
+    /// The effective timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.unwrap_or(DEFAULT_STOP_HOOK_TIMEOUT_SECS))
+    }
+}
+
+/// A hook's command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookCommand {
+    /// Run through `sh -c`.
+    Shell(String),
+    /// Program and arguments, run directly (the program is looked up in `PATH`).
+    Argv(Vec<String>),
+}
+
+impl fmt::Display for HookCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookCommand::Shell(command) => f.write_str(command),
+            HookCommand::Argv(argv) => f.write_str(&argv.join(" ")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HookCommand {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = HookCommand;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a command string or a non-empty array of strings")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<HookCommand, E> {
+                if value.trim().is_empty() {
+                    return Err(E::custom("hook command must not be empty"));
+                }
+                Ok(HookCommand::Shell(value.to_string()))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<HookCommand, A::Error> {
+                let mut argv = Vec::new();
+                while let Some(arg) = seq.next_element::<String>()? {
+                    argv.push(arg);
+                }
+                if argv.first().is_none_or(|program| program.is_empty()) {
+                    return Err(serde::de::Error::custom(
+                        "hook command array must start with a program name",
+                    ));
+                }
+                Ok(HookCommand::Argv(argv))
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// What a stop hook is told (serialized on its stdin; format in the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StopHookInput {
+    /// The thread's id.
+    pub thread_id: String,
+    /// The id of the turn that is about to end.
+    pub turn_id: String,
+    /// The turn's working directory (also the hook's working directory).
+    #[serde(serialize_with = "serialize_path_lossy")]
+    pub cwd: PathBuf,
+    /// Text of the model's last agent message in this turn, if any.
+    pub last_agent_message: Option<String>,
+    /// Whether a stop hook already blocked earlier in this turn.
+    pub stop_hook_active: bool,
+}
+
+/// The stdin payload: the input plus the event name, so one script can serve several events.
+#[derive(Serialize)]
+struct StopHookPayload<'a> {
+    hook_event_name: &'static str,
+    #[serde(flatten)]
+    input: &'a StopHookInput,
+}
+
+/// A prompt produced by a blocking hook (one `fragments[]` entry of a `hookPrompt` item).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookPromptFragment {
+    /// Id of this hook run (UUIDv7), unique per hook per invocation.
+    pub hook_run_id: String,
+    /// The hook's `reason`, used as the continuation prompt.
+    pub text: String,
+}
+
+/// What the turn loop should do after the stop hooks ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopHookDecision {
+    /// Let the turn end.
+    Allow,
+    /// Record these prompts as a `hookPrompt` item and sample again in the same turn.
+    Continue {
+        /// One per blocking hook, in config order; never empty.
+        prompts: Vec<HookPromptFragment>,
+    },
+    /// End the turn now.
+    Stop {
+        /// The first `stopReason` given, if any.
+        reason: Option<String>,
+    },
+}
+
+/// Aggregated result of [`run_stop_hooks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopHookOutcome {
+    /// The aggregated decision.
+    pub decision: StopHookDecision,
+    /// Problems to report as `warning` notifications, in config order.
+    pub warnings: Vec<String>,
+}
+
+/// Runs every hook concurrently with `input` on stdin and aggregates their answers.
+///
+/// Never fails: problems with individual hooks become warnings. When `cancel` fires, hooks still
+/// running are killed and ignored; the decision then only reflects hooks that had finished, and
+/// the caller is expected to check the token itself.
+pub async fn run_stop_hooks(
+    hooks: &[StopHookConfig],
+    input: &StopHookInput,
+    cancel: &CancellationToken,
+) -> StopHookOutcome {
+    if hooks.is_empty() {
+        return StopHookOutcome {
+            decision: StopHookDecision::Allow,
+            warnings: Vec::new(),
+        };
+    }
+    let payload = match serde_json::to_vec(&StopHookPayload {
+        hook_event_name: "Stop",
+        input,
+    }) {
+        Ok(payload) => payload,
+        Err(err) => {
+            return StopHookOutcome {
+                decision: StopHookDecision::Allow,
+                warnings: vec![format!(
+                    "stop hooks not run: cannot encode their input: {err}"
+                )],
+            };
+        }
+    };
+    let runs = hooks
+        .iter()
+        .map(|hook| run_one(hook, &payload, &input.cwd, cancel));
+    aggregate(futures::future::join_all(runs).await)
+}
+
+/// The result of one hook run.
+#[derive(Debug)]
+struct HookResult {
+    verdict: Verdict,
+    warnings: Vec<String>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Allow,
+    Block(HookPromptFragment),
+    Stop(Option<String>),
+}
+
+fn aggregate(results: Vec<HookResult>) -> StopHookOutcome {
+    let mut warnings = Vec::new();
+    let mut stop: Option<Option<String>> = None;
+    let mut prompts = Vec::new();
+    for result in results {
+        warnings.extend(result.warnings);
+        match result.verdict {
+            Verdict::Allow => {}
+            Verdict::Block(fragment) => prompts.push(fragment),
+            Verdict::Stop(reason) => {
+                if stop.as_ref().is_none_or(Option::is_none) {
+                    stop = Some(reason);
+                }
+            }
+        }
+    }
+    let decision = match stop {
+        Some(reason) => StopHookDecision::Stop { reason },
+        None if !prompts.is_empty() => StopHookDecision::Continue { prompts },
+        None => StopHookDecision::Allow,
+    };
+    StopHookOutcome { decision, warnings }
+}
+
+async fn run_one(
+    hook: &StopHookConfig,
+    payload: &[u8],
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> HookResult {
+    let name = command_display(&hook.command);
+    let timeout = hook.timeout();
+    let run = tokio::time::timeout(timeout, spawn_and_wait(&hook.command, payload, cwd));
+    let fail = |message: String| HookResult {
+        verdict: Verdict::Allow,
+        warnings: vec![message],
+    };
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => HookResult { verdict: Verdict::Allow, warnings: Vec::new() },
+        finished = run => match finished {
+            Err(_elapsed) => fail(format!(
+                "stop hook `{name}` timed out after {}s and was killed",
+                timeout.as_secs_f64()
+            )),
+            Ok(Err(err)) => fail(format!("stop hook `{name}` could not run: {err}")),
+            Ok(Ok(output)) => interpret(&name, output),
+        }
+    }
+}
+
+/// Captured result of a finished hook process.
+struct HookOutput {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Spawns the hook, feeds it `payload`, and waits for it to exit. Dropping the future kills the
+/// child (`kill_on_drop`), which is how timeout and cancellation stop it.
+async fn spawn_and_wait(
+    command: &HookCommand,
+    payload: &[u8],
+    cwd: &Path,
+) -> std::io::Result<HookOutput> {
+    let mut cmd = match command {
+        HookCommand::Shell(script) => {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(script);
+            cmd
+        }
+        HookCommand::Argv(argv) => {
+            let Some((program, args)) = argv.split_first() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "empty command",
+                ));
+            };
+            let mut cmd = Command::new(program);
+            cmd.args(args);
+            cmd
+        }
+    };
+    cmd.current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn()?;
+    let stdin = child.stdin.take();
+    // Write stdin while the child's output is being read: a hook that prints a lot before
+    // reading must not deadlock against a full pipe.
+    let feed = async move {
+        if let Some(mut stdin) = stdin {
+            // A hook may exit without reading its input (broken pipe): that is its choice.
+            if let Err(err) = stdin.write_all(payload).await {
+                tracing::debug!(error = %err, "stop hook did not take its input");
+            }
+            // Dropping stdin closes it, so the hook sees EOF.
+        }
+    };
+    let ((), output) = tokio::join!(feed, child.wait_with_output());
+    let output = output?;
+    Ok(HookOutput {
+        status: output.status,
+        stdout: output.stdout,
+        stderr: output.stderr,
+    })
+}
+
+/// Turns a finished hook's exit status and output into a verdict.
+fn interpret(name: &str, output: HookOutput) -> HookResult {
+    let fail = |message: String| HookResult {
+        verdict: Verdict::Allow,
+        warnings: vec![message],
+    };
+    if !output.status.success() {
+        let status = match output.status.code() {
+            Some(code) => format!("exit code {code}"),
+            None => format!("{}", output.status),
+        };
+        let stderr = excerpt(&output.stderr);
+        return fail(if stderr.is_empty() {
+            format!("stop hook `{name}` failed with {status}")
+        } else {
+            format!("stop hook `{name}` failed with {status}: {stderr}")
+        });
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout.trim();
+    if stdout.is_empty() {
+        return HookResult {
+            verdict: Verdict::Allow,
+            warnings: Vec::new(),
+        };
+    }
+    let answer = match serde_json::from_str::<serde_json::Value>(stdout) {
+        Ok(serde_json::Value::Object(answer)) => answer,
+        Ok(_) => {
+            return fail(format!(
+                "stop hook `{name}` printed JSON that is not an object"
+            ));
+        }
+        Err(err) => return fail(format!("stop hook `{name}` printed invalid JSON: {err}")),
+    };
+
+    let mut warnings = Vec::new();
+    if let Some(message) = answer.get("systemMessage").and_then(|v| v.as_str())
+        && !message.trim().is_empty()
+    {
+        warnings.push(format!("stop hook `{name}`: {}", message.trim()));
+    }
+    let text = |key: &str| {
+        answer
+            .get(key)
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let verdict = if answer.get("continue") == Some(&serde_json::Value::Bool(false)) {
+        Verdict::Stop(text("stopReason"))
+    } else if answer.get("decision").and_then(|v| v.as_str()) == Some("block") {
+        match text("reason") {
+            Some(reason) => Verdict::Block(HookPromptFragment {
+                hook_run_id: uuid::Uuid::now_v7().to_string(),
+                text: reason,
+            }),
+            None => {
+                warnings.push(format!(
+                    "stop hook `{name}` blocked without a reason; ignoring the block"
+                ));
+                Verdict::Allow
+            }
+        }
+    } else {
+        Verdict::Allow
+    };
+    HookResult { verdict, warnings }
+}
+
+fn command_display(command: &HookCommand) -> String {
+    let text = command.to_string();
+    let text = text.trim();
+    if text.len() <= COMMAND_DISPLAY_BYTES {
+        text.to_string()
+    } else {
+        format!("{}…", truncate_at_char(text, COMMAND_DISPLAY_BYTES))
+    }
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    if text.len() <= STDERR_EXCERPT_BYTES {
+        text.to_string()
+    } else {
+        format!("{}…", truncate_at_char(text, STDERR_EXCERPT_BYTES))
+    }
+}
+
+fn truncate_at_char(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+fn serialize_path_lossy<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            Self {
+                dir: tempfile::tempdir().unwrap(),
+            }
+        }
+
+        /// Writes a script into the temp dir and returns an argv hook running it with `sh`.
+        /// (Not executed directly: exec-ing a file just written races with other tests' forks,
+        /// which briefly hold its write descriptor, and fails with "text file busy".)
+        fn script(&self, name: &str, body: &str) -> StopHookConfig {
+            let path = self.dir.path().join(name);
+            std::fs::write(&path, format!("{body}\n")).unwrap();
+            StopHookConfig {
+                command: HookCommand::Argv(vec!["sh".into(), path.display().to_string()]),
+                timeout_secs: None,
+            }
+        }
+
+        fn input(&self) -> StopHookInput {
+            StopHookInput {
+                thread_id: "thr_1".into(),
+                turn_id: "turn_1".into(),
+                cwd: self.dir.path().to_path_buf(),
+                last_agent_message: Some("All done.".into()),
+                stop_hook_active: false,
+            }
+        }
+
+        async fn run(&self, hooks: &[StopHookConfig]) -> StopHookOutcome {
+            run_stop_hooks(hooks, &self.input(), &CancellationToken::new()).await
+        }
+    }
+
+    fn shell(command: &str) -> StopHookConfig {
+        StopHookConfig {
+            command: HookCommand::Shell(command.into()),
+            timeout_secs: None,
+        }
+    }
+
+    fn prompts(outcome: &StopHookOutcome) -> Vec<&str> {
+        match &outcome.decision {
+            StopHookDecision::Continue { prompts } => {
+                prompts.iter().map(|p| p.text.as_str()).collect()
+            }
+            other => panic!("expected Continue, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn block_continues_with_reason() {
+        let fx = Fixture::new();
+        let hook = fx.script(
+            "block.sh",
+            r#"echo '{"decision":"block","reason":"run the tests first"}'"#,
+        );
+        let outcome = fx.run(&[hook]).await;
+        assert_eq!(prompts(&outcome), vec!["run the tests first"]);
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        let StopHookDecision::Continue { prompts } = &outcome.decision else {
+            unreachable!()
+        };
+        let id = uuid::Uuid::parse_str(&prompts[0].hook_run_id).unwrap();
+        assert_eq!(id.get_version_num(), 7);
+    }
+
+    #[tokio::test]
+    async fn stop_ends_the_turn() {
+        let fx = Fixture::new();
+        let hook = fx.script(
+            "stop.sh",
+            r#"echo '{"continue":false,"stopReason":"budget exhausted"}'"#,
+        );
+        let outcome = fx.run(&[hook]).await;
+        assert_eq!(
+            outcome.decision,
+            StopHookDecision::Stop {
+                reason: Some("budget exhausted".into())
+            }
+        );
+        assert!(outcome.warnings.is_empty());
+    }
+
+    #[tokio::test]
+    async fn empty_output_empty_object_and_other_decisions_allow() {
+        let fx = Fixture::new();
+        let hooks = [
+            fx.script("silent.sh", "exit 0"),
+            shell("echo '{}'"),
+            shell(r#"echo '{"decision":"approve","reason":"fine"}'"#),
+        ];
+        let outcome = fx.run(&hooks).await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    }
+
+    #[tokio::test]
+    async fn invalid_json_is_a_warning() {
+        let fx = Fixture::new();
+        let outcome = fx
+            .run(&[shell("echo 'not json'"), shell("echo '[1, 2]'")])
+            .await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert_eq!(outcome.warnings.len(), 2);
+        assert!(outcome.warnings[0].contains("invalid JSON"));
+        assert!(outcome.warnings[1].contains("not an object"));
+    }
+
+    #[tokio::test]
+    async fn block_without_reason_is_a_warning() {
+        let fx = Fixture::new();
+        let outcome = fx
+            .run(&[shell(r#"echo '{"decision":"block","reason":"   "}'"#)])
+            .await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert_eq!(outcome.warnings.len(), 1);
+        assert!(outcome.warnings[0].contains("without a reason"));
+    }
+
+    #[tokio::test]
+    async fn system_message_is_a_warning() {
+        let fx = Fixture::new();
+        let outcome = fx
+            .run(&[shell(r#"echo '{"systemMessage":"lint is slow today"}'"#)])
+            .await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert_eq!(
+            outcome.warnings,
+            vec![
+                "stop hook `echo '{\"systemMessage\":\"lint is slow today\"}'`: lint is slow today"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn non_zero_exit_is_a_warning_with_stderr() {
+        let fx = Fixture::new();
+        let hook = fx.script(
+            "fail.sh",
+            r#"echo '{"decision":"block","reason":"x"}'; echo 'lint crashed' >&2; exit 3"#,
+        );
+        let outcome = fx.run(&[hook]).await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert_eq!(outcome.warnings.len(), 1);
+        assert!(outcome.warnings[0].contains("exit code 3"));
+        assert!(outcome.warnings[0].contains("lint crashed"));
+    }
+
+    #[tokio::test]
+    async fn spawn_error_is_a_warning() {
+        let fx = Fixture::new();
+        let hook = StopHookConfig {
+            command: HookCommand::Argv(vec!["/nonexistent/weft-hook".into()]),
+            timeout_secs: None,
+        };
+        let outcome = fx.run(&[hook]).await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert_eq!(outcome.warnings.len(), 1);
+        assert!(outcome.warnings[0].contains("could not run"));
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_hook() {
+        let fx = Fixture::new();
+        let mut hook = fx.script("slow.sh", "sleep 30");
+        hook.timeout_secs = Some(1);
+        let started = Instant::now();
+        let outcome = fx.run(&[hook]).await;
+        // A bound, not a timing assertion: it must not wait for the sleep.
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert_eq!(outcome.warnings.len(), 1);
+        assert!(outcome.warnings[0].contains("timed out after 1s"));
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_hooks_without_warnings() {
+        let fx = Fixture::new();
+        let hooks = [fx.script("slow.sh", "sleep 30")];
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let started = Instant::now();
+        let outcome = run_stop_hooks(&hooks, &fx.input(), &cancel).await;
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert!(outcome.warnings.is_empty());
+    }
+
+    #[tokio::test]
+    async fn several_hooks_aggregate() {
+        let fx = Fixture::new();
+        let block_a = shell(r#"echo '{"decision":"block","reason":"first"}'"#);
+        let allow = shell("true");
+        let broken = shell("echo nope");
+        let block_b = shell(r#"echo '{"decision":"block","reason":"second"}'"#);
+        let outcome = fx
+            .run(&[block_a.clone(), allow, broken, block_b.clone()])
+            .await;
+        assert_eq!(prompts(&outcome), vec!["first", "second"]);
+        assert_eq!(outcome.warnings.len(), 1);
+        let StopHookDecision::Continue { prompts } = &outcome.decision else {
+            unreachable!()
+        };
+        assert_ne!(prompts[0].hook_run_id, prompts[1].hook_run_id);
+
+        // Any stop wins over blocks; the first stop reason in config order is kept.
+        let stop_a = shell(r#"echo '{"continue":false}'"#);
+        let stop_b = shell(r#"echo '{"continue":false,"stopReason":"b"}'"#);
+        let stop_c = shell(r#"echo '{"continue":false,"stopReason":"c"}'"#);
+        let outcome = fx.run(&[block_a, stop_a, stop_b, block_b, stop_c]).await;
+        assert_eq!(
+            outcome.decision,
+            StopHookDecision::Stop {
+                reason: Some("b".into())
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn hooks_run_concurrently() {
+        let fx = Fixture::new();
+        // The first hook waits for a file only the second one creates: run one after the
+        // other, the first would time out.
+        let mut waiter = shell(
+            r#"while [ ! -f ready ]; do sleep 0.05; done; echo '{"decision":"block","reason":"a"}'"#,
+        );
+        waiter.timeout_secs = Some(20);
+        let maker = shell(r#"touch ready; echo '{"decision":"block","reason":"b"}'"#);
+        let outcome = fx.run(&[waiter, maker]).await;
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        assert_eq!(prompts(&outcome), vec!["a", "b"]);
+    }
+
+    #[tokio::test]
+    async fn hook_receives_input_json_on_stdin_in_cwd() {
+        let fx = Fixture::new();
+        let hook = fx.script("record.sh", "cat > stdin.json");
+        let mut input = fx.input();
+        input.stop_hook_active = true;
+        let outcome = run_stop_hooks(&[hook], &input, &CancellationToken::new()).await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+
+        let written = std::fs::read_to_string(fx.dir.path().join("stdin.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&written).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "hook_event_name": "Stop",
+                "thread_id": "thr_1",
+                "turn_id": "turn_1",
+                "cwd": fx.dir.path().display().to_string(),
+                "last_agent_message": "All done.",
+                "stop_hook_active": true,
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn hook_that_ignores_large_input_does_not_hang() {
+        let fx = Fixture::new();
+        let mut input = fx.input();
+        input.last_agent_message = Some("x".repeat(1 << 20));
+        let hooks = [shell("exit 0")];
+        let outcome = run_stop_hooks(&hooks, &input, &CancellationToken::new()).await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    }
+
+    #[tokio::test]
+    async fn no_hooks_allow() {
+        let fx = Fixture::new();
+        let outcome = fx.run(&[]).await;
+        assert_eq!(outcome.decision, StopHookDecision::Allow);
+        assert!(outcome.warnings.is_empty());
+    }
+
+    #[test]
+    fn config_accepts_string_and_argv_commands() {
+        #[derive(Deserialize)]
+        struct Config {
+            hooks: Hooks,
+        }
+        #[derive(Deserialize)]
+        struct Hooks {
+            stop: Vec<StopHookConfig>,
+        }
+        let config: Config = toml::from_str(
+            r#"
+            [[hooks.stop]]
+            command = "./check.sh --quick"
+            timeout = 5
+
+            [[hooks.stop]]
+            command = ["python3", "hooks/stop.py"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.hooks.stop,
+            vec![
+                StopHookConfig {
+                    command: HookCommand::Shell("./check.sh --quick".into()),
+                    timeout_secs: Some(5),
+                },
+                StopHookConfig {
+                    command: HookCommand::Argv(vec!["python3".into(), "hooks/stop.py".into()]),
+                    timeout_secs: None,
+                },
+            ]
+        );
+        assert_eq!(config.hooks.stop[0].timeout(), Duration::from_secs(5));
+        assert_eq!(config.hooks.stop[1].timeout(), Duration::from_secs(60));
+
+        for bad in [
+            r#"command = """#,
+            "command = []",
+            "command = 3",
+            r#"command = "x"
+               timout = 5"#,
+        ] {
+            assert!(
+                toml::from_str::<StopHookConfig>(bad).is_err(),
+                "accepted {bad}"
+            );
+        }
+    }
+}

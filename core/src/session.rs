@@ -1,0 +1,672 @@
+//! The Session actor: one tokio task per loaded thread owns the thread's state. Everyone else
+//! holds a [`ThreadHandle`] and submits [`Op`]s; answers come back through [`Reply`]s, which the
+//! actor delivers *before* it emits anything that follows from the request.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use weft_protocol::{
+    NonSteerableTurnKind, Thread, ThreadId, ThreadItem, ThreadItemDetails, ThreadStatus,
+    ThreadTokenUsage, Turn, TurnError, TurnId, TurnItemsView, TurnStatus, UserInput,
+};
+
+use crate::env_context::EnvironmentContext;
+use crate::events::{Reply, SharedSink, ThreadEvent};
+use crate::history::History;
+use crate::instructions::{base_instructions, discover_agents_md, render_user_instructions};
+use crate::manager::Services;
+use crate::model::{ContentItem, ModelClient, Prompt, ResponseItem};
+use crate::settings::{ThreadSettings, approval_policy_name, sandbox_mode_name};
+use crate::time::{new_item_id, new_turn_id, now_secs};
+use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnShared};
+
+/// Capacity of a thread's op queue.
+const OP_QUEUE_CAPACITY: usize = 64;
+
+/// The history marker recorded when the user interrupts a turn (model-visible).
+pub const TURN_ABORTED_MARKER: &str = "<turn_aborted>\nThe user interrupted the previous turn on purpose. Commands or edits it started may have partly run, and background processes may still be running: check the current state before you repeat anything.\n</turn_aborted>";
+
+/// How input is routed (runtime.md §3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputMode {
+    /// `turn/start`: start a turn, or steer the running one.
+    StartOrSteer,
+    /// Start a turn only if the thread is idle.
+    StartIfIdle,
+    /// `turn/steer`: add to the running turn, which must have this id.
+    Steer {
+        /// The turn the client believes is running.
+        expected_turn_id: String,
+    },
+}
+
+/// Settings a `turn/start` may change. Thread-level ones stick for later turns.
+#[derive(Debug, Clone, Default)]
+pub struct TurnOverrides {
+    /// Model.
+    pub model: Option<String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Approval policy.
+    pub approval_policy: Option<weft_protocol::AskForApproval>,
+    /// Sandbox policy.
+    pub sandbox: Option<weft_protocol::SandboxPolicy>,
+    /// Reasoning effort.
+    pub reasoning_effort: Option<weft_protocol::ReasoningEffort>,
+    /// Reasoning summary.
+    pub reasoning_summary: Option<weft_protocol::ReasoningSummary>,
+}
+
+impl TurnOverrides {
+    fn apply(self, settings: &mut ThreadSettings) {
+        if let Some(model) = self.model {
+            settings.model = model;
+        }
+        if let Some(cwd) = self.cwd {
+            settings.cwd = cwd;
+        }
+        if let Some(policy) = self.approval_policy {
+            settings.approval_policy = policy;
+        }
+        if let Some(sandbox) = self.sandbox {
+            settings.sandbox = sandbox;
+        }
+        if let Some(effort) = self.reasoning_effort {
+            settings.reasoning_effort = Some(effort);
+        }
+        if let Some(summary) = self.reasoning_summary {
+            settings.reasoning_summary = Some(summary);
+        }
+    }
+}
+
+/// The routing decision for accepted input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// A new turn started.
+    Started(Turn),
+    /// The input joined the running turn.
+    Steered(TurnId),
+}
+
+/// Why a request to a thread was refused. `Display` is the exact client-facing message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoreError {
+    /// `turn/steer` on an idle thread.
+    #[error("no active turn to steer")]
+    NoActiveTurnToSteer,
+    /// `turn/steer` with the wrong expected turn id.
+    #[error("expected active turn id `{expected}` but found `{active}`")]
+    SteerTurnMismatch {
+        /// What the client expected.
+        expected: String,
+        /// What is running.
+        active: String,
+    },
+    /// Empty input.
+    #[error("input must not be empty")]
+    EmptyInput,
+    /// `expectedTurnId: ""`.
+    #[error("expectedTurnId must not be empty")]
+    EmptyExpectedTurnId,
+    /// Steering into a review or compaction turn.
+    #[error("cannot steer a {} turn", match .0 { NonSteerableTurnKind::Review => "review", NonSteerableTurnKind::Compact => "compact" })]
+    NotSteerable(NonSteerableTurnKind),
+    /// StartIfIdle on a busy thread.
+    #[error("thread is busy with turn {0}")]
+    Busy(String),
+    /// `turn/interrupt` on an idle thread.
+    #[error("no active turn to interrupt")]
+    NoActiveTurnToInterrupt,
+    /// `turn/interrupt` with the wrong turn id.
+    #[error("expected active turn id {expected} but found {active}")]
+    InterruptTurnMismatch {
+        /// What the client gave.
+        expected: String,
+        /// What is running.
+        active: String,
+    },
+    /// The thread is not loaded (or its actor has stopped).
+    #[error("thread not found: {0}")]
+    ThreadNotFound(String),
+    /// Bad thread settings (unknown provider, missing cwd, …).
+    #[error("{0}")]
+    InvalidSettings(String),
+}
+
+/// A request to a thread's actor.
+pub enum Op {
+    /// User input (`turn/start`, `turn/steer`).
+    Submit {
+        /// The input.
+        input: Vec<UserInput>,
+        /// Routing mode.
+        mode: InputMode,
+        /// Settings for the turn (and the thread).
+        overrides: TurnOverrides,
+        /// `clientUserMessageId`.
+        client_id: Option<String>,
+        /// The answer.
+        reply: Reply<Result<Submitted, CoreError>>,
+    },
+    /// `turn/interrupt`.
+    Interrupt {
+        /// The turn the client wants to stop.
+        turn_id: String,
+        /// The answer (delivered before the turn's `turn/completed`).
+        reply: Reply<Result<(), CoreError>>,
+    },
+    /// A snapshot of the thread (for responses).
+    Snapshot {
+        /// The answer.
+        reply: oneshot::Sender<ThreadSnapshot>,
+    },
+    /// Sent by the running task when it has finished.
+    TurnFinished {
+        /// Which turn.
+        turn_id: TurnId,
+    },
+    /// Stop the thread: interrupt any turn, then end the actor.
+    Shutdown {
+        /// Answered when the actor is done.
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// The thread as a client sees it, plus its settings.
+#[derive(Debug, Clone)]
+pub struct ThreadSnapshot {
+    /// The wire thread (`turns: []`).
+    pub thread: Thread,
+    /// Current settings.
+    pub settings: ThreadSettings,
+    /// Completed turns with all their items.
+    pub turns: Vec<Turn>,
+}
+
+/// A handle on a loaded thread. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ThreadHandle {
+    id: ThreadId,
+    ops: mpsc::Sender<Op>,
+}
+
+impl ThreadHandle {
+    /// The thread id.
+    pub fn id(&self) -> &ThreadId {
+        &self.id
+    }
+
+    /// Submit an op. Fails only if the actor has stopped.
+    pub async fn send(&self, op: Op) -> Result<(), CoreError> {
+        self.ops
+            .send(op)
+            .await
+            .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// The thread's current state.
+    pub async fn snapshot(&self) -> Result<ThreadSnapshot, CoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Op::Snapshot { reply: tx }).await?;
+        rx.await
+            .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// Stop the actor (interrupting any running turn) and wait for it.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.send(Op::Shutdown { reply: tx }).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+struct ActiveTurn {
+    turn_id: TurnId,
+    kind: Option<NonSteerableTurnKind>,
+    cancel: CancellationToken,
+    task: JoinHandle<TurnEnd>,
+    shared: Arc<TurnShared>,
+    started_at: i64,
+    started: Instant,
+}
+
+/// The actor's state.
+pub struct Session {
+    thread: Thread,
+    settings: ThreadSettings,
+    services: Arc<Services>,
+    sink: SharedSink,
+    history: Arc<Mutex<History>>,
+    token_usage: Arc<Mutex<ThreadTokenUsage>>,
+    active: Option<ActiveTurn>,
+    turns: Vec<Turn>,
+    ops: mpsc::WeakSender<Op>,
+    /// The environment context last recorded in history.
+    last_environment: Option<EnvironmentContext>,
+    /// Whether the instruction messages (developer, AGENTS.md) are in history.
+    instructions_recorded: bool,
+}
+
+impl Session {
+    /// Spawn the actor for a new thread and return its handle.
+    pub fn spawn(
+        thread: Thread,
+        settings: ThreadSettings,
+        services: Arc<Services>,
+        sink: SharedSink,
+    ) -> ThreadHandle {
+        let (tx, rx) = mpsc::channel(OP_QUEUE_CAPACITY);
+        let handle = ThreadHandle {
+            id: thread.id.clone(),
+            ops: tx.clone(),
+        };
+        let session = Session {
+            thread,
+            settings,
+            services,
+            sink,
+            history: Arc::new(Mutex::new(History::new())),
+            token_usage: Arc::new(Mutex::new(ThreadTokenUsage::default())),
+            active: None,
+            turns: Vec::new(),
+            ops: tx.downgrade(),
+            last_environment: None,
+            instructions_recorded: false,
+        };
+        drop(tx);
+        tokio::spawn(session.run(rx));
+        handle
+    }
+
+    async fn run(mut self, mut ops: mpsc::Receiver<Op>) {
+        while let Some(op) = ops.recv().await {
+            match op {
+                Op::Submit {
+                    input,
+                    mode,
+                    overrides,
+                    client_id,
+                    reply,
+                } => self.submit(input, mode, overrides, client_id, reply).await,
+                Op::Interrupt { turn_id, reply } => self.interrupt(turn_id, reply).await,
+                Op::Snapshot { reply } => {
+                    let _ = reply.send(self.snapshot());
+                }
+                Op::TurnFinished { turn_id } => {
+                    if self.active.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+                        self.finish_turn(None).await;
+                    }
+                }
+                Op::Shutdown { reply } => {
+                    self.abort_active(TurnEnd::Interrupted).await;
+                    let _ = reply.send(());
+                    return;
+                }
+            }
+        }
+        // Every handle is gone: wind down.
+        self.abort_active(TurnEnd::Interrupted).await;
+    }
+
+    fn status(&self) -> ThreadStatus {
+        match &self.active {
+            Some(_) => ThreadStatus::active(),
+            None => match self.turns.last() {
+                Some(turn) if turn.status == TurnStatus::Failed => ThreadStatus::SystemError,
+                _ => ThreadStatus::Idle,
+            },
+        }
+    }
+
+    fn snapshot(&self) -> ThreadSnapshot {
+        let mut thread = self.thread.clone();
+        thread.status = self.status();
+        thread.model = Some(self.settings.model.clone());
+        thread.model_provider = self.settings.model_provider.clone();
+        thread.reasoning_effort = self.settings.reasoning_effort.clone();
+        thread.cwd = self.settings.cwd.display().to_string();
+        ThreadSnapshot {
+            thread,
+            settings: self.settings.clone(),
+            turns: self.turns.clone(),
+        }
+    }
+
+    async fn submit(
+        &mut self,
+        input: Vec<UserInput>,
+        mode: InputMode,
+        overrides: TurnOverrides,
+        client_id: Option<String>,
+        reply: Reply<Result<Submitted, CoreError>>,
+    ) {
+        if let Some(active) = &self.active {
+            let outcome = match &mode {
+                InputMode::StartIfIdle => Err(CoreError::Busy(active.turn_id.to_string())),
+                InputMode::Steer { expected_turn_id } if expected_turn_id.is_empty() => {
+                    Err(CoreError::EmptyExpectedTurnId)
+                }
+                InputMode::Steer { expected_turn_id }
+                    if expected_turn_id.as_str() != active.turn_id.as_str() =>
+                {
+                    Err(CoreError::SteerTurnMismatch {
+                        expected: expected_turn_id.clone(),
+                        active: active.turn_id.to_string(),
+                    })
+                }
+                _ if input.is_empty() => Err(CoreError::EmptyInput),
+                _ => match active.kind {
+                    Some(kind) => Err(CoreError::NotSteerable(kind)),
+                    None => Ok(()),
+                },
+            };
+            if let Err(err) = outcome {
+                reply.send(Err(err)).await;
+                return;
+            }
+            overrides.apply(&mut self.settings);
+            let turn_id = active.turn_id.clone();
+            active.shared.push_pending(PendingInput {
+                item_id: new_item_id(),
+                input,
+                client_id,
+            });
+            reply.send(Ok(Submitted::Steered(turn_id))).await;
+            return;
+        }
+        if matches!(mode, InputMode::Steer { .. }) {
+            reply.send(Err(CoreError::NoActiveTurnToSteer)).await;
+            return;
+        }
+        if input.is_empty() {
+            reply.send(Err(CoreError::EmptyInput)).await;
+            return;
+        }
+        let mut settings = self.settings.clone();
+        overrides.apply(&mut settings);
+        let Some(provider) = self.services.config.provider(&settings.model_provider).cloned() else {
+            reply
+                .send(Err(CoreError::InvalidSettings(format!(
+                    "unknown model provider `{}`",
+                    settings.model_provider
+                ))))
+                .await;
+            return;
+        };
+        self.settings = settings;
+        let turn_id = new_turn_id();
+        let turn = Turn {
+            id: turn_id.clone(),
+            root_turn_id: Some(turn_id.clone()),
+            items: Vec::new(),
+            items_view: TurnItemsView::NotLoaded,
+            status: TurnStatus::InProgress,
+            error: None,
+            started_at: None,
+            completed_at: None,
+            duration_ms: None,
+        };
+        if self.thread.preview.is_empty() {
+            self.thread.preview = preview_of(&input);
+        }
+        reply.send(Ok(Submitted::Started(turn.clone()))).await;
+        self.record_context();
+        let started_at = now_secs();
+        self.thread.updated_at = started_at;
+        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active())).await;
+        let mut started = turn;
+        started.started_at = Some(started_at);
+        self.emit(ThreadEvent::TurnStarted(started)).await;
+        self.spawn_turn(turn_id, provider, PendingInput {
+            item_id: new_item_id(),
+            input,
+            client_id,
+        }, started_at);
+    }
+
+    fn spawn_turn(
+        &mut self,
+        turn_id: TurnId,
+        provider: crate::model::ProviderConfig,
+        initial: PendingInput,
+        started_at: i64,
+    ) {
+        let cancel = CancellationToken::new();
+        let shared = Arc::new(TurnShared::default());
+        let stream_max_retries = provider.stream_max_retries;
+        let ctx = TurnContext {
+            thread_id: self.thread.id.clone(),
+            turn_id: turn_id.clone(),
+            client: ModelClient::new(provider, self.services.http.clone()),
+            step: self.step_prompt(),
+            stop_hooks: self.services.stop_hooks.clone(),
+            cwd: self.settings.cwd.clone(),
+            sink: self.sink.clone(),
+            history: self.history.clone(),
+            token_usage: self.token_usage.clone(),
+            shared: shared.clone(),
+            cancel: cancel.clone(),
+            stream_max_retries,
+        };
+        let ops = self.ops.clone();
+        let finished_id = turn_id.clone();
+        let task = tokio::spawn(async move {
+            let end = turn::run_task(ctx, initial).await;
+            if let Some(ops) = ops.upgrade() {
+                let _ = ops.send(Op::TurnFinished { turn_id: finished_id }).await;
+            }
+            end
+        });
+        self.active = Some(ActiveTurn {
+            turn_id,
+            kind: None,
+            cancel,
+            task,
+            shared,
+            started_at,
+            started: Instant::now(),
+        });
+    }
+
+    /// The step context: what every request of the next turn is built from.
+    fn step_prompt(&self) -> Prompt {
+        let instructions = self
+            .settings
+            .base_instructions
+            .clone()
+            .unwrap_or_else(|| base_instructions().to_string());
+        Prompt {
+            model: self.settings.model.clone(),
+            instructions,
+            input: Vec::new(),
+            tools: Vec::new(),
+            parallel_tool_calls: false,
+            reasoning_effort: self.settings.reasoning_effort.as_ref().map(|e| e.0.clone()),
+            reasoning_summary: self
+                .settings
+                .reasoning_summary
+                .and_then(|s| serde_json::to_value(s).ok())
+                .and_then(|v| v.as_str().map(str::to_string)),
+            prompt_cache_key: Some(self.thread.id.to_string()),
+        }
+    }
+
+    /// Record the context messages the model needs before this turn's input: the developer
+    /// instructions and AGENTS.md once, and the environment context whenever it changed.
+    fn record_context(&mut self) {
+        let Ok(mut history) = self.history.lock() else {
+            return;
+        };
+        if !self.instructions_recorded {
+            self.instructions_recorded = true;
+            if let Some(developer) = &self.settings.developer_instructions {
+                history.record(ResponseItem::message(
+                    crate::model::Role::Developer,
+                    vec![ContentItem::InputText {
+                        text: developer.clone(),
+                    }],
+                ));
+            }
+            if let Some(text) = render_user_instructions(&discover_agents_md(&self.settings.cwd)) {
+                history.record(ResponseItem::user_message(vec![ContentItem::InputText { text }]));
+            }
+        }
+        let environment = EnvironmentContext::capture(
+            self.settings.cwd.clone(),
+            approval_policy_name(&self.settings.approval_policy),
+            sandbox_mode_name(self.settings.sandbox_mode()),
+        );
+        if self.last_environment.as_ref() != Some(&environment) {
+            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                text: environment.render(),
+            }]));
+            self.last_environment = Some(environment);
+        }
+    }
+
+    async fn interrupt(&mut self, turn_id: String, reply: Reply<Result<(), CoreError>>) {
+        let Some(active) = &self.active else {
+            reply.send(Err(CoreError::NoActiveTurnToInterrupt)).await;
+            return;
+        };
+        if active.turn_id.as_str() != turn_id {
+            let active = active.turn_id.to_string();
+            reply
+                .send(Err(CoreError::InterruptTurnMismatch {
+                    expected: turn_id,
+                    active,
+                }))
+                .await;
+            return;
+        }
+        reply.send(Ok(())).await;
+        self.abort_active(TurnEnd::Interrupted).await;
+    }
+
+    /// Cancel the running task, give it a short grace to finish cooperatively (so every item
+    /// it started is completed), then abort it, and finish the turn with `end`.
+    async fn abort_active(&mut self, end: TurnEnd) {
+        let Some(active) = self.active.as_mut() else {
+            return;
+        };
+        active.cancel.cancel();
+        if tokio::time::timeout(INTERRUPT_GRACE, &mut active.task).await.is_err() {
+            active.task.abort();
+        }
+        self.finish_turn(Some(end)).await;
+    }
+
+    /// The turn's task is over: record its end, then tell the clients.
+    async fn finish_turn(&mut self, forced: Option<TurnEnd>) {
+        let Some(mut active) = self.active.take() else {
+            return;
+        };
+        let end = match forced {
+            Some(end) => end,
+            None => match (&mut active.task).await {
+                Ok(end) => end,
+                Err(err) => TurnEnd::Failed(TurnError {
+                    message: format!("turn task failed: {err}"),
+                    codex_error_info: Some(weft_protocol::CodexErrorInfo::Other),
+                    additional_details: None,
+                    misalignment: None,
+                }),
+            },
+        };
+        let (status, error) = match end {
+            TurnEnd::Completed => (TurnStatus::Completed, None),
+            TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
+            TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
+        };
+        if status == TurnStatus::Interrupted {
+            if let Ok(mut history) = self.history.lock() {
+                history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                    text: TURN_ABORTED_MARKER.to_string(),
+                }]));
+            }
+        }
+        let completed_at = now_secs();
+        self.thread.updated_at = completed_at;
+        let items = active.shared.completed_items();
+        let turn = Turn {
+            id: active.turn_id.clone(),
+            root_turn_id: Some(active.turn_id.clone()),
+            items,
+            items_view: TurnItemsView::Full,
+            status,
+            error: error.clone(),
+            started_at: Some(active.started_at),
+            completed_at: Some(completed_at),
+            duration_ms: Some(active.started.elapsed().as_millis() as i64),
+        };
+        self.turns.push(turn.clone());
+        let leftover = active.shared.take_pending();
+        self.emit(ThreadEvent::StatusChanged(self.status())).await;
+        if let Some(error) = &error {
+            self.emit(ThreadEvent::Error {
+                turn_id: turn.id.clone(),
+                error: error.clone(),
+                will_retry: false,
+            })
+            .await;
+        }
+        self.emit(ThreadEvent::TurnCompleted(completed_view(turn))).await;
+        if !leftover.is_empty() && status != TurnStatus::Interrupted {
+            self.start_with_leftover(leftover).await;
+        }
+    }
+
+    /// Input steered in after the task had decided to finish starts the next turn.
+    async fn start_with_leftover(&mut self, leftover: Vec<PendingInput>) {
+        let mut input = Vec::new();
+        for pending in leftover {
+            input.extend(pending.input);
+        }
+        let (reply, _rx) = Reply::channel();
+        Box::pin(self.submit(input, InputMode::StartIfIdle, TurnOverrides::default(), None, reply))
+            .await;
+    }
+
+    async fn emit(&self, event: ThreadEvent) {
+        self.sink.emit(&self.thread.id, event).await;
+    }
+}
+
+/// How long an interrupted turn's task may take to finish cooperatively.
+pub const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The view of a finished turn that `turn/completed` carries, as the reference sends it:
+/// only the final agent message for a completed turn, nothing for an interrupted or failed one.
+fn completed_view(mut turn: Turn) -> Turn {
+    if turn.status == TurnStatus::Completed {
+        let last = turn
+            .items
+            .iter()
+            .rev()
+            .find(|i| matches!(i.details, ThreadItemDetails::AgentMessage(_)))
+            .cloned();
+        turn.items = last.into_iter().collect::<Vec<ThreadItem>>();
+        turn.items_view = TurnItemsView::Summary;
+    } else {
+        turn.items = Vec::new();
+        turn.items_view = TurnItemsView::NotLoaded;
+    }
+    turn
+}
+
+/// The preview of a thread: its first user message's text.
+fn preview_of(input: &[UserInput]) -> String {
+    input
+        .iter()
+        .find_map(|part| match part {
+            UserInput::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}

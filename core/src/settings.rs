@@ -1,0 +1,67 @@
+//! A thread's settings: what the user chose (model, cwd, policies, instructions). Frozen into a
+//! turn context when a turn starts; changed by `turn/start` overrides.
+
+use std::path::PathBuf;
+
+use weft_protocol::{AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy};
+
+/// The settings of one thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSettings {
+    /// Model id sent to the provider.
+    pub model: String,
+    /// Provider id (a key of `model_providers`).
+    pub model_provider: String,
+    /// Working directory (absolute).
+    pub cwd: PathBuf,
+    /// When the agent must ask before acting.
+    pub approval_policy: AskForApproval,
+    /// What commands and patches may touch.
+    pub sandbox: SandboxPolicy,
+    /// Replaces Weft's base instructions when set.
+    pub base_instructions: Option<String>,
+    /// Added as a developer message when set.
+    pub developer_instructions: Option<String>,
+    /// Reasoning effort requested from the model.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Reasoning summary mode requested from the model.
+    pub reasoning_summary: Option<ReasoningSummary>,
+}
+
+impl ThreadSettings {
+    /// The sandbox mode spelling of the current policy (`read-only`, …), for the environment
+    /// context.
+    pub fn sandbox_mode(&self) -> SandboxMode {
+        sandbox_mode_of(&self.sandbox)
+    }
+}
+
+/// The kebab-case mode that corresponds to a sandbox policy.
+pub fn sandbox_mode_of(policy: &SandboxPolicy) -> SandboxMode {
+    match policy {
+        SandboxPolicy::DangerFullAccess | SandboxPolicy::ExternalSandbox { .. } => {
+            SandboxMode::DangerFullAccess
+        }
+        SandboxPolicy::ReadOnly { .. } => SandboxMode::ReadOnly,
+        SandboxPolicy::WorkspaceWrite { .. } => SandboxMode::WorkspaceWrite,
+    }
+}
+
+/// The kebab-case spelling of an approval policy, for the environment context.
+pub fn approval_policy_name(policy: &AskForApproval) -> &'static str {
+    match policy {
+        AskForApproval::Untrusted => "untrusted",
+        AskForApproval::OnRequest => "on-request",
+        AskForApproval::Never => "never",
+        AskForApproval::Granular { .. } => "granular",
+    }
+}
+
+/// The kebab-case spelling of a sandbox mode.
+pub fn sandbox_mode_name(mode: SandboxMode) -> &'static str {
+    match mode {
+        SandboxMode::ReadOnly => "read-only",
+        SandboxMode::WorkspaceWrite => "workspace-write",
+        SandboxMode::DangerFullAccess => "danger-full-access",
+    }
+}

@@ -1,0 +1,38 @@
+//! The `apply_patch` engine (engine.md §4.4), pure of processes, approvals and events:
+//!
+//! * [`parse_patch`] — the patch format, shared by the function variant (`{"input": …}`,
+//!   see [`patch_from_function_arguments`]) and the freeform variant (raw text);
+//! * [`plan_patch`] — verify every chunk against the files (fuzzy line matching, see
+//!   [`seek_sequence`]), check every written path with the caller's `can_write`, and compute
+//!   every new file content and diff — writing nothing;
+//! * [`apply_plan`] — write a verified plan;
+//! * [`TurnDiffTracker`] — the turn's aggregate git-style diff for `turn/diff/updated`;
+//! * [`function_tool_spec`] / [`freeform_tool_spec`] — the tool definitions.
+//!
+//! Texts for the model: [`PatchPlan::success_text`] / [`ApplyOutcome::success_text`] on
+//! success, [`PatchError::model_text`] on failure.
+//!
+//! Diffs come from a small Myers implementation in `diff.rs` (no extra dependency).
+
+mod diff;
+mod parser;
+mod plan;
+mod seek;
+mod spec;
+mod tracker;
+
+#[cfg(test)]
+mod tests;
+
+pub use diff::{git_blob_oid, git_file_diff, unified_hunks};
+pub use parser::{Chunk, FileOp, ParseError, ParsedPatch, parse_patch};
+pub use plan::{
+    ApplyOutcome, ChangeKind, FileChange, PatchError, PatchPlan, apply_plan, path_is_writable,
+    plan_patch,
+};
+pub use seek::seek_sequence;
+pub use spec::{
+    ApplyPatchArgs, FREEFORM_DESCRIPTION, FUNCTION_DESCRIPTION, LARK_GRAMMAR, TOOL_NAME,
+    freeform_tool_spec, function_tool_spec, patch_from_function_arguments,
+};
+pub use tracker::TurnDiffTracker;

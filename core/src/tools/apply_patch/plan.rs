@@ -1,0 +1,816 @@
+//! Verify-then-write: [`plan_patch`] computes every file's new contents without touching the
+//! disk; [`apply_plan`] writes them.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use super::diff::{git_file_diff, unified_hunks};
+use super::parser::{Chunk, FileOp, ParseError, parse_patch};
+use super::seek::seek_sequence;
+
+/// Lines of context in the `diff` of a `fileChange` update (the reference uses 1).
+const FILE_CHANGE_CONTEXT: usize = 1;
+
+/// Why a patch was not (fully) applied.
+#[derive(Debug)]
+pub enum PatchError {
+    /// The patch text is malformed.
+    Parse(ParseError),
+    /// A chunk's `@@` context or old lines were not found in the file.
+    Match(String),
+    /// A file the patch needs could not be read (missing, a directory, not UTF-8, …).
+    Read {
+        /// E.g. `Failed to read file to update /abs/path`.
+        context: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The patch contains no file operation.
+    Empty,
+    /// A path the patch would write is outside the writable roots (`can_write` said no).
+    NotWritable {
+        /// The absolute target path.
+        path: PathBuf,
+    },
+    /// A file changed on disk between [`plan_patch`] and [`apply_plan`]; nothing was written.
+    Stale {
+        /// The absolute path that changed.
+        path: PathBuf,
+    },
+    /// Writing failed part-way (earlier operations of the patch may already be applied).
+    Write {
+        /// E.g. `Failed to write file /abs/path`.
+        context: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for PatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatchError::Parse(e) => write!(f, "{e}"),
+            PatchError::Match(message) => f.write_str(message),
+            PatchError::Read { context, source } | PatchError::Write { context, source } => {
+                write!(f, "{context}: {source}")
+            }
+            PatchError::Empty => f.write_str("empty patch"),
+            PatchError::NotWritable { path } => write!(
+                f,
+                "writing outside of the sandbox's writable roots: {}",
+                path.display()
+            ),
+            PatchError::Stale { path } => write!(
+                f,
+                "{} changed on disk after the patch was verified",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PatchError::Parse(e) => Some(e),
+            PatchError::Read { source, .. } | PatchError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<ParseError> for PatchError {
+    fn from(e: ParseError) -> Self {
+        PatchError::Parse(e)
+    }
+}
+
+impl PatchError {
+    /// The text returned to the model for this failure:
+    /// * parse, match, read and staleness errors: `apply_patch verification failed: <error>`;
+    /// * an empty patch: `patch rejected: empty patch`;
+    /// * a path outside the writable roots:
+    ///   `patch rejected: writing outside of the sandbox's writable roots: <abs path>`;
+    /// * a write failure: the error itself, e.g. `Failed to write file <abs path>: <io error>`.
+    pub fn model_text(&self) -> String {
+        match self {
+            PatchError::Parse(_)
+            | PatchError::Match(_)
+            | PatchError::Read { .. }
+            | PatchError::Stale { .. } => format!("apply_patch verification failed: {self}"),
+            PatchError::Empty | PatchError::NotWritable { .. } => format!("patch rejected: {self}"),
+            PatchError::Write { .. } => self.to_string(),
+        }
+    }
+
+    /// True for every error raised before anything was written (all but [`PatchError::Write`]).
+    pub fn wrote_nothing(&self) -> bool {
+        !matches!(self, PatchError::Write { .. })
+    }
+}
+
+/// The kind of one file change (mirrors the protocol's `PatchChangeKind`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A new file (or an existing one overwritten by `*** Add File`).
+    Add,
+    /// A deleted file.
+    Delete,
+    /// A modified file, renamed to `move_path` (absolute) when set.
+    Update {
+        /// Absolute destination of a rename.
+        move_path: Option<PathBuf>,
+    },
+}
+
+/// One file operation of a verified patch, ready for a `fileChange` item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Absolute (lexically normalised) path of the file; the source for a rename.
+    pub path: PathBuf,
+    /// The path as written in the patch.
+    pub display_path: String,
+    /// Add / Delete / Update{move_path}.
+    pub kind: ChangeKind,
+    /// The destination as written in the patch, for a rename.
+    pub move_display_path: Option<String>,
+    /// Contents of `path` before this operation (`None`: did not exist). For a deleted file
+    /// that is not UTF-8 this is a lossy rendering.
+    pub old_content: Option<String>,
+    /// Contents after this operation at `path`, or at the destination of a rename
+    /// (`None` for a delete).
+    pub new_content: Option<String>,
+    /// Previous contents of a rename's destination, when it existed and was overwritten.
+    pub overwritten_move_content: Option<String>,
+    /// The `diff` of the protocol's `FileUpdateChange`: the new content for an add, the old
+    /// content for a delete, unified-diff hunks (1 line of context, no `---`/`+++`) for an
+    /// update, followed by `\n\nMoved to: <abs path>` for a rename.
+    pub diff: String,
+    /// A git-style diff of this operation (`diff --git a/x b/x` …), paths relative to the
+    /// patch's cwd when under it. Empty when the operation changes nothing.
+    pub git_diff: String,
+}
+
+impl FileChange {
+    /// The absolute path where the file ends up (the rename destination, if any).
+    pub fn final_path(&self) -> &Path {
+        match &self.kind {
+            ChangeKind::Update {
+                move_path: Some(dest),
+            } => dest,
+            _ => &self.path,
+        }
+    }
+
+    /// The protocol shape (`FileUpdateChange`) of this change.
+    pub fn to_protocol(&self) -> weft_protocol::FileUpdateChange {
+        let kind = match &self.kind {
+            ChangeKind::Add => weft_protocol::PatchChangeKind::Add,
+            ChangeKind::Delete => weft_protocol::PatchChangeKind::Delete,
+            ChangeKind::Update { move_path } => weft_protocol::PatchChangeKind::Update {
+                move_path: move_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            },
+        };
+        weft_protocol::FileUpdateChange {
+            path: self.path.to_string_lossy().into_owned(),
+            kind,
+            diff: self.diff.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Write {
+        path: PathBuf,
+        contents: Vec<u8>,
+        /// Copy permissions from this file (the source of a rename) after writing.
+        permissions_from: Option<PathBuf>,
+    },
+    Remove {
+        path: PathBuf,
+    },
+}
+
+/// A verified patch: every file's new contents, computed without writing anything.
+#[derive(Debug, Clone)]
+pub struct PatchPlan {
+    cwd: PathBuf,
+    patch: String,
+    changes: Vec<FileChange>,
+    steps: Vec<Step>,
+    /// Disk state of every touched path when it was read (`None`: absent).
+    baseline: Vec<(PathBuf, Option<Vec<u8>>)>,
+    summary: Summary,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Summary {
+    added: Vec<String>,
+    modified: Vec<String>,
+    deleted: Vec<String>,
+}
+
+impl Summary {
+    fn text(&self) -> String {
+        let mut out = String::from("Success. Updated the following files:\n");
+        for (tag, paths) in [
+            ("A", &self.added),
+            ("M", &self.modified),
+            ("D", &self.deleted),
+        ] {
+            for p in paths {
+                out.push_str(tag);
+                out.push(' ');
+                out.push_str(p);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+impl PatchPlan {
+    /// The absolute directory relative paths were resolved against.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The patch text (without any heredoc wrapper).
+    pub fn patch_text(&self) -> &str {
+        &self.patch
+    }
+
+    /// One change per file operation, in patch order.
+    pub fn changes(&self) -> &[FileChange] {
+        &self.changes
+    }
+
+    /// The changes in the protocol's `FileUpdateChange` shape, for the `fileChange` item.
+    pub fn protocol_changes(&self) -> Vec<weft_protocol::FileUpdateChange> {
+        self.changes.iter().map(FileChange::to_protocol).collect()
+    }
+
+    /// Every absolute path this plan writes or removes, deduplicated, in first-use order.
+    pub fn written_paths(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for step in &self.steps {
+            let p = match step {
+                Step::Write { path, .. } | Step::Remove { path } => path,
+            };
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+        out
+    }
+
+    /// The git-style diffs of all changes, concatenated (for `turn/diff/updated` when the
+    /// turn has a single patch; use [`super::TurnDiffTracker`] to aggregate a turn).
+    pub fn git_diff(&self) -> String {
+        self.changes.iter().map(|c| c.git_diff.as_str()).collect()
+    }
+
+    /// The text the model receives once [`apply_plan`] has succeeded.
+    pub fn success_text(&self) -> String {
+        self.summary.text()
+    }
+}
+
+/// What [`apply_plan`] did. Paths are as written in the patch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplyOutcome {
+    /// `*** Add File` paths.
+    pub added: Vec<String>,
+    /// `*** Update File` paths (the destination for a rename).
+    pub modified: Vec<String>,
+    /// `*** Delete File` paths.
+    pub deleted: Vec<String>,
+}
+
+impl ApplyOutcome {
+    /// `Success. Updated the following files:\nA <path>\nM <path>\nD <path>\n` — added,
+    /// then modified (renames under their destination), then deleted.
+    pub fn success_text(&self) -> String {
+        Summary {
+            added: self.added.clone(),
+            modified: self.modified.clone(),
+            deleted: self.deleted.clone(),
+        }
+        .text()
+    }
+}
+
+/// Parses `patch`, resolves its paths against `cwd`, reads every file it touches, verifies
+/// every chunk, checks every written path with `can_write`, and computes the new contents.
+/// Writes nothing.
+///
+/// `can_write` is called with each absolute, lexically normalised target path and, when
+/// symlinks make it differ, with the path they resolve to; both must be allowed. Operations
+/// apply in order against a virtual view of the files, so later operations on the same path
+/// see the effect of earlier ones.
+pub fn plan_patch(
+    patch: &str,
+    cwd: &Path,
+    can_write: &dyn Fn(&Path) -> bool,
+) -> Result<PatchPlan, PatchError> {
+    let parsed = parse_patch(patch)?;
+    if parsed.ops.is_empty() {
+        return Err(PatchError::Empty);
+    }
+    let cwd = absolute_cwd(cwd)?;
+    let mut planner = Planner {
+        cwd: &cwd,
+        can_write,
+        state: HashMap::new(),
+        baseline: Vec::new(),
+        changes: Vec::new(),
+        steps: Vec::new(),
+        summary: Summary::default(),
+    };
+    for op in &parsed.ops {
+        planner.plan_op(op)?;
+    }
+    let Planner {
+        changes,
+        steps,
+        baseline,
+        summary,
+        ..
+    } = planner;
+    Ok(PatchPlan {
+        cwd,
+        patch: parsed.text,
+        changes,
+        steps,
+        baseline,
+        summary,
+    })
+}
+
+/// Writes a verified plan: adds, updates, renames (write the destination, then remove the
+/// source) and deletes, in patch order, creating parent directories as needed.
+///
+/// Before writing anything it re-reads every touched path and fails with
+/// [`PatchError::Stale`] if one changed since [`plan_patch`]. An I/O error part-way returns
+/// [`PatchError::Write`]; operations before it stay applied (there is no rollback).
+pub fn apply_plan(plan: &PatchPlan) -> Result<ApplyOutcome, PatchError> {
+    for (path, expected) in &plan.baseline {
+        let current = match fs::metadata(path) {
+            Ok(meta) if meta.is_file() => fs::read(path).ok(),
+            _ => None,
+        };
+        let unchanged = match (expected, &current) {
+            (None, None) => !path_exists(path),
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        };
+        if !unchanged {
+            return Err(PatchError::Stale { path: path.clone() });
+        }
+    }
+    for step in &plan.steps {
+        match step {
+            Step::Write {
+                path,
+                contents,
+                permissions_from,
+            } => {
+                if let Some(parent) = path.parent()
+                    && !parent.as_os_str().is_empty()
+                {
+                    fs::create_dir_all(parent).map_err(|source| PatchError::Write {
+                        context: format!(
+                            "Failed to create parent directories for {}",
+                            path.display()
+                        ),
+                        source,
+                    })?;
+                }
+                fs::write(path, contents).map_err(|source| PatchError::Write {
+                    context: format!("Failed to write file {}", path.display()),
+                    source,
+                })?;
+                if let Some(src) = permissions_from
+                    && let Ok(meta) = fs::metadata(src)
+                {
+                    // Best effort: a rename keeps the source's mode (e.g. the executable bit).
+                    let _ = fs::set_permissions(path, meta.permissions());
+                }
+            }
+            Step::Remove { path } => {
+                fs::remove_file(path).map_err(|source| PatchError::Write {
+                    context: format!("Failed to delete file {}", path.display()),
+                    source,
+                })?;
+            }
+        }
+    }
+    Ok(ApplyOutcome {
+        added: plan.summary.added.clone(),
+        modified: plan.summary.modified.clone(),
+        deleted: plan.summary.deleted.clone(),
+    })
+}
+
+/// True when `can_write` allows `path` both as given and as its symlinks resolve.
+pub fn path_is_writable(path: &Path, can_write: &dyn Fn(&Path) -> bool) -> bool {
+    if !can_write(path) {
+        return false;
+    }
+    let real = resolve_symlinks(path);
+    real == path || can_write(&real)
+}
+
+fn path_exists(path: &Path) -> bool {
+    fs::metadata(path).is_ok()
+}
+
+fn absolute_cwd(cwd: &Path) -> Result<PathBuf, PatchError> {
+    if cwd.is_absolute() {
+        return Ok(normalize_lexically(cwd));
+    }
+    let here = std::env::current_dir().map_err(|source| PatchError::Read {
+        context: "Failed to resolve the working directory".to_string(),
+        source,
+    })?;
+    Ok(normalize_lexically(&here.join(cwd)))
+}
+
+/// Removes `.` and resolves `..` without touching the filesystem (`..` never climbs above
+/// the root).
+pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+        }
+    }
+    out
+}
+
+/// Resolves symlinks along an absolute path, including dangling ones and components that
+/// do not exist yet (those are kept as they are). Bounded to 40 link hops.
+pub(crate) fn resolve_symlinks(path: &Path) -> PathBuf {
+    enum Part {
+        Root(OsString),
+        Parent,
+        Name(OsString),
+    }
+    fn parts(p: &Path) -> Vec<Part> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Prefix(_) | Component::RootDir => {
+                    Some(Part::Root(c.as_os_str().to_owned()))
+                }
+                Component::CurDir => None,
+                Component::ParentDir => Some(Part::Parent),
+                Component::Normal(n) => Some(Part::Name(n.to_owned())),
+            })
+            .collect()
+    }
+    let mut stack: Vec<Part> = parts(path).into_iter().rev().collect();
+    let mut out = PathBuf::new();
+    let mut hops = 0;
+    while let Some(part) = stack.pop() {
+        match part {
+            Part::Root(root) => out.push(root),
+            Part::Parent => {
+                out.pop();
+            }
+            Part::Name(name) => {
+                let candidate = out.join(&name);
+                if hops < 40
+                    && fs::symlink_metadata(&candidate).is_ok_and(|m| m.file_type().is_symlink())
+                    && let Ok(target) = fs::read_link(&candidate)
+                {
+                    hops += 1;
+                    stack.extend(parts(&target).into_iter().rev());
+                    continue;
+                }
+                out = candidate;
+            }
+        }
+    }
+    out
+}
+
+struct Planner<'a> {
+    cwd: &'a Path,
+    can_write: &'a dyn Fn(&Path) -> bool,
+    /// Virtual contents of every touched path after the operations planned so far.
+    state: HashMap<PathBuf, Option<Vec<u8>>>,
+    baseline: Vec<(PathBuf, Option<Vec<u8>>)>,
+    changes: Vec<FileChange>,
+    steps: Vec<Step>,
+    summary: Summary,
+}
+
+fn not_found() -> io::Error {
+    io::Error::from_raw_os_error(2)
+}
+
+impl Planner<'_> {
+    fn resolve(&self, written: &str) -> PathBuf {
+        let p = Path::new(written);
+        if p.is_absolute() {
+            normalize_lexically(p)
+        } else {
+            normalize_lexically(&self.cwd.join(p))
+        }
+    }
+
+    fn check_writable(&self, path: &Path) -> Result<(), PatchError> {
+        if path_is_writable(path, self.can_write) {
+            Ok(())
+        } else {
+            Err(PatchError::NotWritable {
+                path: path.to_path_buf(),
+            })
+        }
+    }
+
+    /// Current (virtual) contents of `path`; reads the disk the first time.
+    fn read(&mut self, path: &Path, context: &str) -> Result<Option<Vec<u8>>, PatchError> {
+        if let Some(state) = self.state.get(path) {
+            return Ok(state.clone());
+        }
+        let read_err = |source| PatchError::Read {
+            context: format!("{context} {}", path.display()),
+            source,
+        };
+        let disk = match fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(read_err(e)),
+            Ok(meta) if meta.is_dir() => {
+                return Err(read_err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "Is a directory",
+                )));
+            }
+            Ok(_) => Some(fs::read(path).map_err(read_err)?),
+        };
+        self.baseline.push((path.to_path_buf(), disk.clone()));
+        self.state.insert(path.to_path_buf(), disk.clone());
+        Ok(disk)
+    }
+
+    fn display(&self, path: &Path) -> String {
+        let shown = path.strip_prefix(self.cwd).unwrap_or(path);
+        shown.to_string_lossy().replace('\\', "/")
+    }
+
+    fn plan_op(&mut self, op: &FileOp) -> Result<(), PatchError> {
+        match op {
+            FileOp::Add { path, contents, .. } => {
+                let abs = self.resolve(path);
+                self.check_writable(&abs)?;
+                let before = self.read(&abs, "Failed to write file")?;
+                let old_content = before.map(|b| String::from_utf8_lossy(&b).into_owned());
+                let shown = self.display(&abs);
+                let git_diff =
+                    git_file_diff(&shown, old_content.as_deref(), &shown, Some(contents))
+                        .unwrap_or_default();
+                self.state
+                    .insert(abs.clone(), Some(contents.as_bytes().to_vec()));
+                self.steps.push(Step::Write {
+                    path: abs.clone(),
+                    contents: contents.as_bytes().to_vec(),
+                    permissions_from: None,
+                });
+                self.summary.added.push(path.clone());
+                self.changes.push(FileChange {
+                    path: abs,
+                    display_path: path.clone(),
+                    kind: ChangeKind::Add,
+                    move_display_path: None,
+                    old_content,
+                    new_content: Some(contents.clone()),
+                    overwritten_move_content: None,
+                    diff: contents.clone(),
+                    git_diff,
+                });
+            }
+            FileOp::Delete { path, .. } => {
+                let abs = self.resolve(path);
+                self.check_writable(&abs)?;
+                let Some(before) = self.read(&abs, "Failed to read")? else {
+                    return Err(PatchError::Read {
+                        context: format!("Failed to read {}", abs.display()),
+                        source: not_found(),
+                    });
+                };
+                let old = String::from_utf8_lossy(&before).into_owned();
+                let shown = self.display(&abs);
+                let git_diff = git_file_diff(&shown, Some(&old), &shown, None).unwrap_or_default();
+                self.state.insert(abs.clone(), None);
+                self.steps.push(Step::Remove { path: abs.clone() });
+                self.summary.deleted.push(path.clone());
+                self.changes.push(FileChange {
+                    path: abs,
+                    display_path: path.clone(),
+                    kind: ChangeKind::Delete,
+                    move_display_path: None,
+                    old_content: Some(old.clone()),
+                    new_content: None,
+                    overwritten_move_content: None,
+                    diff: old,
+                    git_diff,
+                });
+            }
+            FileOp::Update {
+                path,
+                move_path,
+                chunks,
+                ..
+            } => {
+                let abs = self.resolve(path);
+                let context = "Failed to read file to update";
+                let Some(bytes) = self.read(&abs, context)? else {
+                    return Err(PatchError::Read {
+                        context: format!("{context} {}", abs.display()),
+                        source: not_found(),
+                    });
+                };
+                let original = String::from_utf8(bytes).map_err(|_| PatchError::Read {
+                    context: format!("{context} {}", abs.display()),
+                    source: io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "stream did not contain valid UTF-8",
+                    ),
+                })?;
+                let new = derive_new_contents(&abs, &original, chunks)?;
+                self.check_writable(&abs)?;
+                let dest = move_path
+                    .as_ref()
+                    .map(|m| (self.resolve(m), m.clone()))
+                    .filter(|(d, _)| *d != abs);
+                let src_shown = self.display(&abs);
+                match &dest {
+                    Some((dest_abs, dest_written)) => {
+                        self.check_writable(dest_abs)?;
+                        let overwritten = self
+                            .read(dest_abs, "Failed to write file")?
+                            .map(|b| String::from_utf8_lossy(&b).into_owned());
+                        self.state.insert(abs.clone(), None);
+                        self.state
+                            .insert(dest_abs.clone(), Some(new.as_bytes().to_vec()));
+                        self.steps.push(Step::Write {
+                            path: dest_abs.clone(),
+                            contents: new.as_bytes().to_vec(),
+                            permissions_from: Some(abs.clone()),
+                        });
+                        self.steps.push(Step::Remove { path: abs.clone() });
+                        self.summary.modified.push(dest_written.clone());
+                        let hunks = unified_hunks(&original, &new, FILE_CHANGE_CONTEXT);
+                        let dest_shown = self.display(dest_abs);
+                        let git_diff =
+                            git_file_diff(&src_shown, Some(&original), &dest_shown, Some(&new))
+                                .unwrap_or_default();
+                        self.changes.push(FileChange {
+                            path: abs,
+                            display_path: path.clone(),
+                            kind: ChangeKind::Update {
+                                move_path: Some(dest_abs.clone()),
+                            },
+                            move_display_path: Some(dest_written.clone()),
+                            old_content: Some(original),
+                            new_content: Some(new),
+                            overwritten_move_content: overwritten,
+                            diff: format!("{hunks}\n\nMoved to: {}", dest_abs.display()),
+                            git_diff,
+                        });
+                    }
+                    None => {
+                        self.state
+                            .insert(abs.clone(), Some(new.as_bytes().to_vec()));
+                        self.steps.push(Step::Write {
+                            path: abs.clone(),
+                            contents: new.as_bytes().to_vec(),
+                            permissions_from: None,
+                        });
+                        self.summary.modified.push(path.clone());
+                        let git_diff =
+                            git_file_diff(&src_shown, Some(&original), &src_shown, Some(&new))
+                                .unwrap_or_default();
+                        self.changes.push(FileChange {
+                            path: abs,
+                            display_path: path.clone(),
+                            kind: ChangeKind::Update { move_path: None },
+                            move_display_path: None,
+                            diff: unified_hunks(&original, &new, FILE_CHANGE_CONTEXT),
+                            old_content: Some(original),
+                            new_content: Some(new),
+                            overwritten_move_content: None,
+                            git_diff,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits file contents into lines (without terminators) and reports the line ending to
+/// write back: `\r\n` when every newline in the file is CRLF, else `\n`.
+fn split_file(text: &str) -> (Vec<String>, &'static str) {
+    let newlines = text.matches('\n').count();
+    let crlf = newlines > 0 && text.matches("\r\n").count() == newlines;
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    let lines = lines
+        .into_iter()
+        .map(|l| {
+            if crlf {
+                l.strip_suffix('\r').unwrap_or(l).to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    (lines, if crlf { "\r\n" } else { "\n" })
+}
+
+/// Applies `chunks` to `original` (the contents of `path`), returning the new contents,
+/// which always end with a line terminator unless empty.
+pub(crate) fn derive_new_contents(
+    path: &Path,
+    original: &str,
+    chunks: &[Chunk],
+) -> Result<String, PatchError> {
+    let (lines, eol) = split_file(original);
+    let mut replacements: Vec<(usize, usize, &[String])> = Vec::new();
+    let mut cursor = 0usize;
+    for chunk in chunks {
+        if let Some(ctx) = &chunk.context {
+            match seek_sequence(&lines, std::slice::from_ref(ctx), cursor, false) {
+                Some(i) => cursor = i + 1,
+                None => {
+                    return Err(PatchError::Match(format!(
+                        "Failed to find context '{ctx}' in {}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        if chunk.old_lines.is_empty() {
+            // Pure addition: right after the `@@` anchor when there is one, else at the end.
+            let at = if chunk.context.is_some() && !chunk.end_of_file {
+                cursor
+            } else {
+                lines.len()
+            };
+            replacements.push((at, 0, &chunk.new_lines));
+            continue;
+        }
+        let mut pattern: &[String] = &chunk.old_lines;
+        let mut new_lines: &[String] = &chunk.new_lines;
+        let mut found = seek_sequence(&lines, pattern, cursor, chunk.end_of_file);
+        if found.is_none() && pattern.last().is_some_and(String::is_empty) {
+            // A trailing empty old line usually stands for the file's final newline.
+            pattern = &pattern[..pattern.len() - 1];
+            if new_lines.last().is_some_and(String::is_empty) {
+                new_lines = &new_lines[..new_lines.len() - 1];
+            }
+            // (An old side that was only that empty line becomes an insertion at the cursor.)
+            found = seek_sequence(&lines, pattern, cursor, chunk.end_of_file);
+        }
+        let Some(start) = found else {
+            return Err(PatchError::Match(format!(
+                "Failed to find expected lines in {}:\n{}",
+                path.display(),
+                chunk.old_lines.join("\n")
+            )));
+        };
+        replacements.push((start, pattern.len(), new_lines));
+        cursor = start + pattern.len();
+    }
+    replacements.sort_by_key(|(start, _, _)| *start);
+    let mut result: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut pos = 0usize;
+    for (start, len, new) in replacements {
+        let start = start.max(pos);
+        result.extend(lines[pos..start].iter().map(String::as_str));
+        result.extend(new.iter().map(String::as_str));
+        pos = (start + len).min(lines.len());
+    }
+    result.extend(lines[pos..].iter().map(String::as_str));
+    if result.is_empty() {
+        return Ok(String::new());
+    }
+    let mut out = result.join(eol);
+    out.push_str(eol);
+    Ok(out)
+}

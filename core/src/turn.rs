@@ -1,0 +1,722 @@
+//! One turn, in three layers (runtime.md §4), each deciding only its own question:
+//!
+//! 1. [`run_task`] — the task shell: "is this task still alive?" Emits `turn/started` once and
+//!    re-enters the turn loop while steered input is pending.
+//! 2. [`run_turn`] — the turn loop: "should we sample again?" Drains pending input at step
+//!    boundaries, samples, and runs the stop hooks when the model is done.
+//! 3. [`sample`] — one sampling step: "has this stream ended?" Streams the model's response
+//!    into items, retries retryable failures, and abandons the response when input is steered
+//!    in while the model is still talking.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use weft_protocol::{
+    AgentMessageItem, CodexErrorInfo, HookPromptFragment as WireHookFragment, HookPromptItem,
+    ItemId, ReasoningItem, ThreadId, ThreadItem, ThreadTokenUsage, TokenUsageBreakdown, TurnError,
+    TurnId, UserInput, UserMessageItem,
+};
+
+use crate::events::{SharedSink, ThreadEvent};
+use crate::history::History;
+use crate::hooks::{StopHookConfig, StopHookDecision, StopHookInput, run_stop_hooks};
+use crate::model::{
+    ContentItem, ModelClient, ModelError, Prompt, ResponseEvent, ResponseItem, TokenUsage,
+};
+use crate::time::{new_item_id, now_ms};
+
+/// User input waiting to enter the running turn at the next step boundary.
+#[derive(Debug, Clone)]
+pub struct PendingInput {
+    /// The `userMessage` item id minted for it.
+    pub item_id: ItemId,
+    /// What the user sent.
+    pub input: Vec<UserInput>,
+    /// `clientUserMessageId`, echoed as the item's `clientId`.
+    pub client_id: Option<String>,
+}
+
+/// State shared between a running turn and its thread's actor.
+#[derive(Debug, Default)]
+pub struct TurnShared {
+    pending: Mutex<VecDeque<PendingInput>>,
+    steered: Notify,
+    items: Mutex<Vec<ThreadItem>>,
+    last_agent_message: Mutex<Option<String>>,
+}
+
+impl TurnShared {
+    /// Queue steered input and wake the turn.
+    pub fn push_pending(&self, input: PendingInput) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.push_back(input);
+        }
+        self.steered.notify_one();
+    }
+
+    /// Whether input is waiting.
+    pub fn has_pending(&self) -> bool {
+        self.pending.lock().is_ok_and(|p| !p.is_empty())
+    }
+
+    /// Take all waiting input.
+    pub fn take_pending(&self) -> Vec<PendingInput> {
+        self.pending
+            .lock()
+            .map(|mut p| p.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// The items the turn has completed so far, in completion order.
+    pub fn completed_items(&self) -> Vec<ThreadItem> {
+        self.items.lock().map(|i| i.clone()).unwrap_or_default()
+    }
+
+    /// The last agent message's text.
+    pub fn last_agent_message(&self) -> Option<String> {
+        self.last_agent_message.lock().ok().and_then(|m| m.clone())
+    }
+
+    fn push_item(&self, item: ThreadItem) {
+        if let Ok(mut items) = self.items.lock() {
+            items.push(item);
+        }
+    }
+}
+
+/// What a turn needs to run. Frozen when the turn starts (runtime.md §5).
+pub struct TurnContext {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// The model client for this turn's provider.
+    pub client: ModelClient,
+    /// The step context: what the model is asked with (instructions, tools, model settings).
+    pub step: Prompt,
+    /// `[[hooks.stop]]`.
+    pub stop_hooks: Arc<Vec<StopHookConfig>>,
+    /// Working directory (for hooks).
+    pub cwd: std::path::PathBuf,
+    /// Where events go.
+    pub sink: SharedSink,
+    /// The thread's model-facing history.
+    pub history: Arc<Mutex<History>>,
+    /// Token totals of the thread.
+    pub token_usage: Arc<Mutex<ThreadTokenUsage>>,
+    /// State shared with the actor.
+    pub shared: Arc<TurnShared>,
+    /// Cancelled by `turn/interrupt`.
+    pub cancel: CancellationToken,
+    /// Retries of a failed sampling request.
+    pub stream_max_retries: u32,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone)]
+pub enum TurnEnd {
+    /// The model is done and no hook asked for more.
+    Completed,
+    /// Cancelled by the user.
+    Interrupted,
+    /// A failure that retries did not fix.
+    Failed(TurnError),
+}
+
+/// Why sampling stopped early.
+enum Stop {
+    /// Cancelled.
+    Aborted,
+    /// Fatal error for this turn.
+    Failed(TurnError),
+}
+
+/// Layer 1: the task shell.
+pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
+    record_user_input(&ctx, initial).await;
+    loop {
+        match run_turn(&ctx).await {
+            Err(Stop::Aborted) => return TurnEnd::Interrupted,
+            Err(Stop::Failed(error)) => return TurnEnd::Failed(error),
+            Ok(()) => {
+                if ctx.cancel.is_cancelled() {
+                    return TurnEnd::Interrupted;
+                }
+                if !ctx.shared.has_pending() {
+                    return TurnEnd::Completed;
+                }
+            }
+        }
+    }
+}
+
+/// Layer 2: the turn loop.
+async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
+    let mut stop_hook_active = false;
+    loop {
+        for pending in ctx.shared.take_pending() {
+            record_user_input(ctx, pending).await;
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(Stop::Aborted);
+        }
+        let model_needs_follow_up = sample(ctx).await?;
+        let needs_follow_up = model_needs_follow_up || ctx.shared.has_pending();
+        if needs_follow_up {
+            continue;
+        }
+        if ctx.stop_hooks.is_empty() {
+            return Ok(());
+        }
+        let input = StopHookInput {
+            thread_id: ctx.thread_id.to_string(),
+            turn_id: ctx.turn_id.to_string(),
+            cwd: ctx.cwd.clone(),
+            last_agent_message: ctx.shared.last_agent_message(),
+            stop_hook_active,
+        };
+        let outcome = run_stop_hooks(&ctx.stop_hooks, &input, &ctx.cancel).await;
+        if ctx.cancel.is_cancelled() {
+            return Err(Stop::Aborted);
+        }
+        for warning in outcome.warnings {
+            ctx.sink
+                .emit(&ctx.thread_id, ThreadEvent::Warning {
+                    turn_id: Some(ctx.turn_id.clone()),
+                    message: warning,
+                })
+                .await;
+        }
+        match outcome.decision {
+            StopHookDecision::Allow | StopHookDecision::Stop { .. } => return Ok(()),
+            StopHookDecision::Continue { prompts } => {
+                stop_hook_active = true;
+                record_hook_prompt(ctx, prompts).await;
+            }
+        }
+    }
+}
+
+/// Record one user input: history, and the `userMessage` item's start and completion.
+async fn record_user_input(ctx: &TurnContext, pending: PendingInput) {
+    let content = user_content(&pending.input);
+    if let Ok(mut history) = ctx.history.lock() {
+        history.record(ResponseItem::user_message(content));
+    }
+    let started = now_ms();
+    let item = UserMessageItem {
+        id: pending.item_id,
+        content: pending.input,
+        client_id: pending.client_id,
+    };
+    start_and_complete(ctx, ThreadItem::from(item), started).await;
+}
+
+/// Record a stop hook's continuation prompt: a user message for the model, a `hookPrompt`
+/// item for the client.
+async fn record_hook_prompt(ctx: &TurnContext, prompts: Vec<crate::hooks::HookPromptFragment>) {
+    let text = prompts
+        .iter()
+        .map(|p| format!("<hook_prompt hook_run_id=\"{}\">{}</hook_prompt>", p.hook_run_id, p.text))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Ok(mut history) = ctx.history.lock() {
+        history.record(ResponseItem::user_message(vec![ContentItem::InputText { text }]));
+    }
+    let item = HookPromptItem {
+        id: new_item_id(),
+        fragments: prompts
+            .into_iter()
+            .map(|p| WireHookFragment {
+                text: p.text,
+                hook_run_id: p.hook_run_id,
+            })
+            .collect(),
+    };
+    start_and_complete(ctx, ThreadItem::from(item), now_ms()).await;
+}
+
+async fn start_and_complete(ctx: &TurnContext, mut item: ThreadItem, started: i64) {
+    item.started_at_ms = Some(started);
+    emit(ctx, ThreadEvent::ItemStarted {
+        turn_id: ctx.turn_id.clone(),
+        item: item.clone(),
+    })
+    .await;
+    item.completed_at_ms = Some(now_ms());
+    complete_item(ctx, item).await;
+}
+
+async fn complete_item(ctx: &TurnContext, item: ThreadItem) {
+    ctx.shared.push_item(item.clone());
+    emit(ctx, ThreadEvent::ItemCompleted {
+        turn_id: ctx.turn_id.clone(),
+        item,
+    })
+    .await;
+}
+
+async fn emit(ctx: &TurnContext, event: ThreadEvent) {
+    ctx.sink.emit(&ctx.thread_id, event).await;
+}
+
+/// The model-facing content of user input.
+fn user_content(input: &[UserInput]) -> Vec<ContentItem> {
+    input
+        .iter()
+        .filter_map(|part| match part {
+            UserInput::Text { text, .. } => Some(ContentItem::InputText { text: text.clone() }),
+            UserInput::Image {
+                url: Some(url), ..
+            } => Some(ContentItem::InputImage {
+                image_url: url.clone(),
+                detail: None,
+            }),
+            UserInput::LocalImage { path, .. } => Some(ContentItem::InputText {
+                text: format!("[image at {path}]"),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An item the model is streaming.
+struct OpenItem {
+    id: String,
+    started_at: i64,
+    kind: OpenKind,
+}
+
+enum OpenKind {
+    Message { text: String },
+    Reasoning { summary: Vec<String>, content: Vec<String> },
+}
+
+/// The streaming state of one sampling attempt.
+#[derive(Default)]
+struct Attempt {
+    open: Vec<OpenItem>,
+}
+
+impl Attempt {
+    fn find(&mut self, id: &str) -> Option<&mut OpenItem> {
+        self.open.iter_mut().find(|i| i.id == id)
+    }
+
+    fn take(&mut self, id: &str) -> Option<OpenItem> {
+        let at = self.open.iter().position(|i| i.id == id)?;
+        Some(self.open.remove(at))
+    }
+}
+
+/// What ended one attempt.
+enum AttemptEnd {
+    /// `response.completed`: whether a tool call asks for a follow-up.
+    Completed { needs_follow_up: bool },
+    /// Steered input arrived while the model was talking: the response was abandoned.
+    Abandoned,
+    /// Cancelled.
+    Aborted,
+    /// The stream failed.
+    Failed(ModelError),
+}
+
+/// Layer 3: one sampling step, with retries. Returns whether the model needs a follow-up.
+async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
+    let mut retries = 0u32;
+    loop {
+        let mut prompt = ctx.step.clone();
+        prompt.input = ctx
+            .history
+            .lock()
+            .map(|h| h.for_prompt())
+            .unwrap_or_default();
+        let mut attempt = Attempt::default();
+        let end = stream_once(ctx, &prompt, &mut attempt).await;
+        close_open_items(ctx, &mut attempt).await;
+        match end {
+            AttemptEnd::Completed { needs_follow_up } => return Ok(needs_follow_up),
+            AttemptEnd::Abandoned => return Ok(true),
+            AttemptEnd::Aborted => return Err(Stop::Aborted),
+            AttemptEnd::Failed(err) => {
+                if !err.is_retryable() || retries >= ctx.stream_max_retries {
+                    return Err(Stop::Failed(turn_error(&err)));
+                }
+                retries += 1;
+                let delay = err
+                    .retry_after()
+                    .unwrap_or_else(|| crate::model::backoff(retries));
+                emit(ctx, ThreadEvent::Error {
+                    turn_id: ctx.turn_id.clone(),
+                    error: TurnError {
+                        message: format!("Reconnecting... {retries}/{}", ctx.stream_max_retries),
+                        codex_error_info: Some(CodexErrorInfo::ResponseStreamDisconnected {
+                            http_status_code: err.http_status(),
+                        }),
+                        additional_details: Some(err.to_string()),
+                        misalignment: None,
+                    },
+                    will_retry: true,
+                })
+                .await;
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = ctx.cancel.cancelled() => return Err(Stop::Aborted),
+                }
+            }
+        }
+    }
+}
+
+/// Stream one response. Tool calls are not offered yet, so a call the model makes anyway is
+/// answered with an error output and a follow-up.
+async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) -> AttemptEnd {
+    let mut stream = tokio::select! {
+        opened = ctx.client.stream(prompt) => match opened {
+            Ok(stream) => stream,
+            Err(err) => return AttemptEnd::Failed(err),
+        },
+        () = ctx.cancel.cancelled() => return AttemptEnd::Aborted,
+    };
+    let mut needs_follow_up = false;
+    loop {
+        let event = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return AttemptEnd::Aborted,
+            () = ctx.shared.steered.notified(), if !needs_follow_up => {
+                if ctx.shared.has_pending() {
+                    return AttemptEnd::Abandoned;
+                }
+                continue;
+            }
+            event = futures::StreamExt::next(&mut stream) => event,
+        };
+        let event = match event {
+            Some(Ok(event)) => event,
+            Some(Err(err)) => return AttemptEnd::Failed(err),
+            None => return AttemptEnd::Failed(ModelError::stream_closed()),
+        };
+        match event {
+            ResponseEvent::Created => {}
+            ResponseEvent::OutputItemAdded(item) => open_item(ctx, attempt, &item).await,
+            ResponseEvent::OutputTextDelta { item_id, delta } => {
+                if let Some(OpenItem {
+                    kind: OpenKind::Message { text },
+                    ..
+                }) = attempt.find(&item_id)
+                {
+                    text.push_str(&delta);
+                }
+                emit(ctx, ThreadEvent::AgentMessageDelta {
+                    turn_id: ctx.turn_id.clone(),
+                    item_id,
+                    delta,
+                })
+                .await;
+            }
+            ResponseEvent::ReasoningSummaryPartAdded {
+                item_id,
+                summary_index,
+            } => {
+                if let Some(OpenItem {
+                    kind: OpenKind::Reasoning { summary, .. },
+                    ..
+                }) = attempt.find(&item_id)
+                {
+                    grow(summary, summary_index);
+                }
+                emit(ctx, ThreadEvent::ReasoningSummaryPartAdded {
+                    turn_id: ctx.turn_id.clone(),
+                    item_id,
+                    summary_index,
+                })
+                .await;
+            }
+            ResponseEvent::ReasoningSummaryDelta {
+                item_id,
+                summary_index,
+                delta,
+            } => {
+                if let Some(OpenItem {
+                    kind: OpenKind::Reasoning { summary, .. },
+                    ..
+                }) = attempt.find(&item_id)
+                {
+                    grow(summary, summary_index);
+                    if let Some(part) = usize::try_from(summary_index)
+                        .ok()
+                        .and_then(|i| summary.get_mut(i))
+                    {
+                        part.push_str(&delta);
+                    }
+                }
+                emit(ctx, ThreadEvent::ReasoningSummaryTextDelta {
+                    turn_id: ctx.turn_id.clone(),
+                    item_id,
+                    delta,
+                    summary_index,
+                })
+                .await;
+            }
+            ResponseEvent::ReasoningContentDelta {
+                item_id,
+                content_index,
+                delta,
+            } => {
+                if let Some(OpenItem {
+                    kind: OpenKind::Reasoning { content, .. },
+                    ..
+                }) = attempt.find(&item_id)
+                {
+                    grow(content, content_index);
+                    if let Some(part) = usize::try_from(content_index)
+                        .ok()
+                        .and_then(|i| content.get_mut(i))
+                    {
+                        part.push_str(&delta);
+                    }
+                }
+                emit(ctx, ThreadEvent::ReasoningTextDelta {
+                    turn_id: ctx.turn_id.clone(),
+                    item_id,
+                    delta,
+                    content_index,
+                })
+                .await;
+            }
+            ResponseEvent::OutputItemDone(item) => {
+                if finish_item(ctx, attempt, item).await {
+                    needs_follow_up = true;
+                }
+            }
+            ResponseEvent::Completed { token_usage, .. } => {
+                if let Some(usage) = token_usage {
+                    report_usage(ctx, &usage).await;
+                }
+                return AttemptEnd::Completed { needs_follow_up };
+            }
+        }
+    }
+}
+
+fn grow(parts: &mut Vec<String>, index: i64) {
+    let Ok(index) = usize::try_from(index) else {
+        return;
+    };
+    while parts.len() <= index {
+        parts.push(String::new());
+    }
+}
+
+/// `response.output_item.added`: start the client-visible item.
+async fn open_item(ctx: &TurnContext, attempt: &mut Attempt, item: &ResponseItem) {
+    let (id, kind, wire) = match item {
+        ResponseItem::Message { id, role, .. } if role == "assistant" => {
+            let id = id.clone().unwrap_or_else(|| new_item_id().to_string());
+            let wire = ThreadItem::from(AgentMessageItem::new(id.clone(), ""));
+            (id, OpenKind::Message { text: String::new() }, wire)
+        }
+        ResponseItem::Reasoning { id, .. } => {
+            let wire = ThreadItem::from(ReasoningItem {
+                id: ItemId::from(id.clone()),
+                summary: Vec::new(),
+                content: Vec::new(),
+            });
+            (
+                id.clone(),
+                OpenKind::Reasoning {
+                    summary: Vec::new(),
+                    content: Vec::new(),
+                },
+                wire,
+            )
+        }
+        _ => return,
+    };
+    if attempt.find(&id).is_some() {
+        return;
+    }
+    let started_at = now_ms();
+    let mut wire = wire;
+    wire.started_at_ms = Some(started_at);
+    attempt.open.push(OpenItem {
+        id,
+        started_at,
+        kind,
+    });
+    emit(ctx, ThreadEvent::ItemStarted {
+        turn_id: ctx.turn_id.clone(),
+        item: wire,
+    })
+    .await;
+}
+
+/// `response.output_item.done`: record the item and complete it. Returns true for a tool call
+/// (which needs a follow-up).
+async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseItem) -> bool {
+    match &item {
+        ResponseItem::Message { id, role, content, .. } if role == "assistant" => {
+            let text = content
+                .iter()
+                .filter_map(|c| match c {
+                    ContentItem::OutputText { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<String>();
+            let (item_id, started_at) = match id.as_deref().and_then(|id| attempt.take(id)) {
+                Some(open) => (open.id, open.started_at),
+                None => {
+                    // A message that was never announced: start it now.
+                    let id = id.clone().unwrap_or_else(|| new_item_id().to_string());
+                    let started = now_ms();
+                    let mut wire = ThreadItem::from(AgentMessageItem::new(id.clone(), ""));
+                    wire.started_at_ms = Some(started);
+                    emit(ctx, ThreadEvent::ItemStarted {
+                        turn_id: ctx.turn_id.clone(),
+                        item: wire,
+                    })
+                    .await;
+                    (id, started)
+                }
+            };
+            if let Ok(mut history) = ctx.history.lock() {
+                history.record(item.clone());
+            }
+            if let Ok(mut last) = ctx.shared.last_agent_message.lock() {
+                *last = Some(text.clone());
+            }
+            let mut wire = ThreadItem::from(AgentMessageItem::new(item_id, text));
+            wire.started_at_ms = Some(started_at);
+            wire.completed_at_ms = Some(now_ms());
+            complete_item(ctx, wire).await;
+            false
+        }
+        ResponseItem::Reasoning { id, .. } => {
+            let (summary, content, started_at) = match attempt.take(id) {
+                Some(OpenItem {
+                    kind: OpenKind::Reasoning { summary, content },
+                    started_at,
+                    ..
+                }) => (summary, content, started_at),
+                _ => {
+                    let started = now_ms();
+                    let mut wire = ThreadItem::from(ReasoningItem {
+                        id: ItemId::from(id.clone()),
+                        summary: Vec::new(),
+                        content: Vec::new(),
+                    });
+                    wire.started_at_ms = Some(started);
+                    emit(ctx, ThreadEvent::ItemStarted {
+                        turn_id: ctx.turn_id.clone(),
+                        item: wire,
+                    })
+                    .await;
+                    (Vec::new(), Vec::new(), started)
+                }
+            };
+            let (summary, content) = item.reasoning_texts().unwrap_or((summary, content));
+            if let Ok(mut history) = ctx.history.lock() {
+                history.record(item.clone());
+            }
+            let mut wire = ThreadItem::from(ReasoningItem {
+                id: ItemId::from(id.clone()),
+                summary,
+                content,
+            });
+            wire.started_at_ms = Some(started_at);
+            wire.completed_at_ms = Some(now_ms());
+            complete_item(ctx, wire).await;
+            false
+        }
+        ResponseItem::FunctionCall { call_id, name, .. }
+        | ResponseItem::CustomToolCall { call_id, name, .. } => {
+            let output = format!("unsupported call: no tool named `{name}` is available");
+            let answer = if matches!(item, ResponseItem::FunctionCall { .. }) {
+                ResponseItem::function_call_output(call_id, &output)
+            } else {
+                ResponseItem::custom_tool_call_output(call_id, &output)
+            };
+            if let Ok(mut history) = ctx.history.lock() {
+                history.record(item.clone());
+                history.record(answer);
+            }
+            true
+        }
+        _ => {
+            if let Ok(mut history) = ctx.history.lock() {
+                history.record(item);
+            }
+            false
+        }
+    }
+}
+
+/// Complete every item the attempt started and did not finish: messages with the text
+/// received so far (not recorded in history, so the model never sees a cut answer).
+async fn close_open_items(ctx: &TurnContext, attempt: &mut Attempt) {
+    for open in std::mem::take(&mut attempt.open) {
+        let mut wire = match open.kind {
+            OpenKind::Message { text } => ThreadItem::from(AgentMessageItem::new(open.id, text)),
+            OpenKind::Reasoning { summary, content } => ThreadItem::from(ReasoningItem {
+                id: ItemId::from(open.id),
+                summary,
+                content,
+            }),
+        };
+        wire.started_at_ms = Some(open.started_at);
+        wire.completed_at_ms = Some(now_ms());
+        complete_item(ctx, wire).await;
+    }
+}
+
+async fn report_usage(ctx: &TurnContext, usage: &TokenUsage) {
+    let last = TokenUsageBreakdown {
+        total_tokens: usage.total_tokens,
+        input_tokens: usage.input_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        cache_write_input_tokens: 0,
+        output_tokens: usage.output_tokens,
+        reasoning_output_tokens: usage.reasoning_output_tokens,
+    };
+    let snapshot = match ctx.token_usage.lock() {
+        Ok(mut totals) => {
+            totals.total.add(&last);
+            totals.last = last;
+            *totals
+        }
+        Err(_) => return,
+    };
+    emit(ctx, ThreadEvent::TokenUsage {
+        turn_id: ctx.turn_id.clone(),
+        usage: snapshot,
+    })
+    .await;
+}
+
+/// The client-facing error of a failed turn.
+pub fn turn_error(err: &ModelError) -> TurnError {
+    let status = err.http_status();
+    let (message, info) = if err.is_context_window_exceeded() {
+        (
+            "Weft ran out of room in the model's context window. Start a new thread or clear earlier history before retrying.".to_string(),
+            CodexErrorInfo::ContextWindowExceeded,
+        )
+    } else if err.is_retryable() {
+        (
+            err.to_string(),
+            CodexErrorInfo::ResponseTooManyFailedAttempts {
+                http_status_code: status,
+            },
+        )
+    } else {
+        (err.to_string(), err.error_info())
+    };
+    TurnError {
+        message,
+        codex_error_info: Some(info),
+        additional_details: None,
+        misalignment: None,
+    }
+}
