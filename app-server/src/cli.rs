@@ -117,7 +117,10 @@ fn generate_schema(out: &Path) -> ExitCode {
     match weft_protocol::schema::write_schema(out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("weft: error: cannot write schema to {}: {err}", out.display());
+            eprintln!(
+                "weft: error: cannot write schema to {}: {err}",
+                out.display()
+            );
             ExitCode::FAILURE
         }
     }
@@ -177,7 +180,10 @@ impl AppServerArgs {
                     ));
                 };
                 let token = std::fs::read_to_string(path).map_err(|err| {
-                    StartError::Usage(format!("cannot read --ws-token-file {}: {err}", path.display()))
+                    StartError::Usage(format!(
+                        "cannot read --ws-token-file {}: {err}",
+                        path.display()
+                    ))
                 })?;
                 let token = token.trim().to_string();
                 if token.is_empty() {
@@ -243,7 +249,9 @@ mod tests {
         let Command::AppServer(args) = cli.command else {
             panic!("expected app-server");
         };
-        let err = args.ws_options("0.0.0.0:4500".parse().unwrap()).unwrap_err();
+        let err = args
+            .ws_options("0.0.0.0:4500".parse().unwrap())
+            .unwrap_err();
         assert!(err.to_string().contains("--ws-auth"));
         assert!(args.ws_options("127.0.0.1:0".parse().unwrap()).is_ok());
     }

@@ -138,11 +138,15 @@ mod tests {
     fn opt_out_is_exact_and_needs_initialize() {
         let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
         assert!(!conn.wants_notification("turn/started"));
-        assert!(conn.initialize(Session {
-            client_name: "t".into(),
-            experimental_api: false,
-            opt_out: ["item/agentMessage/delta".to_string()].into_iter().collect(),
-        }));
+        assert!(
+            conn.initialize(Session {
+                client_name: "t".into(),
+                experimental_api: false,
+                opt_out: ["item/agentMessage/delta".to_string()]
+                    .into_iter()
+                    .collect(),
+            })
+        );
         assert!(conn.wants_notification("turn/started"));
         assert!(!conn.wants_notification("item/agentMessage/delta"));
         assert!(conn.wants_notification("item/agentMessage"));

@@ -147,11 +147,16 @@ async fn thread_start(
     }
     let subscribers = ThreadSubscribers::new(&state.connections);
     subscribers.subscribe(connection);
-    let started = state.threads.start_thread(options, subscribers.clone()).await;
+    let started = state
+        .threads
+        .start_thread(options, subscribers.clone())
+        .await;
     let (handle, snapshot) = match started {
         Ok(started) => started,
         Err(err) => {
-            connection.send(outgoing::error(&id, &core_error(err))).await;
+            connection
+                .send(outgoing::error(&id, &core_error(err)))
+                .await;
             return;
         }
     };
@@ -186,7 +191,10 @@ async fn thread_start(
 }
 
 /// The `config` map of `thread/start`: the keys Weft understands; others are ignored.
-fn apply_config_overrides(options: &mut StartThreadOptions, config: &serde_json::Map<String, Value>) {
+fn apply_config_overrides(
+    options: &mut StartThreadOptions,
+    config: &serde_json::Map<String, Value>,
+) {
     for (key, value) in config {
         match (key.as_str(), value) {
             ("model", Value::String(model)) => options.model = Some(model.clone()),
@@ -208,7 +216,11 @@ fn apply_config_overrides(options: &mut StartThreadOptions, config: &serde_json:
 }
 
 /// A reply that writes the core's answer as this request's response.
-fn reply_with<T, R, F>(connection: &Arc<Connection>, id: RequestId, to_result: F) -> Reply<Result<T, CoreError>>
+fn reply_with<T, R, F>(
+    connection: &Arc<Connection>,
+    id: RequestId,
+    to_result: F,
+) -> Reply<Result<T, CoreError>>
 where
     T: Send + 'static,
     R: Serialize,
@@ -241,7 +253,12 @@ fn running_turn(id: weft_protocol::TurnId) -> Turn {
     }
 }
 
-async fn turn_start(state: &AppState, connection: &Arc<Connection>, id: RequestId, params: TurnStartParams) {
+async fn turn_start(
+    state: &AppState,
+    connection: &Arc<Connection>,
+    id: RequestId,
+    params: TurnStartParams,
+) {
     let handle = match loaded_thread(state, &params.thread_id) {
         Ok(handle) => handle,
         Err(err) => {
@@ -259,7 +276,7 @@ async fn turn_start(state: &AppState, connection: &Arc<Connection>, id: RequestI
     };
     let reply = reply_with(connection, id.clone(), |submitted: Submitted| {
         let turn = match submitted {
-            Submitted::Started(turn) => turn,
+            Submitted::Started(turn) => *turn,
             Submitted::Steered(turn_id) => running_turn(turn_id),
         };
         TurnStartResponse { turn }
@@ -272,11 +289,18 @@ async fn turn_start(state: &AppState, connection: &Arc<Connection>, id: RequestI
         reply,
     };
     if let Err(err) = handle.send(op).await {
-        connection.send(outgoing::error(&id, &core_error(err))).await;
+        connection
+            .send(outgoing::error(&id, &core_error(err)))
+            .await;
     }
 }
 
-async fn turn_steer(state: &AppState, connection: &Arc<Connection>, id: RequestId, params: TurnSteerParams) {
+async fn turn_steer(
+    state: &AppState,
+    connection: &Arc<Connection>,
+    id: RequestId,
+    params: TurnSteerParams,
+) {
     let handle = match loaded_thread(state, &params.thread_id) {
         Ok(handle) => handle,
         Err(err) => {
@@ -301,7 +325,9 @@ async fn turn_steer(state: &AppState, connection: &Arc<Connection>, id: RequestI
         reply,
     };
     if let Err(err) = handle.send(op).await {
-        connection.send(outgoing::error(&id, &core_error(err))).await;
+        connection
+            .send(outgoing::error(&id, &core_error(err)))
+            .await;
     }
 }
 
@@ -324,11 +350,16 @@ async fn turn_interrupt(
         reply,
     };
     if let Err(err) = handle.send(op).await {
-        connection.send(outgoing::error(&id, &core_error(err))).await;
+        connection
+            .send(outgoing::error(&id, &core_error(err)))
+            .await;
     }
 }
 
-fn thread_loaded_list(state: &AppState, params: ThreadLoadedListParams) -> ThreadLoadedListResponse {
+fn thread_loaded_list(
+    state: &AppState,
+    params: ThreadLoadedListParams,
+) -> ThreadLoadedListResponse {
     let ids = state.threads.loaded_ids();
     let start = match &params.cursor {
         Some(cursor) => ids.partition_point(|id| id.as_str() <= cursor.as_str()),
@@ -349,7 +380,10 @@ fn thread_loaded_list(state: &AppState, params: ThreadLoadedListParams) -> Threa
 
 /// `model/list`: the configured default model, plus what the provider's `GET /models` lists
 /// when it serves one.
-async fn model_list(state: &AppState, params: ModelListParams) -> Result<ModelListResponse, JsonRpcError> {
+async fn model_list(
+    state: &AppState,
+    params: ModelListParams,
+) -> Result<ModelListResponse, JsonRpcError> {
     let config = &state.config;
     let provider_id = params
         .model_provider
@@ -361,7 +395,8 @@ async fn model_list(state: &AppState, params: ModelListParams) -> Result<ModelLi
         )));
     };
     let mut ids = vec![config.model.clone()];
-    let client = weft_core::model::ModelClient::new(provider, state.threads.services().http.clone());
+    let client =
+        weft_core::model::ModelClient::new(provider, state.threads.services().http.clone());
     match client.list_models().await {
         Ok(listed) => {
             for model in listed {
@@ -436,7 +471,9 @@ fn user_agent(client_name: &str, client_version: &str) -> String {
     let terminal = std::env::var("TERM_PROGRAM")
         .or_else(|_| std::env::var("TERM"))
         .unwrap_or_else(|_| "unknown".into());
-    format!("{client_name}/{version} ({os} {os_version}; {arch}) {terminal} ({client_name}; {client_version})")
+    format!(
+        "{client_name}/{version} ({os} {os_version}; {arch}) {terminal} ({client_name}; {client_version})"
+    )
 }
 
 fn os_release() -> (String, String) {

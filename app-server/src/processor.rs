@@ -6,16 +6,16 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde::de::Error as _;
 use serde::Deserialize;
+use serde::de::Error as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use weft_core::config::Config;
 use weft_core::manager::ThreadManager;
+use weft_protocol::ClientRequest;
 use weft_protocol::ThreadId;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
-use weft_protocol::ClientRequest;
 
 use crate::cli::{AppServerArgs, Listen, StartError};
 use crate::connection::{Connection, ConnectionId, Session};
@@ -60,7 +60,13 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
     ),
     (
         "thread/resume",
-        &["history", "path", "initialTurnsPage", "permissions", "runtimeWorkspaceRoots"],
+        &[
+            "history",
+            "path",
+            "initialTurnsPage",
+            "permissions",
+            "runtimeWorkspaceRoots",
+        ],
     ),
     (
         "thread/fork",
@@ -91,7 +97,11 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
     ),
     (
         "turn/steer",
-        &["additionalContext", "responsesapiClientMetadata", "responsesapiClientMetadataPatch"],
+        &[
+            "additionalContext",
+            "responsesapiClientMetadata",
+            "responsesapiClientMetadataPatch",
+        ],
     ),
 ];
 
@@ -123,13 +133,15 @@ impl Ingress {
     pub async fn submit(&self, connection: &Arc<Connection>, message: IncomingMessage) {
         match message {
             IncomingMessage::Request { id, method, raw } => {
-                let event =
-                    IngressEvent::Message(connection.clone(), IncomingMessage::Request { id, method, raw });
-                if let Err(mpsc::error::TrySendError::Full(event)) = self.tx.try_send(event) {
-                    if let IngressEvent::Message(_, IncomingMessage::Request { id, .. }) = event {
-                        tracing::debug!(connection = connection.id, "ingress queue full; rejecting request");
-                        connection.try_send(outgoing::error(&id, &JsonRpcError::overloaded()));
-                    }
+                let reject_id = id.clone();
+                let request = IncomingMessage::Request { id, method, raw };
+                let event = IngressEvent::Message(connection.clone(), request);
+                if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(event) {
+                    tracing::debug!(
+                        connection = connection.id,
+                        "ingress queue full; rejecting request"
+                    );
+                    connection.try_send(outgoing::error(&reject_id, &JsonRpcError::overloaded()));
                 }
             }
             other => {
@@ -201,11 +213,14 @@ pub fn run_app_server(args: AppServerArgs) -> Result<(), StartError> {
     };
     let home = Config::default_home();
     std::fs::create_dir_all(&home).map_err(|err| {
-        StartError::Runtime(format!("cannot create home directory {}: {err}", home.display()))
+        StartError::Runtime(format!(
+            "cannot create home directory {}: {err}",
+            home.display()
+        ))
     })?;
     let home = std::fs::canonicalize(&home).unwrap_or(home);
-    let (config, report) = Config::load(&home, &args.overrides())
-        .map_err(|err| StartError::Usage(err.to_string()))?;
+    let (config, report) =
+        Config::load(&home, &args.overrides()).map_err(|err| StartError::Usage(err.to_string()))?;
     for key in &report.ignored_override_keys {
         tracing::warn!("ignoring unknown config key or feature `{key}`");
     }
@@ -259,9 +274,11 @@ async fn serve(
 }
 
 async fn shutdown_on_signal(shutdown: CancellationToken) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         tracing::warn!("cannot install signal handlers");
         return;
     };
@@ -337,7 +354,9 @@ async fn handle_request(
 fn decode(method: &str, raw: &Value) -> Result<ClientRequest, JsonRpcError> {
     if !SERVED_METHODS.contains(&method) {
         let err = serde_json::Error::unknown_variant(method, SERVED_METHODS);
-        return Err(JsonRpcError::invalid_request(format!("Invalid request: {err}")));
+        return Err(JsonRpcError::invalid_request(format!(
+            "Invalid request: {err}"
+        )));
     }
     if raw.get("params").is_some_and(Value::is_null) {
         // The reference treats `"params": null` as missing.
@@ -410,8 +429,11 @@ mod tests {
     fn missing_params() {
         let err = decode("initialize", &json!({"id":1,"method":"initialize"})).unwrap_err();
         assert_eq!(err.message, "Invalid request: missing field `params`");
-        let err = decode("initialize", &json!({"id":1,"method":"initialize","params":null}))
-            .unwrap_err();
+        let err = decode(
+            "initialize",
+            &json!({"id":1,"method":"initialize","params":null}),
+        )
+        .unwrap_err();
         assert_eq!(err.message, "Invalid request: missing field `params`");
     }
 }

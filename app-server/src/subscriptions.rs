@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, Weak};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use weft_core::events::{EventSink, ThreadEvent};
-use weft_protocol::notifications::*;
 use weft_protocol::ThreadId;
+use weft_protocol::notifications::*;
 
 use crate::connection::{Connection, ConnectionId};
 use crate::outgoing;
@@ -95,7 +95,10 @@ impl ThreadSubscribers {
 
     /// Whether anyone listens.
     pub fn is_empty(&self) -> bool {
-        self.subscribers.lock().map(|s| s.is_empty()).unwrap_or(true)
+        self.subscribers
+            .lock()
+            .map(|s| s.is_empty())
+            .unwrap_or(true)
     }
 
     fn subscriber_targets(&self, method: &str) -> Vec<Arc<Connection>> {
@@ -147,7 +150,9 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             ThreadStatusChangedNotification { thread_id, status }.into(),
             true,
         ),
-        ThreadEvent::TurnStarted(turn) => (TurnStartedNotification { thread_id, turn }.into(), false),
+        ThreadEvent::TurnStarted(turn) => {
+            (TurnStartedNotification { thread_id, turn }.into(), false)
+        }
         ThreadEvent::TurnCompleted(turn) => {
             (TurnCompletedNotification { thread_id, turn }.into(), false)
         }

@@ -280,8 +280,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
     openai.wire_api = WireApi::Responses;
     providers.insert(openai.id.clone(), openai);
     for (id, name, port) in [("ollama", "Ollama", 11434), ("lmstudio", "LM Studio", 1234)] {
-        let mut local =
-            ProviderConfig::new(id, name, &format!("http://localhost:{port}/v1"));
+        let mut local = ProviderConfig::new(id, name, format!("http://localhost:{port}/v1"));
         local.wire_api = WireApi::Chat;
         providers.insert(id.to_string(), local);
     }
@@ -411,8 +410,11 @@ request_max_retries = 1
             toml::Value::String("gpt-x".into())
         );
         assert!(parse_override("novalue").is_err());
-        let (config, report) =
-            load_text("", &["model=o3", "features.foo=true", "web_search=\"live\""]).unwrap();
+        let (config, report) = load_text(
+            "",
+            &["model=o3", "features.foo=true", "web_search=\"live\""],
+        )
+        .unwrap();
         assert_eq!(config.model, "o3");
         assert_eq!(
             report.ignored_override_keys,

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use weft_protocol::{ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId};
+use weft_protocol::{
+    ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId,
+};
 
 /// One thing that happened in a thread, in order.
 #[derive(Debug, Clone)]

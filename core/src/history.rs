@@ -48,16 +48,16 @@ impl History {
         let called: HashSet<&str> = self.items.iter().filter_map(call_id).collect();
         let mut out = Vec::with_capacity(self.items.len());
         for item in &self.items {
-            if let Some(id) = output_call_id(item) {
-                if !called.contains(id) {
-                    continue;
-                }
+            if let Some(id) = output_call_id(item)
+                && !called.contains(id)
+            {
+                continue;
             }
             out.push(item.clone());
-            if let Some(id) = call_id(item) {
-                if !answered.contains(id) {
-                    out.push(ResponseItem::function_call_output(id, ABORTED_OUTPUT));
-                }
+            if let Some(id) = call_id(item)
+                && !answered.contains(id)
+            {
+                out.push(ResponseItem::function_call_output(id, ABORTED_OUTPUT));
             }
         }
         out
@@ -66,9 +66,8 @@ impl History {
 
 fn call_id(item: &ResponseItem) -> Option<&str> {
     match item {
-        ResponseItem::FunctionCall { call_id, .. } | ResponseItem::CustomToolCall { call_id, .. } => {
-            Some(call_id)
-        }
+        ResponseItem::FunctionCall { call_id, .. }
+        | ResponseItem::CustomToolCall { call_id, .. } => Some(call_id),
         _ => None,
     }
 }

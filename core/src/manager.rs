@@ -147,7 +147,10 @@ impl ThreadManager {
             None => parse_config_enum(config.sandbox_mode.as_deref(), SandboxMode::WorkspaceWrite),
         };
         Ok(ThreadSettings {
-            model: options.model.clone().unwrap_or_else(|| config.model.clone()),
+            model: options
+                .model
+                .clone()
+                .unwrap_or_else(|| config.model.clone()),
             model_provider,
             cwd,
             approval_policy,
@@ -202,8 +205,9 @@ fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, defaul
 
 /// Resolve a thread's cwd: absolute, existing directory.
 fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, CoreError> {
-    let base = std::env::current_dir()
-        .map_err(|err| CoreError::InvalidSettings(format!("cannot read the daemon's cwd: {err}")))?;
+    let base = std::env::current_dir().map_err(|err| {
+        CoreError::InvalidSettings(format!("cannot read the daemon's cwd: {err}"))
+    })?;
     let cwd = match cwd {
         Some(path) if path.is_absolute() => path.to_path_buf(),
         Some(path) => base.join(path),

@@ -88,7 +88,7 @@ impl TurnOverrides {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Submitted {
     /// A new turn started.
-    Started(Turn),
+    Started(Box<Turn>),
     /// The input joined the running turn.
     Steered(TurnId),
 }
@@ -390,7 +390,12 @@ impl Session {
         }
         let mut settings = self.settings.clone();
         overrides.apply(&mut settings);
-        let Some(provider) = self.services.config.provider(&settings.model_provider).cloned() else {
+        let Some(provider) = self
+            .services
+            .config
+            .provider(&settings.model_provider)
+            .cloned()
+        else {
             reply
                 .send(Err(CoreError::InvalidSettings(format!(
                     "unknown model provider `{}`",
@@ -415,19 +420,27 @@ impl Session {
         if self.thread.preview.is_empty() {
             self.thread.preview = preview_of(&input);
         }
-        reply.send(Ok(Submitted::Started(turn.clone()))).await;
+        reply
+            .send(Ok(Submitted::Started(Box::new(turn.clone()))))
+            .await;
         self.record_context();
         let started_at = now_secs();
         self.thread.updated_at = started_at;
-        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active())).await;
+        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
+            .await;
         let mut started = turn;
         started.started_at = Some(started_at);
         self.emit(ThreadEvent::TurnStarted(started)).await;
-        self.spawn_turn(turn_id, provider, PendingInput {
-            item_id: new_item_id(),
-            input,
-            client_id,
-        }, started_at);
+        self.spawn_turn(
+            turn_id,
+            provider,
+            PendingInput {
+                item_id: new_item_id(),
+                input,
+                client_id,
+            },
+            started_at,
+        );
     }
 
     fn spawn_turn(
@@ -459,7 +472,11 @@ impl Session {
         let task = tokio::spawn(async move {
             let end = turn::run_task(ctx, initial).await;
             if let Some(ops) = ops.upgrade() {
-                let _ = ops.send(Op::TurnFinished { turn_id: finished_id }).await;
+                let _ = ops
+                    .send(Op::TurnFinished {
+                        turn_id: finished_id,
+                    })
+                    .await;
             }
             end
         });
@@ -514,7 +531,9 @@ impl Session {
                 ));
             }
             if let Some(text) = render_user_instructions(&discover_agents_md(&self.settings.cwd)) {
-                history.record(ResponseItem::user_message(vec![ContentItem::InputText { text }]));
+                history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                    text,
+                }]));
             }
         }
         let environment = EnvironmentContext::capture(
@@ -556,7 +575,10 @@ impl Session {
             return;
         };
         active.cancel.cancel();
-        if tokio::time::timeout(INTERRUPT_GRACE, &mut active.task).await.is_err() {
+        if tokio::time::timeout(INTERRUPT_GRACE, &mut active.task)
+            .await
+            .is_err()
+        {
             active.task.abort();
         }
         self.finish_turn(Some(end)).await;
@@ -584,12 +606,12 @@ impl Session {
             TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
             TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
         };
-        if status == TurnStatus::Interrupted {
-            if let Ok(mut history) = self.history.lock() {
-                history.record(ResponseItem::user_message(vec![ContentItem::InputText {
-                    text: TURN_ABORTED_MARKER.to_string(),
-                }]));
-            }
+        if status == TurnStatus::Interrupted
+            && let Ok(mut history) = self.history.lock()
+        {
+            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                text: TURN_ABORTED_MARKER.to_string(),
+            }]));
         }
         let completed_at = now_secs();
         self.thread.updated_at = completed_at;
@@ -616,7 +638,8 @@ impl Session {
             })
             .await;
         }
-        self.emit(ThreadEvent::TurnCompleted(completed_view(turn))).await;
+        self.emit(ThreadEvent::TurnCompleted(completed_view(turn)))
+            .await;
         if !leftover.is_empty() && status != TurnStatus::Interrupted {
             self.start_with_leftover(leftover).await;
         }
@@ -629,8 +652,14 @@ impl Session {
             input.extend(pending.input);
         }
         let (reply, _rx) = Reply::channel();
-        Box::pin(self.submit(input, InputMode::StartIfIdle, TurnOverrides::default(), None, reply))
-            .await;
+        Box::pin(self.submit(
+            input,
+            InputMode::StartIfIdle,
+            TurnOverrides::default(),
+            None,
+            reply,
+        ))
+        .await;
     }
 
     async fn emit(&self, event: ThreadEvent) {

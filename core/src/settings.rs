@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use weft_protocol::{AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy};
+use weft_protocol::{
+    AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
+};
 
 /// The settings of one thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -183,10 +183,13 @@ async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
         }
         for warning in outcome.warnings {
             ctx.sink
-                .emit(&ctx.thread_id, ThreadEvent::Warning {
-                    turn_id: Some(ctx.turn_id.clone()),
-                    message: warning,
-                })
+                .emit(
+                    &ctx.thread_id,
+                    ThreadEvent::Warning {
+                        turn_id: Some(ctx.turn_id.clone()),
+                        message: warning,
+                    },
+                )
                 .await;
         }
         match outcome.decision {
@@ -219,11 +222,18 @@ async fn record_user_input(ctx: &TurnContext, pending: PendingInput) {
 async fn record_hook_prompt(ctx: &TurnContext, prompts: Vec<crate::hooks::HookPromptFragment>) {
     let text = prompts
         .iter()
-        .map(|p| format!("<hook_prompt hook_run_id=\"{}\">{}</hook_prompt>", p.hook_run_id, p.text))
+        .map(|p| {
+            format!(
+                "<hook_prompt hook_run_id=\"{}\">{}</hook_prompt>",
+                p.hook_run_id, p.text
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n");
     if let Ok(mut history) = ctx.history.lock() {
-        history.record(ResponseItem::user_message(vec![ContentItem::InputText { text }]));
+        history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+            text,
+        }]));
     }
     let item = HookPromptItem {
         id: new_item_id(),
@@ -240,10 +250,13 @@ async fn record_hook_prompt(ctx: &TurnContext, prompts: Vec<crate::hooks::HookPr
 
 async fn start_and_complete(ctx: &TurnContext, mut item: ThreadItem, started: i64) {
     item.started_at_ms = Some(started);
-    emit(ctx, ThreadEvent::ItemStarted {
-        turn_id: ctx.turn_id.clone(),
-        item: item.clone(),
-    })
+    emit(
+        ctx,
+        ThreadEvent::ItemStarted {
+            turn_id: ctx.turn_id.clone(),
+            item: item.clone(),
+        },
+    )
     .await;
     item.completed_at_ms = Some(now_ms());
     complete_item(ctx, item).await;
@@ -251,10 +264,13 @@ async fn start_and_complete(ctx: &TurnContext, mut item: ThreadItem, started: i6
 
 async fn complete_item(ctx: &TurnContext, item: ThreadItem) {
     ctx.shared.push_item(item.clone());
-    emit(ctx, ThreadEvent::ItemCompleted {
-        turn_id: ctx.turn_id.clone(),
-        item,
-    })
+    emit(
+        ctx,
+        ThreadEvent::ItemCompleted {
+            turn_id: ctx.turn_id.clone(),
+            item,
+        },
+    )
     .await;
 }
 
@@ -268,9 +284,7 @@ fn user_content(input: &[UserInput]) -> Vec<ContentItem> {
         .iter()
         .filter_map(|part| match part {
             UserInput::Text { text, .. } => Some(ContentItem::InputText { text: text.clone() }),
-            UserInput::Image {
-                url: Some(url), ..
-            } => Some(ContentItem::InputImage {
+            UserInput::Image { url: Some(url), .. } => Some(ContentItem::InputImage {
                 image_url: url.clone(),
                 detail: None,
             }),
@@ -290,8 +304,13 @@ struct OpenItem {
 }
 
 enum OpenKind {
-    Message { text: String },
-    Reasoning { summary: Vec<String>, content: Vec<String> },
+    Message {
+        text: String,
+    },
+    Reasoning {
+        summary: Vec<String>,
+        content: Vec<String>,
+    },
 }
 
 /// The streaming state of one sampling attempt.
@@ -348,18 +367,24 @@ async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
                 let delay = err
                     .retry_after()
                     .unwrap_or_else(|| crate::model::backoff(retries));
-                emit(ctx, ThreadEvent::Error {
-                    turn_id: ctx.turn_id.clone(),
-                    error: TurnError {
-                        message: format!("Reconnecting... {retries}/{}", ctx.stream_max_retries),
-                        codex_error_info: Some(CodexErrorInfo::ResponseStreamDisconnected {
-                            http_status_code: err.http_status(),
-                        }),
-                        additional_details: Some(err.to_string()),
-                        misalignment: None,
+                emit(
+                    ctx,
+                    ThreadEvent::Error {
+                        turn_id: ctx.turn_id.clone(),
+                        error: TurnError {
+                            message: format!(
+                                "Reconnecting... {retries}/{}",
+                                ctx.stream_max_retries
+                            ),
+                            codex_error_info: Some(CodexErrorInfo::ResponseStreamDisconnected {
+                                http_status_code: err.http_status(),
+                            }),
+                            additional_details: Some(err.to_string()),
+                            misalignment: None,
+                        },
+                        will_retry: true,
                     },
-                    will_retry: true,
-                })
+                )
                 .await;
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
@@ -409,11 +434,14 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 {
                     text.push_str(&delta);
                 }
-                emit(ctx, ThreadEvent::AgentMessageDelta {
-                    turn_id: ctx.turn_id.clone(),
-                    item_id,
-                    delta,
-                })
+                emit(
+                    ctx,
+                    ThreadEvent::AgentMessageDelta {
+                        turn_id: ctx.turn_id.clone(),
+                        item_id,
+                        delta,
+                    },
+                )
                 .await;
             }
             ResponseEvent::ReasoningSummaryPartAdded {
@@ -427,11 +455,14 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 {
                     grow(summary, summary_index);
                 }
-                emit(ctx, ThreadEvent::ReasoningSummaryPartAdded {
-                    turn_id: ctx.turn_id.clone(),
-                    item_id,
-                    summary_index,
-                })
+                emit(
+                    ctx,
+                    ThreadEvent::ReasoningSummaryPartAdded {
+                        turn_id: ctx.turn_id.clone(),
+                        item_id,
+                        summary_index,
+                    },
+                )
                 .await;
             }
             ResponseEvent::ReasoningSummaryDelta {
@@ -452,12 +483,15 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                         part.push_str(&delta);
                     }
                 }
-                emit(ctx, ThreadEvent::ReasoningSummaryTextDelta {
-                    turn_id: ctx.turn_id.clone(),
-                    item_id,
-                    delta,
-                    summary_index,
-                })
+                emit(
+                    ctx,
+                    ThreadEvent::ReasoningSummaryTextDelta {
+                        turn_id: ctx.turn_id.clone(),
+                        item_id,
+                        delta,
+                        summary_index,
+                    },
+                )
                 .await;
             }
             ResponseEvent::ReasoningContentDelta {
@@ -478,12 +512,15 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                         part.push_str(&delta);
                     }
                 }
-                emit(ctx, ThreadEvent::ReasoningTextDelta {
-                    turn_id: ctx.turn_id.clone(),
-                    item_id,
-                    delta,
-                    content_index,
-                })
+                emit(
+                    ctx,
+                    ThreadEvent::ReasoningTextDelta {
+                        turn_id: ctx.turn_id.clone(),
+                        item_id,
+                        delta,
+                        content_index,
+                    },
+                )
                 .await;
             }
             ResponseEvent::OutputItemDone(item) => {
@@ -516,7 +553,13 @@ async fn open_item(ctx: &TurnContext, attempt: &mut Attempt, item: &ResponseItem
         ResponseItem::Message { id, role, .. } if role == "assistant" => {
             let id = id.clone().unwrap_or_else(|| new_item_id().to_string());
             let wire = ThreadItem::from(AgentMessageItem::new(id.clone(), ""));
-            (id, OpenKind::Message { text: String::new() }, wire)
+            (
+                id,
+                OpenKind::Message {
+                    text: String::new(),
+                },
+                wire,
+            )
         }
         ResponseItem::Reasoning { id, .. } => {
             let wire = ThreadItem::from(ReasoningItem {
@@ -546,10 +589,13 @@ async fn open_item(ctx: &TurnContext, attempt: &mut Attempt, item: &ResponseItem
         started_at,
         kind,
     });
-    emit(ctx, ThreadEvent::ItemStarted {
-        turn_id: ctx.turn_id.clone(),
-        item: wire,
-    })
+    emit(
+        ctx,
+        ThreadEvent::ItemStarted {
+            turn_id: ctx.turn_id.clone(),
+            item: wire,
+        },
+    )
     .await;
 }
 
@@ -557,7 +603,9 @@ async fn open_item(ctx: &TurnContext, attempt: &mut Attempt, item: &ResponseItem
 /// (which needs a follow-up).
 async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseItem) -> bool {
     match &item {
-        ResponseItem::Message { id, role, content, .. } if role == "assistant" => {
+        ResponseItem::Message {
+            id, role, content, ..
+        } if role == "assistant" => {
             let text = content
                 .iter()
                 .filter_map(|c| match c {
@@ -573,10 +621,13 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
                     let started = now_ms();
                     let mut wire = ThreadItem::from(AgentMessageItem::new(id.clone(), ""));
                     wire.started_at_ms = Some(started);
-                    emit(ctx, ThreadEvent::ItemStarted {
-                        turn_id: ctx.turn_id.clone(),
-                        item: wire,
-                    })
+                    emit(
+                        ctx,
+                        ThreadEvent::ItemStarted {
+                            turn_id: ctx.turn_id.clone(),
+                            item: wire,
+                        },
+                    )
                     .await;
                     (id, started)
                 }
@@ -608,10 +659,13 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
                         content: Vec::new(),
                     });
                     wire.started_at_ms = Some(started);
-                    emit(ctx, ThreadEvent::ItemStarted {
-                        turn_id: ctx.turn_id.clone(),
-                        item: wire,
-                    })
+                    emit(
+                        ctx,
+                        ThreadEvent::ItemStarted {
+                            turn_id: ctx.turn_id.clone(),
+                            item: wire,
+                        },
+                    )
                     .await;
                     (Vec::new(), Vec::new(), started)
                 }
@@ -688,10 +742,13 @@ async fn report_usage(ctx: &TurnContext, usage: &TokenUsage) {
         }
         Err(_) => return,
     };
-    emit(ctx, ThreadEvent::TokenUsage {
-        turn_id: ctx.turn_id.clone(),
-        usage: snapshot,
-    })
+    emit(
+        ctx,
+        ThreadEvent::TokenUsage {
+            turn_id: ctx.turn_id.clone(),
+            usage: snapshot,
+        },
+    )
     .await;
 }
 

@@ -101,11 +101,17 @@ mod tests {
     fn classifies_envelopes() {
         assert!(matches!(
             classify(r#"{"id":1,"method":"initialize","params":{}}"#),
-            Ok(IncomingMessage::Request { id: RequestId::Integer(1), .. })
+            Ok(IncomingMessage::Request {
+                id: RequestId::Integer(1),
+                ..
+            })
         ));
         assert!(matches!(
             classify(r#"{"jsonrpc":"2.0","id":"a","method":"x"}"#),
-            Ok(IncomingMessage::Request { id: RequestId::String(_), .. })
+            Ok(IncomingMessage::Request {
+                id: RequestId::String(_),
+                ..
+            })
         ));
         assert!(matches!(
             classify(r#"{"method":"initialized"}"#),

@@ -18,8 +18,11 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// Serve one connection over stdin/stdout until stdin closes or `shutdown` is cancelled.
 /// Cancels `shutdown` itself on EOF, and returns once queued output is written.
 pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
-    let (connection, outbound) =
-        Connection::new(ingress.next_connection_id(), Backpressure::Wait, shutdown.child_token());
+    let (connection, outbound) = Connection::new(
+        ingress.next_connection_id(),
+        Backpressure::Wait,
+        shutdown.child_token(),
+    );
     let connection = Arc::new(connection);
     ingress.opened(connection.clone());
     let writer = tokio::spawn(write_lines(outbound, shutdown.clone()));
@@ -160,15 +163,33 @@ mod tests {
         let input: &[u8] = b"abc\n0123456789\nxy\n\nlast";
         let mut reader = BufReader::with_capacity(4, input);
         let mut buf = Vec::new();
-        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 5).await.unwrap(),
+            Line::Complete
+        );
         assert_eq!(buf, b"abc");
-        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::TooLong(10));
-        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 5).await.unwrap(),
+            Line::TooLong(10)
+        );
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 5).await.unwrap(),
+            Line::Complete
+        );
         assert_eq!(buf, b"xy");
-        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 5).await.unwrap(),
+            Line::Complete
+        );
         assert!(buf.is_empty());
-        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Complete);
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 5).await.unwrap(),
+            Line::Complete
+        );
         assert_eq!(buf, b"last");
-        assert_eq!(read_line(&mut reader, &mut buf, 5).await.unwrap(), Line::Eof);
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 5).await.unwrap(),
+            Line::Eof
+        );
     }
 }

@@ -109,10 +109,12 @@ async fn upgrade(
             .and_then(|v| v.strip_prefix("Bearer "));
         match bearer {
             None => {
-                return (StatusCode::UNAUTHORIZED, "missing websocket bearer token").into_response();
+                return (StatusCode::UNAUTHORIZED, "missing websocket bearer token")
+                    .into_response();
             }
             Some(token) if !bool::from(token.trim().as_bytes().ct_eq(expected.as_bytes())) => {
-                return (StatusCode::UNAUTHORIZED, "invalid websocket bearer token").into_response();
+                return (StatusCode::UNAUTHORIZED, "invalid websocket bearer token")
+                    .into_response();
             }
             Some(_) => {}
         }
@@ -127,8 +129,11 @@ async fn upgrade(
 async fn connection(socket: WebSocket, state: WsState) {
     let ingress = state.ingress;
     let closed = state.shutdown.child_token();
-    let (connection, outbound) =
-        Connection::new(ingress.next_connection_id(), Backpressure::Disconnect, closed.clone());
+    let (connection, outbound) = Connection::new(
+        ingress.next_connection_id(),
+        Backpressure::Disconnect,
+        closed.clone(),
+    );
     let connection = Arc::new(connection);
     tracing::debug!(connection = connection.id, "websocket connection opened");
     ingress.opened(connection.clone());
