@@ -21,7 +21,7 @@ use weft_protocol::turn_api::{
 };
 use weft_protocol::{
     ApprovalsReviewer, ClientRequest, CodexErrorInfo, InitializeResponse, ReasoningEffort,
-    ThreadId, Turn, TurnError, TurnItemsView, TurnStatus,
+    ThreadId, Turn, TurnError, TurnItemsView, TurnStatus, UserInput,
 };
 
 use crate::connection::Connection;
@@ -266,6 +266,10 @@ async fn turn_start(
             return;
         }
     };
+    if let Err(err) = check_input(&params.input) {
+        connection.send(outgoing::error(&id, &err)).await;
+        return;
+    }
     let overrides = TurnOverrides {
         model: params.model,
         cwd: params.cwd.map(PathBuf::from),
@@ -295,6 +299,25 @@ async fn turn_start(
     }
 }
 
+/// Input kinds Weft cannot send to a model are refused up front rather than dropped.
+fn check_input(input: &[UserInput]) -> Result<(), JsonRpcError> {
+    for part in input {
+        let problem = match part {
+            UserInput::Image { url: None, file_id: Some(_), .. } => {
+                "image inputs by `fileId` are not supported by Weft; send a `url` or a `localImage`"
+            }
+            UserInput::Image { url: None, file_id: None, .. } => "image input needs a `url`",
+            UserInput::Image { url: Some(_), file_id: Some(_), .. } => {
+                "image input takes either `url` or `fileId`, not both"
+            }
+            UserInput::Text { .. } | UserInput::Image { .. } | UserInput::LocalImage { .. } => continue,
+            _ => "this input type is not supported by Weft yet",
+        };
+        return Err(JsonRpcError::invalid_request(problem));
+    }
+    Ok(())
+}
+
 async fn turn_steer(
     state: &AppState,
     connection: &Arc<Connection>,
@@ -308,6 +331,10 @@ async fn turn_steer(
             return;
         }
     };
+    if let Err(err) = check_input(&params.input) {
+        connection.send(outgoing::error(&id, &err)).await;
+        return;
+    }
     let reply = reply_with(connection, id.clone(), |submitted: Submitted| {
         let turn_id = match submitted {
             Submitted::Started(turn) => turn.id,

@@ -466,6 +466,11 @@ impl Session {
             shared: shared.clone(),
             cancel: cancel.clone(),
             stream_max_retries,
+            context_window: self
+                .services
+                .config
+                .model_context_window
+                .and_then(|w| i64::try_from(w).ok()),
         };
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();

@@ -112,6 +112,8 @@ pub struct TurnContext {
     pub cancel: CancellationToken,
     /// Retries of a failed sampling request.
     pub stream_max_retries: u32,
+    /// The model's context window, when known (reported with token usage).
+    pub context_window: Option<i64>,
 }
 
 /// How a turn ended.
@@ -204,7 +206,7 @@ async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
 
 /// Record one user input: history, and the `userMessage` item's start and completion.
 async fn record_user_input(ctx: &TurnContext, pending: PendingInput) {
-    let content = user_content(&pending.input);
+    let content = user_content(&pending.input).await;
     if let Ok(mut history) = ctx.history.lock() {
         history.record(ResponseItem::user_message(content));
     }
@@ -278,22 +280,50 @@ async fn emit(ctx: &TurnContext, event: ThreadEvent) {
     ctx.sink.emit(&ctx.thread_id, event).await;
 }
 
-/// The model-facing content of user input.
-fn user_content(input: &[UserInput]) -> Vec<ContentItem> {
-    input
-        .iter()
-        .filter_map(|part| match part {
-            UserInput::Text { text, .. } => Some(ContentItem::InputText { text: text.clone() }),
-            UserInput::Image { url: Some(url), .. } => Some(ContentItem::InputImage {
+/// The model-facing content of user input. Local images are read and sent inline as
+/// `data:` URLs; one that cannot be read is replaced by a note the model can see.
+async fn user_content(input: &[UserInput]) -> Vec<ContentItem> {
+    let mut content = Vec::with_capacity(input.len());
+    for part in input {
+        match part {
+            UserInput::Text { text, .. } => content.push(ContentItem::InputText { text: text.clone() }),
+            UserInput::Image { url: Some(url), detail, .. } => content.push(ContentItem::InputImage {
                 image_url: url.clone(),
-                detail: None,
+                detail: detail_name(detail.as_ref()),
             }),
-            UserInput::LocalImage { path, .. } => Some(ContentItem::InputText {
-                text: format!("[image at {path}]"),
-            }),
-            _ => None,
-        })
-        .collect()
+            UserInput::LocalImage { path, detail } => match tokio::fs::read(path).await {
+                Ok(bytes) => {
+                    use base64::Engine as _;
+                    let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+                    content.push(ContentItem::InputImage {
+                        image_url: format!("data:{};base64,{data}", image_mime(path)),
+                        detail: detail_name(detail.as_ref()),
+                    });
+                }
+                Err(err) => content.push(ContentItem::InputText {
+                    text: format!("[the image {path} could not be read: {err}]"),
+                }),
+            },
+            _ => {}
+        }
+    }
+    content
+}
+
+fn detail_name(detail: Option<&weft_protocol::ImageDetail>) -> Option<String> {
+    detail
+        .and_then(|d| serde_json::to_value(d).ok())
+        .and_then(|v| v.as_str().map(str::to_string))
+}
+
+fn image_mime(path: &str) -> &'static str {
+    let lower = path.to_ascii_lowercase();
+    match lower.rsplit('.').next() {
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        _ => "image/png",
+    }
 }
 
 /// An item the model is streaming.
@@ -738,6 +768,7 @@ async fn report_usage(ctx: &TurnContext, usage: &TokenUsage) {
         Ok(mut totals) => {
             totals.total.add(&last);
             totals.last = last;
+            totals.model_context_window = ctx.context_window;
             *totals
         }
         Err(_) => return,
