@@ -704,3 +704,7 @@ fn preview_of(input: &[UserInput]) -> String {
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
