@@ -27,7 +27,6 @@ use weft_protocol::{
 use crate::connection::Connection;
 use crate::outgoing;
 use crate::processor::{AppState, session_from};
-use crate::subscriptions::ThreadSubscribers;
 
 /// Handle `initialize` on a connection that is not initialized yet.
 pub async fn initialize(state: &AppState, connection: &Connection, request: ClientRequest) {
@@ -145,7 +144,7 @@ async fn thread_start(
     if let Some(config) = &params.config {
         apply_config_overrides(&mut options, config);
     }
-    let subscribers = ThreadSubscribers::new(&state.connections);
+    let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let started = state
         .threads
@@ -303,14 +302,26 @@ async fn turn_start(
 fn check_input(input: &[UserInput]) -> Result<(), JsonRpcError> {
     for part in input {
         let problem = match part {
-            UserInput::Image { url: None, file_id: Some(_), .. } => {
+            UserInput::Image {
+                url: None,
+                file_id: Some(_),
+                ..
+            } => {
                 "image inputs by `fileId` are not supported by Weft; send a `url` or a `localImage`"
             }
-            UserInput::Image { url: None, file_id: None, .. } => "image input needs a `url`",
-            UserInput::Image { url: Some(_), file_id: Some(_), .. } => {
-                "image input takes either `url` or `fileId`, not both"
+            UserInput::Image {
+                url: None,
+                file_id: None,
+                ..
+            } => "image input needs a `url`",
+            UserInput::Image {
+                url: Some(_),
+                file_id: Some(_),
+                ..
+            } => "image input takes either `url` or `fileId`, not both",
+            UserInput::Text { .. } | UserInput::Image { .. } | UserInput::LocalImage { .. } => {
+                continue;
             }
-            UserInput::Text { .. } | UserInput::Image { .. } | UserInput::LocalImage { .. } => continue,
             _ => "this input type is not supported by Weft yet",
         };
         return Err(JsonRpcError::invalid_request(problem));

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use serde::Serialize;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::ServerNotification;
+use weft_protocol::server_requests::ServerRequest;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
@@ -69,6 +70,20 @@ pub fn notification(notification: &ServerNotification) -> Bytes {
     line.extend_from_slice(now_ms().to_string().as_bytes());
     line.push(b'}');
     Bytes::from(line)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` for a server → client request.
+pub fn server_request(request: &ServerRequest) -> Bytes {
+    #[derive(Serialize)]
+    struct Request<'a> {
+        jsonrpc: &'static str,
+        #[serde(flatten)]
+        inner: &'a ServerRequest,
+    }
+    to_bytes(&Request {
+        jsonrpc: "2.0",
+        inner: request,
+    })
 }
 
 fn to_bytes<T: Serialize>(value: &T) -> Bytes {

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use weft_core::config::Config;
+use weft_core::events::ServerRequestOutcome;
 use weft_core::manager::ThreadManager;
 use weft_protocol::ClientRequest;
 use weft_protocol::ThreadId;
@@ -21,7 +22,7 @@ use crate::cli::{AppServerArgs, Listen, StartError};
 use crate::connection::{Connection, ConnectionId, Session};
 use crate::handlers;
 use crate::outgoing;
-use crate::subscriptions::{Connections, ThreadSubscribers};
+use crate::subscriptions::{Connections, PendingRequests, ThreadSubscribers};
 use crate::transport::{self, IncomingMessage};
 
 /// Capacity of the queue between the transports and request processing.
@@ -169,6 +170,8 @@ pub struct AppState {
     pub connections: Arc<Connections>,
     /// Loaded threads.
     pub threads: ThreadManager,
+    /// Server → client requests waiting for an answer.
+    pub pending_requests: Arc<PendingRequests>,
     subscriptions: Mutex<HashMap<ThreadId, Arc<ThreadSubscribers>>>,
     next_connection: AtomicU64,
 }
@@ -181,6 +184,7 @@ impl AppState {
             threads: ThreadManager::new(config.clone()),
             config,
             connections: Arc::new(Connections::default()),
+            pending_requests: Arc::new(PendingRequests::default()),
             subscriptions: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
         }
@@ -193,12 +197,20 @@ impl AppState {
         }
     }
 
-    /// A closed connection is no one's subscriber any more.
+    /// A new subscriber list for a thread about to be created.
+    pub fn new_subscribers(&self) -> Arc<ThreadSubscribers> {
+        ThreadSubscribers::new(&self.connections, &self.pending_requests)
+    }
+
+    /// A closed connection is no one's subscriber any more; requests of threads left with no
+    /// subscriber are cancelled, so no turn waits for an answer that cannot come.
     fn connection_closed(&self, id: ConnectionId) {
         self.connections.remove(id);
         if let Ok(subscriptions) = self.subscriptions.lock() {
-            for subscribers in subscriptions.values() {
-                subscribers.unsubscribe(id);
+            for (thread_id, subscribers) in subscriptions.iter() {
+                if subscribers.unsubscribe(id) && subscribers.is_empty() {
+                    self.pending_requests.cancel_thread(thread_id);
+                }
             }
         }
     }
@@ -303,8 +315,22 @@ async fn process(state: Arc<AppState>, mut rx: mpsc::Receiver<IngressEvent>) {
                         tracing::debug!(connection = connection.id, %method, "ignoring client notification");
                     }
                 }
-                IncomingMessage::Response { id, .. } => {
-                    tracing::warn!(connection = connection.id, %id, "response to an unknown server request; dropped");
+                IncomingMessage::Response { id, raw } => {
+                    let outcome = match raw.get("error") {
+                        Some(error) => ServerRequestOutcome::Failed(
+                            error
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("error response")
+                                .to_string(),
+                        ),
+                        None => ServerRequestOutcome::Answered(
+                            raw.get("result").cloned().unwrap_or(Value::Null),
+                        ),
+                    };
+                    if !state.pending_requests.resolve(&id, outcome) {
+                        tracing::warn!(connection = connection.id, %id, "response to an unknown or already answered server request; dropped");
+                    }
                 }
             },
             IngressEvent::Closed(id) => state.connection_closed(id),

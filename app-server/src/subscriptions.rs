@@ -4,13 +4,17 @@
 //! is serialized once and the same bytes are queued on every receiving connection.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use weft_core::events::{EventSink, ThreadEvent};
+use tokio::sync::oneshot;
+use weft_core::events::{EventSink, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 use weft_protocol::ThreadId;
+use weft_protocol::jsonrpc::RequestId;
 use weft_protocol::notifications::*;
+use weft_protocol::server_requests::ServerRequest;
 
 use crate::connection::{Connection, ConnectionId};
 use crate::outgoing;
@@ -56,19 +60,97 @@ impl Connections {
     }
 }
 
+/// Server → client requests waiting for their first answer. Ids are integers from 0, unique
+/// across the process (so unique per connection too); a request fanned out to several
+/// connections has the same id on each.
+#[derive(Default)]
+pub struct PendingRequests {
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<i64, PendingRequest>>,
+}
+
+struct PendingRequest {
+    thread_id: ThreadId,
+    answer: oneshot::Sender<ServerRequestOutcome>,
+}
+
+impl PendingRequests {
+    fn register(&self, thread_id: &ThreadId) -> (i64, oneshot::Receiver<ServerRequestOutcome>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (answer, rx) = oneshot::channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(
+                id,
+                PendingRequest {
+                    thread_id: thread_id.clone(),
+                    answer,
+                },
+            );
+        }
+        (id, rx)
+    }
+
+    /// A client's answer. Returns false when no request with this id is pending (answered
+    /// already, withdrawn, or never sent): the answer is dropped.
+    pub fn resolve(&self, id: &RequestId, outcome: ServerRequestOutcome) -> bool {
+        let RequestId::Integer(id) = id else {
+            return false;
+        };
+        let entry = self.pending.lock().ok().and_then(|mut p| p.remove(id));
+        match entry {
+            Some(entry) => {
+                let _ = entry.answer.send(outcome);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn withdraw(&self, id: i64) -> bool {
+        self.pending
+            .lock()
+            .is_ok_and(|mut pending| pending.remove(&id).is_some())
+    }
+
+    /// Cancel every request of a thread that has nobody left to answer it.
+    pub fn cancel_thread(&self, thread_id: &ThreadId) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.retain(|_, entry| entry.thread_id != *thread_id);
+        }
+    }
+}
+
 /// The subscribers of one thread, and its event sink.
 pub struct ThreadSubscribers {
     connections: Weak<Connections>,
+    pending: Arc<PendingRequests>,
     subscribers: Mutex<Vec<Arc<Connection>>>,
 }
 
 impl ThreadSubscribers {
     /// No subscribers yet.
-    pub fn new(connections: &Arc<Connections>) -> Arc<ThreadSubscribers> {
+    pub fn new(
+        connections: &Arc<Connections>,
+        pending: &Arc<PendingRequests>,
+    ) -> Arc<ThreadSubscribers> {
         Arc::new(ThreadSubscribers {
             connections: Arc::downgrade(connections),
+            pending: pending.clone(),
             subscribers: Mutex::new(Vec::new()),
         })
+    }
+
+    /// `serverRequest/resolved` for `id`, as bytes, and who should get it.
+    fn resolved_frame(&self, thread: &ThreadId, id: i64) -> (Vec<Arc<Connection>>, Bytes) {
+        let notification: ServerNotification = ServerRequestResolvedNotification {
+            thread_id: thread.clone(),
+            request_id: RequestId::Integer(id),
+        }
+        .into();
+        (
+            self.subscriber_targets(notification.method()),
+            outgoing::notification(&notification),
+        )
     }
 
     /// Add a subscriber (idempotent). Returns false if it was already subscribed.
@@ -115,7 +197,78 @@ impl ThreadSubscribers {
     }
 }
 
+/// Withdraws a server request whose future was dropped (the turn was interrupted) and tells
+/// the subscribers it is resolved.
+struct Withdraw<'a> {
+    subscribers: &'a ThreadSubscribers,
+    thread: &'a ThreadId,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if !self.armed || !self.subscribers.pending.withdraw(self.id) {
+            return;
+        }
+        let (targets, frame) = self.subscribers.resolved_frame(self.thread, self.id);
+        tokio::spawn(async move { send_all(&targets, frame).await });
+    }
+}
+
 impl EventSink for ThreadSubscribers {
+    fn request<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        params: ServerRequestParams,
+    ) -> BoxFuture<'a, ServerRequestOutcome> {
+        Box::pin(async move {
+            let (id, answer) = self.pending.register(thread);
+            let request_id = RequestId::Integer(id);
+            let request = match params {
+                ServerRequestParams::CommandApproval(params) => {
+                    ServerRequest::CommandExecutionRequestApproval {
+                        id: request_id,
+                        params,
+                    }
+                }
+                ServerRequestParams::FileChangeApproval(params) => {
+                    ServerRequest::FileChangeRequestApproval {
+                        id: request_id,
+                        params,
+                    }
+                }
+            };
+            let targets: Vec<Arc<Connection>> = self
+                .subscribers
+                .lock()
+                .map(|s| {
+                    s.iter()
+                        .filter(|c| !c.closed.is_cancelled())
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            if targets.is_empty() {
+                self.pending.withdraw(id);
+                return ServerRequestOutcome::Cancelled;
+            }
+            let mut guard = Withdraw {
+                subscribers: self,
+                thread,
+                id,
+                armed: true,
+            };
+            send_all(&targets, outgoing::server_request(&request)).await;
+            let outcome = answer.await.unwrap_or(ServerRequestOutcome::Cancelled);
+            guard.armed = false;
+            drop(guard);
+            let (targets, frame) = self.resolved_frame(thread, id);
+            send_all(&targets, frame).await;
+            outcome
+        })
+    }
+
     fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let (notification, broadcast) = to_notification(thread, event);

@@ -4,6 +4,9 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use weft_protocol::server_requests::{
+    CommandExecutionRequestApprovalParams, FileChangeRequestApprovalParams,
+};
 use weft_protocol::{
     ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId,
 };
@@ -96,12 +99,40 @@ pub enum ThreadEvent {
     },
 }
 
+/// A question for the thread's clients (approvals).
+#[derive(Debug, Clone)]
+pub enum ServerRequestParams {
+    /// `item/commandExecution/requestApproval`.
+    CommandApproval(CommandExecutionRequestApprovalParams),
+    /// `item/fileChange/requestApproval`.
+    FileChangeApproval(FileChangeRequestApprovalParams),
+}
+
+/// How a server request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerRequestOutcome {
+    /// A client answered with this result.
+    Answered(serde_json::Value),
+    /// A client answered with an error.
+    Failed(String),
+    /// Nobody can answer any more (no subscriber left).
+    Cancelled,
+}
+
 /// Where a thread's events go. Implemented by the app-server (fan-out to subscribed
 /// connections) and by tests. `emit` completes once the event is queued for every receiver,
 /// so events are delivered in emission order.
 pub trait EventSink: Send + Sync + 'static {
     /// Deliver one event of `thread`.
     fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()>;
+
+    /// Ask the thread's subscribers; the first answer wins. Dropping the future withdraws the
+    /// request (the clients are told it was resolved).
+    fn request<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        params: ServerRequestParams,
+    ) -> BoxFuture<'a, ServerRequestOutcome>;
 }
 
 /// A shared sink.

@@ -22,6 +22,14 @@ impl EventSink for ChannelSink {
         let _ = self.0.send(event);
         Box::pin(async {})
     }
+
+    fn request<'a>(
+        &'a self,
+        _thread: &'a ThreadId,
+        _params: crate::events::ServerRequestParams,
+    ) -> BoxFuture<'a, crate::events::ServerRequestOutcome> {
+        Box::pin(async { crate::events::ServerRequestOutcome::Cancelled })
+    }
 }
 
 struct Harness {
