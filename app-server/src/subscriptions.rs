@@ -229,7 +229,7 @@ impl EventSink for ThreadSubscribers {
                 ServerRequestParams::CommandApproval(params) => {
                     ServerRequest::CommandExecutionRequestApproval {
                         id: request_id,
-                        params,
+                        params: *params,
                     }
                 }
                 ServerRequestParams::FileChangeApproval(params) => {

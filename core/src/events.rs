@@ -103,7 +103,7 @@ pub enum ThreadEvent {
 #[derive(Debug, Clone)]
 pub enum ServerRequestParams {
     /// `item/commandExecution/requestApproval`.
-    CommandApproval(CommandExecutionRequestApprovalParams),
+    CommandApproval(Box<CommandExecutionRequestApprovalParams>),
     /// `item/fileChange/requestApproval`.
     FileChangeApproval(FileChangeRequestApprovalParams),
 }
