@@ -128,6 +128,10 @@ async fn thread_start(
     id: RequestId,
     params: ThreadStartParams,
 ) {
+    if let Err(err) = check_reviewer(params.approvals_reviewer) {
+        connection.send(outgoing::error(&id, &err)).await;
+        return;
+    }
     let mut options = StartThreadOptions {
         model: params.model,
         model_provider: params.model_provider,
@@ -265,7 +269,7 @@ async fn turn_start(
             return;
         }
     };
-    if let Err(err) = check_input(&params.input) {
+    if let Err(err) = check_input(&params.input).and(check_reviewer(params.approvals_reviewer)) {
         connection.send(outgoing::error(&id, &err)).await;
         return;
     }
@@ -295,6 +299,22 @@ async fn turn_start(
         connection
             .send(outgoing::error(&id, &core_error(err)))
             .await;
+    }
+}
+
+/// Only `user` reviews approvals in Weft; the reviewing sub-agents are not implemented.
+fn check_reviewer(reviewer: Option<ApprovalsReviewer>) -> Result<(), JsonRpcError> {
+    match reviewer {
+        None | Some(ApprovalsReviewer::User) => Ok(()),
+        Some(other) => {
+            let name = serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            Err(JsonRpcError::invalid_request(format!(
+                "approvalsReviewer `{name}` is not supported by Weft; use `user`"
+            )))
+        }
     }
 }
 

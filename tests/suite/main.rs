@@ -1,1 +1,26 @@
+//! Weft's end-to-end suite: one test binary, one module per feature area. Every test drives the
+//! real `weft` binary through `weft-test-support`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+/// Declare one test per transport for each listed `async fn name(Transport)` in the current
+/// module: `name::stdio` and `name::ws`.
+macro_rules! on_both_transports {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn stdio() {
+                    super::$name(weft_test_support::Transport::Stdio).await;
+                }
+
+                #[tokio::test]
+                async fn ws() {
+                    super::$name(weft_test_support::Transport::Ws).await;
+                }
+            }
+        )*
+    };
+}
+
 mod foundation;
+mod turns;

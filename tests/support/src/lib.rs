@@ -1,1 +1,58 @@
-//! (being written)
+//! Test support for Weft's end-to-end suite: start the real `weft` binary, speak JSON-RPC to
+//! it over stdio or WebSocket, and validate every message it sends against Weft's own schema
+//! (`schema/`) and, for the methods we share with Codex, against the reference schema
+//! (`../shared/reference/codex-app-server-schema`).
+//!
+//! Layout:
+//! - [`binary`] finds (and if needed builds) the `weft` binary;
+//! - [`home`] is a temporary `$WEFT_HOME` with config helpers;
+//! - [`daemon`] spawns `weft app-server` and owns the process (killed on drop);
+//! - [`client`] is the JSON-RPC client over both transports, with a timeout on every read;
+//! - [`schema`] validates each received message;
+//! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use weft_test_support::{Daemon, TestHome, Transport};
+//! let home = TestHome::new();
+//! let mut daemon = Daemon::start(Transport::Ws, &home, &[]).await;
+//! let mut client = daemon.client().await;
+//! let init = client.initialize().await;
+//! assert_eq!(init["platformOs"], "linux");
+//! # }
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod binary;
+pub mod client;
+pub mod daemon;
+pub mod home;
+pub mod http;
+pub mod schema;
+
+use std::time::Duration;
+
+pub use binary::{weft_bin, workspace_root};
+pub use client::{Client, Recv, RpcError, WsHandshakeError};
+pub use daemon::{CommandOutput, Daemon, DaemonBuilder, Transport, run_weft, run_weft_with_env};
+pub use home::{TestHome, mock_model_config};
+pub use http::{HttpResponse, http_request};
+
+/// How long any single read (a message, a process exit, a log line) may take before the test
+/// fails. Nothing in the suite waits longer than this on one event.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The short window used by "no reply" checks ([`Client::expect_no_message_within`]).
+pub const QUIET_PERIOD: Duration = Duration::from_millis(300);
+
+/// Truncate a text for a failure message, keeping it readable.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
