@@ -22,6 +22,7 @@ use crate::manager::Services;
 use crate::model::{ContentItem, ModelClient, Prompt, ResponseItem};
 use crate::settings::{ThreadSettings, approval_policy_name, sandbox_mode_name};
 use crate::time::{new_item_id, new_turn_id, now_secs};
+use crate::tools::runtime::{ToolRuntime, ToolTurn};
 use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnShared};
 
 /// Capacity of a thread's op queue.
@@ -251,6 +252,8 @@ pub struct Session {
     last_environment: Option<EnvironmentContext>,
     /// Whether the instruction messages (developer, AGENTS.md) are in history.
     instructions_recorded: bool,
+    /// The thread's tools (and what they keep running).
+    tools: Arc<ToolRuntime>,
 }
 
 impl Session {
@@ -278,6 +281,7 @@ impl Session {
             ops: tx.downgrade(),
             last_environment: None,
             instructions_recorded: false,
+            tools: ToolRuntime::new(),
         };
         drop(tx);
         tokio::spawn(session.run(rx));
@@ -305,6 +309,7 @@ impl Session {
                 }
                 Op::Shutdown { reply } => {
                     self.abort_active(TurnEnd::Interrupted).await;
+                    self.tools.shutdown().await;
                     let _ = reply.send(());
                     return;
                 }
@@ -312,6 +317,7 @@ impl Session {
         }
         // Every handle is gone: wind down.
         self.abort_active(TurnEnd::Interrupted).await;
+        self.tools.shutdown().await;
     }
 
     fn status(&self) -> ThreadStatus {
@@ -453,11 +459,23 @@ impl Session {
         let cancel = CancellationToken::new();
         let shared = Arc::new(TurnShared::default());
         let stream_max_retries = provider.stream_max_retries;
+        let tool_turn = ToolTurn {
+            thread_id: self.thread.id.clone(),
+            turn_id: turn_id.clone(),
+            sink: self.sink.clone(),
+            cancel: cancel.clone(),
+            cwd: self.settings.cwd.clone(),
+            approval_policy: self.settings.approval_policy,
+            sandbox: self.settings.sandbox.clone(),
+        };
+        let mut step = self.step_prompt();
+        step.tools = self.tools.specs(&tool_turn);
+        step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
             thread_id: self.thread.id.clone(),
             turn_id: turn_id.clone(),
             client: ModelClient::new(provider, self.services.http.clone()),
-            step: self.step_prompt(),
+            step,
             stop_hooks: self.services.stop_hooks.clone(),
             cwd: self.settings.cwd.clone(),
             sink: self.sink.clone(),
@@ -471,6 +489,8 @@ impl Session {
                 .config
                 .model_context_window
                 .and_then(|w| i64::try_from(w).ok()),
+            tools: self.tools.clone(),
+            tool_turn,
         };
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();

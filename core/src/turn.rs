@@ -26,6 +26,7 @@ use crate::model::{
     ContentItem, ModelClient, ModelError, Prompt, ResponseEvent, ResponseItem, TokenUsage,
 };
 use crate::time::{new_item_id, now_ms};
+use crate::tools::runtime::{ToolCall, ToolRuntime, ToolTurn};
 
 /// User input waiting to enter the running turn at the next step boundary.
 #[derive(Debug, Clone)]
@@ -114,6 +115,10 @@ pub struct TurnContext {
     pub stream_max_retries: u32,
     /// The model's context window, when known (reported with token usage).
     pub context_window: Option<i64>,
+    /// The thread's tools.
+    pub tools: Arc<ToolRuntime>,
+    /// What tool calls of this turn run with.
+    pub tool_turn: ToolTurn,
 }
 
 /// How a turn ended.
@@ -286,8 +291,14 @@ async fn user_content(input: &[UserInput]) -> Vec<ContentItem> {
     let mut content = Vec::with_capacity(input.len());
     for part in input {
         match part {
-            UserInput::Text { text, .. } => content.push(ContentItem::InputText { text: text.clone() }),
-            UserInput::Image { url: Some(url), detail, .. } => content.push(ContentItem::InputImage {
+            UserInput::Text { text, .. } => {
+                content.push(ContentItem::InputText { text: text.clone() })
+            }
+            UserInput::Image {
+                url: Some(url),
+                detail,
+                ..
+            } => content.push(ContentItem::InputImage {
                 image_url: url.clone(),
                 detail: detail_name(detail.as_ref()),
             }),
@@ -343,10 +354,23 @@ enum OpenKind {
     },
 }
 
+/// A tool call started during the stream; aborted if dropped (the turn task was aborted).
+struct InFlight {
+    call: ToolCall,
+    task: tokio::task::JoinHandle<ResponseItem>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// The streaming state of one sampling attempt.
 #[derive(Default)]
 struct Attempt {
     open: Vec<OpenItem>,
+    in_flight: Vec<InFlight>,
 }
 
 impl Attempt {
@@ -385,6 +409,7 @@ async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
         let mut attempt = Attempt::default();
         let end = stream_once(ctx, &prompt, &mut attempt).await;
         close_open_items(ctx, &mut attempt).await;
+        record_tool_outputs(ctx, &mut attempt).await;
         match end {
             AttemptEnd::Completed { needs_follow_up } => return Ok(needs_follow_up),
             AttemptEnd::Abandoned => return Ok(true),
@@ -425,8 +450,8 @@ async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
     }
 }
 
-/// Stream one response. Tool calls are not offered yet, so a call the model makes anyway is
-/// answered with an error output and a follow-up.
+/// Stream one response. A complete tool call starts running at once; its output is recorded
+/// after the stream ends (see [`record_tool_outputs`]).
 async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) -> AttemptEnd {
     let mut stream = tokio::select! {
         opened = ctx.client.stream(prompt) => match opened {
@@ -714,18 +739,19 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
             complete_item(ctx, wire).await;
             false
         }
-        ResponseItem::FunctionCall { call_id, name, .. }
-        | ResponseItem::CustomToolCall { call_id, name, .. } => {
-            let output = format!("unsupported call: no tool named `{name}` is available");
-            let answer = if matches!(item, ResponseItem::FunctionCall { .. }) {
-                ResponseItem::function_call_output(call_id, &output)
-            } else {
-                ResponseItem::custom_tool_call_output(call_id, &output)
+        ResponseItem::FunctionCall { .. } | ResponseItem::CustomToolCall { .. } => {
+            let Some(call) = ToolCall::from_item(&item) else {
+                return false;
             };
             if let Ok(mut history) = ctx.history.lock() {
                 history.record(item.clone());
-                history.record(answer);
             }
+            let task = tokio::spawn(
+                ctx.tools
+                    .clone()
+                    .handle(call.clone(), ctx.tool_turn.clone()),
+            );
+            attempt.in_flight.push(InFlight { call, task });
             true
         }
         _ => {
@@ -733,6 +759,23 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
                 history.record(item);
             }
             false
+        }
+    }
+}
+
+/// Wait for the attempt's tool calls in call order and record their outputs, so history
+/// always pairs a call with its output. A tool task that died answers `aborted`.
+async fn record_tool_outputs(ctx: &TurnContext, attempt: &mut Attempt) {
+    for mut in_flight in std::mem::take(&mut attempt.in_flight) {
+        let output = match (&mut in_flight.task).await {
+            Ok(output) => output,
+            Err(err) => {
+                tracing::warn!(call_id = %in_flight.call.call_id, %err, "tool task failed");
+                in_flight.call.output("aborted")
+            }
+        };
+        if let Ok(mut history) = ctx.history.lock() {
+            history.record(output);
         }
     }
 }
