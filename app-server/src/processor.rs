@@ -243,7 +243,10 @@ pub fn run_app_server(args: AppServerArgs) -> Result<(), StartError> {
         .enable_all()
         .build()
         .map_err(|err| StartError::Runtime(format!("cannot start the runtime: {err}")))?;
-    runtime.block_on(serve(config, listen, ws_options))
+    let result = runtime.block_on(serve(config, listen, ws_options));
+    // A blocking read of stdin may still be parked on a runtime thread; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }
 
 async fn serve(
@@ -274,6 +277,7 @@ async fn serve(
                 .map_err(|err| StartError::Runtime(format!("websocket server failed: {err}")))?;
         }
         Listen::Off => {
+            tracing::info!("listening: off (no transport); waiting for a signal");
             drop(ingress);
             shutdown.cancelled().await;
         }
