@@ -28,6 +28,30 @@ use crate::connection::Connection;
 use crate::outgoing;
 use crate::processor::{AppState, session_from};
 
+/// Requests that go to a thread's queue. They are handled in arrival order on the request
+/// path (never in a spawned task), so two `turn/start`s sent back to back reach the thread in
+/// the order they were sent; the thread answers them itself.
+pub async fn submit_to_thread(
+    state: &AppState,
+    connection: &Arc<Connection>,
+    request: ClientRequest,
+) {
+    match request {
+        ClientRequest::TurnStart { id, params } => turn_start(state, connection, id, params).await,
+        ClientRequest::TurnSteer { id, params } => turn_steer(state, connection, id, params).await,
+        ClientRequest::TurnInterrupt { id, params } => {
+            turn_interrupt(state, connection, id, params).await;
+        }
+        other => dispatch_unrouted(connection, other).await,
+    }
+}
+
+async fn dispatch_unrouted(connection: &Connection, request: ClientRequest) {
+    // Decoding only lets served methods through; reaching here is a routing bug.
+    let err = JsonRpcError::internal(format!("method `{}` has no handler", request.method()));
+    connection.send(outgoing::error(request.id(), &err)).await;
+}
+
 /// Handle `initialize` on a connection that is not initialized yet.
 pub async fn initialize(state: &AppState, connection: &Connection, request: ClientRequest) {
     let ClientRequest::Initialize { id, params } = request else {
@@ -57,22 +81,16 @@ pub async fn dispatch(state: &Arc<AppState>, connection: &Arc<Connection>, reque
         ClientRequest::ThreadStart { id, params } => {
             thread_start(state, connection, id, params).await;
         }
-        ClientRequest::TurnStart { id, params } => turn_start(state, connection, id, params).await,
-        ClientRequest::TurnSteer { id, params } => turn_steer(state, connection, id, params).await,
-        ClientRequest::TurnInterrupt { id, params } => {
-            turn_interrupt(state, connection, id, params).await;
-        }
+        ClientRequest::TurnStart { .. }
+        | ClientRequest::TurnSteer { .. }
+        | ClientRequest::TurnInterrupt { .. } => submit_to_thread(state, connection, request).await,
         ClientRequest::ThreadLoadedList { id, params } => {
             respond(connection, &id, Ok(thread_loaded_list(state, params))).await;
         }
         ClientRequest::ModelList { id, params } => {
             respond(connection, &id, model_list(state, params).await).await;
         }
-        other => {
-            // Decoding only lets served methods through; reaching here is a routing bug.
-            let err = JsonRpcError::internal(format!("method `{}` has no handler", other.method()));
-            connection.send(outgoing::error(other.id(), &err)).await;
-        }
+        other => dispatch_unrouted(connection, other).await,
     }
 }
 
@@ -102,6 +120,7 @@ fn core_error(err: CoreError) -> JsonRpcError {
             JsonRpcError::invalid_request(message)
                 .with_data(serde_json::to_value(data).unwrap_or(Value::Null))
         }
+        CoreError::Overloaded => JsonRpcError::overloaded(),
         _ => JsonRpcError::invalid_request(message),
     }
 }
@@ -295,7 +314,7 @@ async fn turn_start(
         client_id: params.client_user_message_id,
         reply,
     };
-    if let Err(err) = handle.send(op).await {
+    if let Err(err) = handle.try_send(op) {
         connection
             .send(outgoing::error(&id, &core_error(err)))
             .await;
@@ -382,7 +401,7 @@ async fn turn_steer(
         client_id: params.client_user_message_id,
         reply,
     };
-    if let Err(err) = handle.send(op).await {
+    if let Err(err) = handle.try_send(op) {
         connection
             .send(outgoing::error(&id, &core_error(err)))
             .await;
@@ -407,7 +426,7 @@ async fn turn_interrupt(
         turn_id: params.turn_id.to_string(),
         reply,
     };
-    if let Err(err) = handle.send(op).await {
+    if let Err(err) = handle.try_send(op) {
         connection
             .send(outgoing::error(&id, &core_error(err)))
             .await;

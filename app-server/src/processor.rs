@@ -375,6 +375,15 @@ async fn handle_request(
         connection.send(outgoing::error(&id, &err)).await;
         return;
     }
+    if matches!(
+        request,
+        ClientRequest::TurnStart { .. }
+            | ClientRequest::TurnSteer { .. }
+            | ClientRequest::TurnInterrupt { .. }
+    ) {
+        handlers::submit_to_thread(state, connection, request).await;
+        return;
+    }
     let state = state.clone();
     let connection = connection.clone();
     tokio::spawn(async move { handlers::dispatch(&state, &connection, request).await });

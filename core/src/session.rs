@@ -137,6 +137,9 @@ pub enum CoreError {
     /// Bad thread settings (unknown provider, missing cwd, …).
     #[error("{0}")]
     InvalidSettings(String),
+    /// The thread's request queue is full.
+    #[error("Server overloaded; retry later.")]
+    Overloaded,
 }
 
 /// A request to a thread's actor.
@@ -208,6 +211,15 @@ impl ThreadHandle {
             .send(op)
             .await
             .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// Submit an op without waiting: used on the request path, where waiting for one busy
+    /// thread would hold up every other request. A full queue is [`CoreError::Overloaded`].
+    pub fn try_send(&self, op: Op) -> Result<(), CoreError> {
+        self.ops.try_send(op).map_err(|err| match err {
+            mpsc::error::TrySendError::Full(_) => CoreError::Overloaded,
+            mpsc::error::TrySendError::Closed(_) => CoreError::ThreadNotFound(self.id.to_string()),
+        })
     }
 
     /// The thread's current state.
@@ -378,22 +390,22 @@ impl Session {
             }
             overrides.apply(&mut self.settings);
             let turn_id = active.turn_id.clone();
+            // Answer first: the running turn may inject the input (and emit its userMessage
+            // item) as soon as it is queued, and the answer must precede that.
+            reply.send(Ok(Submitted::Steered(turn_id))).await;
             active.shared.push_pending(PendingInput {
                 item_id: new_item_id(),
                 input,
                 client_id,
             });
-            reply.send(Ok(Submitted::Steered(turn_id))).await;
             return;
         }
         if matches!(mode, InputMode::Steer { .. }) {
             reply.send(Err(CoreError::NoActiveTurnToSteer)).await;
             return;
         }
-        if input.is_empty() {
-            reply.send(Err(CoreError::EmptyInput)).await;
-            return;
-        }
+        // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
+        // turn with no userMessage item (protocol.md §4.14).
         let mut settings = self.settings.clone();
         overrides.apply(&mut settings);
         let Some(provider) = self

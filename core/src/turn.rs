@@ -142,7 +142,10 @@ enum Stop {
 
 /// Layer 1: the task shell.
 pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
-    record_user_input(&ctx, initial).await;
+    // `turn/start` may come with no input at all: then there is no userMessage item.
+    if !initial.input.is_empty() {
+        record_user_input(&ctx, initial).await;
+    }
     loop {
         match run_turn(&ctx).await {
             Err(Stop::Aborted) => return TurnEnd::Interrupted,

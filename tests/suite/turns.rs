@@ -1,0 +1,512 @@
+//! Issue 3, threads and turns: the Session actor, the turn loop, streaming, steer, interrupt,
+//! stop hooks, retries and the item notifications, driven end to end against the scripted mock
+//! model (`weft-mock-model`). See `../shared/docs/protocol.md` §3–§5 and §7 and
+//! `../shared/docs/runtime.md` §3–§6; the expected orders follow the reference transcripts in
+//! `../shared/reference/codex-transcripts/`.
+//!
+//! Every test starts its own mock model and daemon; the daemon is configured through
+//! `$WEFT_HOME/config.toml` with a `[model_providers.mock]` pointing at the mock. Tests wait on
+//! notifications and on the mock's request log, never on sleeps.
+
+mod context;
+mod errors;
+mod failures;
+mod hooks;
+mod interrupt;
+mod listing;
+mod steer;
+mod streaming;
+mod subscribers;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use weft_mock_model::{Gate, MockModel, RecordedRequest, Reply, Script, WireApi};
+use weft_test_support::{Client, DEFAULT_TIMEOUT, Daemon, RpcError, TestHome, Transport};
+
+/// `-32600`.
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// How the daemon's `config.toml` is written: a `[model_providers.mock]` table pointing at the
+/// mock model, plus whatever a test needs.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// `stdio://` or `ws://127.0.0.1:0`.
+    pub transport: Transport,
+    /// The provider's `wire_api`.
+    pub wire_api: WireApi,
+    /// `request_max_retries` (default 0: failures show at once).
+    pub request_max_retries: u32,
+    /// `stream_max_retries` (default 0).
+    pub stream_max_retries: u32,
+    /// `stream_idle_timeout_ms` (default 10 s).
+    pub stream_idle_timeout_ms: u64,
+    /// `env_key` of the provider.
+    pub env_key: Option<String>,
+    /// `initialize` params of the first client (default: plain `weft-e2e`).
+    pub init_params: Option<Value>,
+    /// Stop hooks: (name, shell script); each is written to `$WEFT_HOME/hooks/<name>.sh` and
+    /// configured as `[[hooks.stop]] command = ["sh", <path>]`, in this order.
+    pub stop_hooks: Vec<(String, String)>,
+}
+
+impl Setup {
+    /// A Responses-API mock with retries off.
+    pub fn new(transport: Transport) -> Setup {
+        Setup {
+            transport,
+            wire_api: WireApi::Responses,
+            request_max_retries: 0,
+            stream_max_retries: 0,
+            stream_idle_timeout_ms: 10_000,
+            env_key: None,
+            init_params: None,
+            stop_hooks: Vec::new(),
+        }
+    }
+
+    /// Use this wire API.
+    pub fn wire_api(mut self, wire_api: WireApi) -> Setup {
+        self.wire_api = wire_api;
+        self
+    }
+
+    /// Set `request_max_retries` and `stream_max_retries`.
+    pub fn retries(mut self, request: u32, stream: u32) -> Setup {
+        self.request_max_retries = request;
+        self.stream_max_retries = stream;
+        self
+    }
+
+    /// Set `stream_idle_timeout_ms`.
+    pub fn idle_timeout_ms(mut self, millis: u64) -> Setup {
+        self.stream_idle_timeout_ms = millis;
+        self
+    }
+
+    /// Set the provider's `env_key`.
+    pub fn env_key(mut self, name: &str) -> Setup {
+        self.env_key = Some(name.to_owned());
+        self
+    }
+
+    /// Add a stop hook running `sh $WEFT_HOME/hooks/<name>.sh` with this script.
+    pub fn stop_hook(mut self, name: &str, script: &str) -> Setup {
+        self.stop_hooks.push((name.to_owned(), script.to_owned()));
+        self
+    }
+
+    /// `initialize` params for the first client.
+    pub fn init_params(mut self, params: Value) -> Setup {
+        self.init_params = Some(params);
+        self
+    }
+
+    fn config_toml(&self, base_url: &str, home: &TestHome) -> String {
+        let wire_api = match self.wire_api {
+            WireApi::Responses => "responses",
+            WireApi::Chat => "chat",
+        };
+        let mut toml = format!(
+            "model = \"mock-model\"\n\
+             model_provider = \"mock\"\n\
+             \n\
+             [model_providers.mock]\n\
+             name = \"Mock model\"\n\
+             base_url = {}\n\
+             wire_api = \"{wire_api}\"\n\
+             request_max_retries = {}\n\
+             stream_max_retries = {}\n\
+             stream_idle_timeout_ms = {}\n",
+            toml_string(base_url),
+            self.request_max_retries,
+            self.stream_max_retries,
+            self.stream_idle_timeout_ms,
+        );
+        if let Some(env_key) = &self.env_key {
+            toml.push_str(&format!("env_key = {}\n", toml_string(env_key)));
+        }
+        toml.push('\n');
+        for (name, script) in &self.stop_hooks {
+            let path = home.write_file(&format!("hooks/{name}.sh"), script);
+            toml.push_str(&format!(
+                "\n[[hooks.stop]]\ncommand = [\"sh\", {}]\ntimeout = 10\n",
+                toml_string(&path.display().to_string())
+            ));
+        }
+        toml
+    }
+}
+
+/// A TOML basic string (JSON string escaping is valid TOML for what tests put in).
+pub fn toml_string(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// A mock model, a daemon configured to use it, and one initialized client.
+pub struct Harness {
+    /// The mock model (its request log, scripts).
+    pub mock: MockModel,
+    /// `$WEFT_HOME`; also the threads' cwd.
+    pub home: TestHome,
+    /// The daemon.
+    pub daemon: Daemon,
+    /// The first connection, initialized.
+    pub client: Client,
+    /// The provider's wire API (for rendering replies).
+    pub wire_api: WireApi,
+}
+
+impl Harness {
+    /// Start everything per `setup`.
+    pub async fn start(setup: Setup) -> Harness {
+        let mock = MockModel::start().await.expect("start the mock model");
+        let home = TestHome::new();
+        home.write_config(&setup.config_toml(&mock.base_url(), &home));
+        // A daemon never inherits a key for the mock's `env_key`.
+        let mut builder = Daemon::builder(&home).listen(setup.transport.listen_url());
+        if let Some(env_key) = &setup.env_key {
+            builder = builder.env_remove(env_key);
+        }
+        let mut daemon = builder.start().await;
+        let mut client = daemon.client().await;
+        match &setup.init_params {
+            Some(params) => {
+                client.initialize_with(params.clone()).await;
+            }
+            None => {
+                client.initialize().await;
+            }
+        }
+        Harness {
+            mock,
+            home,
+            daemon,
+            client,
+            wire_api: setup.wire_api,
+        }
+    }
+
+    /// A Responses-API harness with retries off.
+    pub async fn responses(transport: Transport) -> Harness {
+        Harness::start(Setup::new(transport)).await
+    }
+
+    /// Queue a reply rendered for this harness's wire API.
+    pub fn push(&self, reply: Reply) {
+        self.mock.push(reply.render(self.wire_api));
+    }
+
+    /// Queue a raw script (HTTP errors).
+    pub fn push_script(&self, script: Script) {
+        self.mock.push(script);
+    }
+
+    /// Another connection (WebSocket only), initialized.
+    pub async fn second_client(&mut self) -> Client {
+        self.daemon.initialized_client().await
+    }
+
+    /// `thread/start` (cwd = the home folder, approval `never`, sandbox `read-only`, as in the
+    /// reference transcripts); waits for `thread/started` and returns the thread id.
+    pub async fn start_thread(&mut self) -> String {
+        let cwd = self.home.path().display().to_string();
+        start_thread_on(&mut self.client, &cwd).await
+    }
+
+    /// `turn/start` with one text input; returns the turn id from the response.
+    pub async fn start_turn(&mut self, thread_id: &str, text: &str) -> String {
+        let result = self
+            .client
+            .request("turn/start", turn_start_params(thread_id, text))
+            .await
+            .unwrap_or_else(|err| panic!("turn/start failed: {err}"));
+        assert_eq!(result["turn"]["status"], "inProgress", "{result}");
+        str_at(&result, "/turn/id")
+    }
+
+    /// `turn/start`, then every message up to and including `turn/completed` (the response
+    /// included, in arrival order).
+    pub async fn run_turn(&mut self, thread_id: &str, text: &str) -> TurnRun {
+        run_turn_on(&mut self.client, thread_id, text).await
+    }
+
+    /// Wait for the mock to have seen `n` model requests.
+    pub async fn wait_for_requests(&self, n: usize) -> Vec<RecordedRequest> {
+        self.mock
+            .wait_for_requests(n, DEFAULT_TIMEOUT)
+            .await
+            .expect("model requests")
+    }
+}
+
+/// `thread/start` on any client; waits for `thread/started` and returns the thread id.
+pub async fn start_thread_on(client: &mut Client, cwd: &str) -> String {
+    let result = client
+        .request(
+            "thread/start",
+            json!({"cwd": cwd, "approvalPolicy": "never", "sandbox": "read-only"}),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("thread/start failed: {err}"));
+    let thread_id = str_at(&result, "/thread/id");
+    client
+        .wait_for("this thread's `thread/started`", |m| {
+            m["method"] == "thread/started" && m["params"]["thread"]["id"] == thread_id.as_str()
+        })
+        .await;
+    thread_id
+}
+
+/// `turn/start` params with one text input.
+pub fn turn_start_params(thread_id: &str, text: &str) -> Value {
+    json!({"threadId": thread_id, "input": [text_input(text)]})
+}
+
+/// A `text` user input.
+pub fn text_input(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// What one turn produced, as one client saw it.
+pub struct TurnRun {
+    /// The id from the `turn/start` response.
+    pub turn_id: String,
+    /// Every message from the response through `turn/completed`, in arrival order.
+    pub messages: Vec<Value>,
+}
+
+impl TurnRun {
+    /// The `turn/completed` params' turn.
+    pub fn completed_turn(&self) -> &Value {
+        &self
+            .messages
+            .last()
+            .expect("turn/completed is the last message")["params"]["turn"]
+    }
+
+    /// The notifications with this method.
+    pub fn notifications(&self, method: &str) -> Vec<&Value> {
+        notifications(&self.messages, method)
+    }
+
+    /// The completed items (`item/completed` params' `item`) in order.
+    pub fn completed_items(&self) -> Vec<&Value> {
+        self.notifications("item/completed")
+            .into_iter()
+            .map(|m| &m["params"]["item"])
+            .collect()
+    }
+
+    /// The completed items of this type.
+    pub fn completed_items_of(&self, kind: &str) -> Vec<&Value> {
+        self.completed_items()
+            .into_iter()
+            .filter(|item| item["type"] == kind)
+            .collect()
+    }
+
+    /// One label per message (see [`label`]).
+    pub fn labels(&self) -> Vec<String> {
+        self.messages.iter().map(label).collect()
+    }
+}
+
+/// `turn/start` on `client`, then read through `turn/completed`.
+pub async fn run_turn_on(client: &mut Client, thread_id: &str, text: &str) -> TurnRun {
+    let id = client
+        .send_request("turn/start", turn_start_params(thread_id, text))
+        .await;
+    let messages = read_through_turn_completed(client).await;
+    let response = messages
+        .iter()
+        .find(|m| m.get("method").is_none() && m.get("id") == Some(&id))
+        .unwrap_or_else(|| panic!("no turn/start response before turn/completed: {messages:?}"));
+    assert!(
+        response.get("error").is_none(),
+        "turn/start failed: {response}"
+    );
+    let turn_id = str_at(response, "/result/turn/id");
+    let completed = messages.last().expect("at least turn/completed");
+    assert_eq!(
+        completed["params"]["turn"]["id"],
+        turn_id.as_str(),
+        "turn/completed of another turn"
+    );
+    TurnRun { turn_id, messages }
+}
+
+/// Every message up to and including the next `turn/completed`.
+pub async fn read_through_turn_completed(client: &mut Client) -> Vec<Value> {
+    let mut messages = Vec::new();
+    loop {
+        let msg = client.next_message().await;
+        let done = msg["method"] == "turn/completed";
+        messages.push(msg);
+        if done {
+            return messages;
+        }
+    }
+}
+
+/// Every message up to and including the first one matching `pred`.
+pub async fn read_through(client: &mut Client, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut messages = Vec::new();
+    loop {
+        let msg = client.next_message().await;
+        let done = pred(&msg);
+        messages.push(msg);
+        if done {
+            return messages;
+        }
+    }
+}
+
+/// The notifications with this method.
+pub fn notifications<'a>(messages: &'a [Value], method: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| m.get("id").is_none() && m["method"] == method)
+        .collect()
+}
+
+/// A short label for a message, for order assertions: `response` / `error-response` for answers,
+/// `thread/status/changed:<type>`, `item/started:<item type>`, `item/completed:<item type>`,
+/// and the method for other notifications.
+pub fn label(msg: &Value) -> String {
+    let Some(method) = msg.get("method").and_then(Value::as_str) else {
+        return if msg.get("error").is_some() {
+            "error-response".into()
+        } else {
+            "response".into()
+        };
+    };
+    match method {
+        "thread/status/changed" => {
+            format!(
+                "{method}:{}",
+                msg["params"]["status"]["type"].as_str().unwrap_or("?")
+            )
+        }
+        "item/started" | "item/completed" => {
+            format!(
+                "{method}:{}",
+                msg["params"]["item"]["type"].as_str().unwrap_or("?")
+            )
+        }
+        _ => method.to_owned(),
+    }
+}
+
+/// Labels with runs of the same label collapsed into one (`label×n` for n > 1).
+pub fn collapse(labels: &[String]) -> Vec<String> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for label in labels {
+        match out.last_mut() {
+            Some((last, n)) if last == label => *n += 1,
+            _ => out.push((label.clone(), 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(label, n)| {
+            if n == 1 {
+                label
+            } else {
+                format!("{label}×{n}")
+            }
+        })
+        .collect()
+}
+
+/// The string at a JSON pointer; panics if absent.
+pub fn str_at(value: &Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {value}"))
+        .to_owned()
+}
+
+/// Unwrap an error answer and check it is `-32600` with exactly this message.
+pub fn assert_invalid_request(answer: Result<Value, RpcError>, message: &str) {
+    match answer {
+        Ok(result) => panic!("expected the error `{message}`, got the result {result}"),
+        Err(err) => assert_eq!(
+            (err.code, err.message.as_str()),
+            (INVALID_REQUEST, message),
+            "unexpected error {err:?}"
+        ),
+    }
+}
+
+/// The texts of the user messages a model request carried (either wire API).
+pub fn user_texts(request: &RecordedRequest) -> Vec<String> {
+    role_texts(request, "user")
+}
+
+/// The texts of the assistant messages a model request carried (either wire API).
+pub fn assistant_texts(request: &RecordedRequest) -> Vec<String> {
+    role_texts(request, "assistant")
+}
+
+fn role_texts(request: &RecordedRequest, role: &str) -> Vec<String> {
+    if !request.input().is_empty() {
+        return request.message_texts(role);
+    }
+    request
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == role)
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<String>(),
+            _ => String::new(),
+        })
+        .collect()
+}
+
+/// A Responses reply that starts an assistant message `item_id` and streams `text` as one delta,
+/// without finishing the message (add a gate, a cut or a stall after it).
+pub fn partial_message(item_id: &str, text: &str) -> Reply {
+    Reply::new()
+        .raw_event(json!({
+            "type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "message", "id": item_id, "role": "assistant",
+                     "status": "in_progress", "content": []}
+        }))
+        .raw_event(json!({
+            "type": "response.output_text.delta", "item_id": item_id,
+            "output_index": 0, "content_index": 0, "delta": text
+        }))
+}
+
+/// A Responses reply that starts an assistant message `item_id`, streams `before` as one delta,
+/// holds at `gate`, then finishes the message with `after` and completes.
+pub fn gated_message(item_id: &str, before: &str, gate: &Gate, after: &str) -> Reply {
+    partial_message(item_id, before)
+        .gate(gate)
+        .raw_event(json!({
+            "type": "response.output_text.delta", "item_id": item_id,
+            "output_index": 0, "content_index": 0, "delta": after
+        }))
+        .raw_event(json!({
+            "type": "response.output_item.done", "output_index": 0,
+            "item": {"type": "message", "id": item_id, "role": "assistant",
+                     "status": "completed",
+                     "content": [{"type": "output_text", "text": format!("{before}{after}"),
+                                  "annotations": []}]}
+        }))
+}
+
+/// Wait until `gate` holds a stream (the mock has sent everything before it).
+pub async fn wait_gate(gate: &Gate) {
+    gate.wait_reached(DEFAULT_TIMEOUT)
+        .await
+        .expect("the mock's stream reaches the gate");
+}
+
+/// A short pause budget for "nothing else arrives" checks.
+pub const QUIET: Duration = weft_test_support::QUIET_PERIOD;
