@@ -209,7 +209,12 @@ impl ChatDecoder {
                 delta: text,
             }));
         }
-        if let Some(FlexText(text)) = delta.content.filter(|t| !t.0.is_empty()) {
+        let content = delta.content.filter(|t| !t.0.is_empty());
+        if content.is_some() || delta.tool_calls.as_ref().is_some_and(|c| !c.is_empty()) {
+            // The answer has begun: the reasoning before it is complete.
+            self.finish_reasoning(out);
+        }
+        if let Some(FlexText(text)) = content {
             let item = self.message.get_or_insert_with(|| {
                 let id = format!("msg_{}", uuid::Uuid::now_v7().simple());
                 out.push_back(Ok(ResponseEvent::OutputItemAdded(ResponseItem::Message {
@@ -280,8 +285,8 @@ impl ChatDecoder {
         }
     }
 
-    /// Emit every item built so far as done: reasoning, message, then tool calls.
-    fn flush(&mut self, out: &mut Events) {
+    /// Emit the reasoning item built so far as done.
+    fn finish_reasoning(&mut self, out: &mut Events) {
         if let Some(reasoning) = self.reasoning.take() {
             out.push_back(Ok(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
                 id: reasoning.id,
@@ -292,6 +297,11 @@ impl ChatDecoder {
                 encrypted_content: None,
             })));
         }
+    }
+
+    /// Emit every item built so far as done: reasoning, message, then tool calls.
+    fn flush(&mut self, out: &mut Events) {
+        self.finish_reasoning(out);
         if let Some(message) = self.message.take() {
             out.push_back(Ok(ResponseEvent::OutputItemDone(ResponseItem::Message {
                 id: Some(message.id),
