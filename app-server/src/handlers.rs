@@ -8,12 +8,21 @@ use serde::Serialize;
 use serde_json::Value;
 use weft_core::events::Reply;
 use weft_core::manager::StartThreadOptions;
+use weft_core::session::ThreadSnapshot;
 use weft_core::session::{CoreError, InputMode, Op, Submitted, ThreadHandle, TurnOverrides};
+use weft_core::state::{ListQuery, ListSortKey};
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::models::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
-use weft_protocol::notifications::ThreadStartedNotification;
+use weft_protocol::notifications::{
+    ThreadArchivedNotification, ThreadNameUpdatedNotification, ThreadStartedNotification,
+    ThreadStatusChangedNotification, ThreadTokenUsageUpdatedNotification,
+    ThreadUnarchivedNotification,
+};
 use weft_protocol::thread_api::{
-    ThreadLoadedListParams, ThreadLoadedListResponse, ThreadStartParams, ThreadStartResponse,
+    ThreadArchiveResponse, ThreadForkParams, ThreadForkResponse, ThreadListParams,
+    ThreadListResponse, ThreadLoadedListParams, ThreadLoadedListResponse, ThreadReadResponse,
+    ThreadResumeParams, ThreadResumeResponse, ThreadSetNameResponse, ThreadStartParams,
+    ThreadStartResponse, ThreadUnarchiveResponse, ThreadUnsubscribeResponse,
 };
 use weft_protocol::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
@@ -23,6 +32,7 @@ use weft_protocol::{
     ApprovalsReviewer, ClientRequest, CodexErrorInfo, InitializeResponse, ReasoningEffort,
     ThreadId, Turn, TurnError, TurnItemsView, TurnStatus, UserInput,
 };
+use weft_protocol::{ThreadSortKey, ThreadStatus};
 
 use crate::connection::Connection;
 use crate::outgoing;
@@ -84,6 +94,82 @@ pub async fn dispatch(state: &Arc<AppState>, connection: &Arc<Connection>, reque
         ClientRequest::TurnStart { .. }
         | ClientRequest::TurnSteer { .. }
         | ClientRequest::TurnInterrupt { .. } => submit_to_thread(state, connection, request).await,
+        ClientRequest::ThreadResume { id, params } => {
+            thread_resume(state, connection, id, params).await;
+        }
+        ClientRequest::ThreadFork { id, params } => {
+            thread_fork(state, connection, id, params).await
+        }
+        ClientRequest::ThreadList { id, params } => {
+            respond(connection, &id, thread_list(state, params).await).await;
+        }
+        ClientRequest::ThreadRead { id, params } => {
+            let result = async {
+                parse_thread_id(&params.thread_id)?;
+                let thread = state
+                    .threads
+                    .read_thread(&params.thread_id, params.include_turns)
+                    .await
+                    .map_err(core_error)?;
+                Ok(ThreadReadResponse { thread })
+            }
+            .await;
+            respond(connection, &id, result).await;
+        }
+        ClientRequest::ThreadArchive { id, params } => {
+            thread_archive(state, connection, id, params.thread_id).await;
+        }
+        ClientRequest::ThreadUnarchive { id, params } => {
+            let thread_id = params.thread_id;
+            let result = async {
+                parse_thread_id(&thread_id)?;
+                let thread = state
+                    .threads
+                    .unarchive_thread(&thread_id)
+                    .await
+                    .map_err(core_error)?;
+                Ok(ThreadUnarchiveResponse { thread })
+            }
+            .await;
+            let ok = result.is_ok();
+            respond(connection, &id, result).await;
+            if ok {
+                state
+                    .connections
+                    .broadcast(&ThreadUnarchivedNotification { thread_id }.into())
+                    .await;
+            }
+        }
+        ClientRequest::ThreadSetName { id, params } => {
+            let thread_id = params.thread_id;
+            let name = params.name;
+            let result = async {
+                parse_thread_id(&thread_id)?;
+                state
+                    .threads
+                    .set_thread_name(&thread_id, &name)
+                    .await
+                    .map_err(core_error)?;
+                Ok(ThreadSetNameResponse {})
+            }
+            .await;
+            let ok = result.is_ok();
+            respond(connection, &id, result).await;
+            if ok {
+                let notification = ThreadNameUpdatedNotification {
+                    thread_id,
+                    thread_name: Some(name.trim().to_string()),
+                };
+                state.connections.broadcast(&notification.into()).await;
+            }
+        }
+        ClientRequest::ThreadUnsubscribe { id, params } => {
+            let result = parse_thread_id(&params.thread_id).map(|()| {
+                let status = state.unsubscribe(&params.thread_id, connection.id);
+                ThreadUnsubscribeResponse { status }
+            });
+            respond(connection, &id, result).await;
+        }
         ClientRequest::ThreadLoadedList { id, params } => {
             respond(connection, &id, Ok(thread_loaded_list(state, params))).await;
         }
@@ -183,8 +269,23 @@ async fn thread_start(
         }
     };
     state.add_thread(handle.id().clone(), subscribers);
+    let response = thread_settings_response(&snapshot);
+    connection.send(outgoing::response(&id, &response)).await;
+    state
+        .connections
+        .broadcast(
+            &ThreadStartedNotification {
+                thread: snapshot.thread,
+            }
+            .into(),
+        )
+        .await;
+}
+
+/// The common part of the `thread/start`, `thread/resume` and `thread/fork` results.
+fn thread_settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
     let settings = &snapshot.settings;
-    let response = ThreadStartResponse {
+    ThreadStartResponse {
         thread: snapshot.thread.clone(),
         model: settings.model.clone(),
         model_provider: settings.model_provider.clone(),
@@ -199,6 +300,195 @@ async fn thread_start(
         sandbox: settings.sandbox.clone(),
         reasoning_effort: settings.reasoning_effort.clone(),
         disabled_plugin_ids: Vec::new(),
+    }
+}
+
+/// Thread options from the params `thread/resume` and `thread/fork` share with `thread/start`.
+#[allow(clippy::too_many_arguments)]
+fn thread_options(
+    connection: &Connection,
+    model: Option<String>,
+    model_provider: Option<String>,
+    cwd: Option<String>,
+    approval_policy: Option<weft_protocol::AskForApproval>,
+    sandbox: Option<weft_protocol::SandboxMode>,
+    base_instructions: Option<String>,
+    developer_instructions: Option<String>,
+    config: Option<&serde_json::Map<String, Value>>,
+) -> StartThreadOptions {
+    let mut options = StartThreadOptions {
+        model,
+        model_provider,
+        cwd: cwd.map(PathBuf::from),
+        approval_policy,
+        sandbox,
+        base_instructions,
+        developer_instructions,
+        ephemeral: false,
+        reasoning_effort: None,
+        originator: connection.session().map(|s| s.client_name.clone()),
+        thread_source: None,
+    };
+    if let Some(config) = config {
+        apply_config_overrides(&mut options, config);
+    }
+    options
+}
+
+async fn thread_resume(
+    state: &Arc<AppState>,
+    connection: &Arc<Connection>,
+    id: RequestId,
+    params: ThreadResumeParams,
+) {
+    if let Err(err) =
+        parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))
+    {
+        connection.send(outgoing::error(&id, &err)).await;
+        return;
+    }
+    let options = thread_options(
+        connection,
+        params.model,
+        params.model_provider,
+        params.cwd,
+        params.approval_policy,
+        params.sandbox,
+        params.base_instructions,
+        params.developer_instructions,
+        params.config.as_ref(),
+    );
+    let subscribers = state.new_subscribers();
+    let resumed = state
+        .threads
+        .resume_thread(&params.thread_id, options, subscribers.clone())
+        .await;
+    let (handle, mut snapshot, warm) = match resumed {
+        Ok(resumed) => resumed,
+        Err(err) => {
+            connection
+                .send(outgoing::error(&id, &core_error(err)))
+                .await;
+            return;
+        }
+    };
+    let subscribers = if warm {
+        state.subscribers_of(handle.id()).unwrap_or(subscribers)
+    } else {
+        state.add_thread(handle.id().clone(), subscribers.clone());
+        // A thread coming back into memory announces its status to everyone.
+        state
+            .connections
+            .broadcast(
+                &ThreadStatusChangedNotification {
+                    thread_id: handle.id().clone(),
+                    status: snapshot.thread.status.clone(),
+                }
+                .into(),
+            )
+            .await;
+        subscribers
+    };
+    subscribers.subscribe(connection);
+    let start = thread_settings_response(&snapshot);
+    let mut thread = start.thread;
+    if !params.exclude_turns {
+        thread.turns = std::mem::take(&mut snapshot.turns);
+    }
+    let response = ThreadResumeResponse {
+        thread,
+        model: start.model,
+        model_provider: start.model_provider,
+        service_tier: start.service_tier,
+        cwd: start.cwd,
+        instruction_sources: start.instruction_sources,
+        approval_policy: start.approval_policy,
+        approvals_reviewer: start.approvals_reviewer,
+        sandbox: start.sandbox,
+        reasoning_effort: start.reasoning_effort,
+        disabled_plugin_ids: start.disabled_plugin_ids,
+        turns_backwards_cursor: None,
+        items_backwards_cursor: None,
+        collaboration_mode: None,
+    };
+    connection.send(outgoing::response(&id, &response)).await;
+    if let Some((turn_id, usage)) = snapshot.token_usage {
+        let notification: weft_protocol::notifications::ServerNotification =
+            ThreadTokenUsageUpdatedNotification {
+                thread_id: handle.id().clone(),
+                turn_id,
+                token_usage: usage,
+            }
+            .into();
+        if connection.wants_notification(notification.method()) {
+            connection.send(outgoing::notification(&notification)).await;
+        }
+    }
+}
+
+async fn thread_fork(
+    state: &Arc<AppState>,
+    connection: &Arc<Connection>,
+    id: RequestId,
+    params: ThreadForkParams,
+) {
+    if let Err(err) =
+        parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))
+    {
+        connection.send(outgoing::error(&id, &err)).await;
+        return;
+    }
+    let mut options = thread_options(
+        connection,
+        params.model,
+        params.model_provider,
+        params.cwd,
+        params.approval_policy,
+        params.sandbox,
+        params.base_instructions,
+        params.developer_instructions,
+        params.config.as_ref(),
+    );
+    options.ephemeral = params.ephemeral;
+    options.thread_source = params.thread_source;
+    let subscribers = state.new_subscribers();
+    subscribers.subscribe(connection);
+    let forked = state
+        .threads
+        .fork_thread(
+            &params.thread_id,
+            params.last_turn_id.as_ref(),
+            options,
+            subscribers.clone(),
+        )
+        .await;
+    let (handle, mut snapshot) = match forked {
+        Ok(forked) => forked,
+        Err(err) => {
+            connection
+                .send(outgoing::error(&id, &core_error(err)))
+                .await;
+            return;
+        }
+    };
+    state.add_thread(handle.id().clone(), subscribers);
+    let start = thread_settings_response(&snapshot);
+    let mut thread = start.thread;
+    if !params.exclude_turns {
+        thread.turns = std::mem::take(&mut snapshot.turns);
+    }
+    let response = ThreadForkResponse {
+        thread,
+        model: start.model,
+        model_provider: start.model_provider,
+        service_tier: start.service_tier,
+        cwd: start.cwd,
+        instruction_sources: start.instruction_sources,
+        approval_policy: start.approval_policy,
+        approvals_reviewer: start.approvals_reviewer,
+        sandbox: start.sandbox,
+        reasoning_effort: start.reasoning_effort,
+        disabled_plugin_ids: start.disabled_plugin_ids,
     };
     connection.send(outgoing::response(&id, &response)).await;
     state
@@ -210,6 +500,121 @@ async fn thread_start(
             .into(),
         )
         .await;
+    if let Some((turn_id, usage)) = snapshot.token_usage {
+        let notification: weft_protocol::notifications::ServerNotification =
+            ThreadTokenUsageUpdatedNotification {
+                thread_id: handle.id().clone(),
+                turn_id,
+                token_usage: usage,
+            }
+            .into();
+        if connection.wants_notification(notification.method()) {
+            connection.send(outgoing::notification(&notification)).await;
+        }
+    }
+}
+
+async fn thread_list(
+    state: &AppState,
+    params: ThreadListParams,
+) -> Result<ThreadListResponse, JsonRpcError> {
+    let sort_key = match params.sort_key.unwrap_or_default() {
+        ThreadSortKey::CreatedAt => ListSortKey::CreatedAt,
+        ThreadSortKey::UpdatedAt => ListSortKey::UpdatedAt,
+        other => {
+            let name = serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            return Err(JsonRpcError::invalid_request(format!(
+                "sortKey `{name}` is not supported by Weft; use `created_at` or `updated_at`"
+            )));
+        }
+    };
+    let cwd = params.cwd.as_ref().map(|filter| {
+        filter
+            .paths()
+            .into_iter()
+            .map(|p| {
+                let path = PathBuf::from(p);
+                if path.is_absolute() {
+                    p.to_string()
+                } else {
+                    std::env::current_dir()
+                        .map(|d| d.join(&path).display().to_string())
+                        .unwrap_or_else(|_| p.to_string())
+                }
+            })
+            .collect()
+    });
+    let query = ListQuery {
+        limit: params.limit.unwrap_or(0),
+        cursor: params.cursor,
+        sort_key,
+        direction: params.sort_direction.unwrap_or_default(),
+        model_providers: params.model_providers,
+        source_kinds: params.source_kinds.map(|kinds| {
+            kinds
+                .into_iter()
+                .filter_map(|k| serde_json::to_value(k).ok())
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        }),
+        archived: params.archived.unwrap_or(false),
+        cwd,
+        search_term: params.search_term,
+    };
+    let (data, next_cursor) = state
+        .threads
+        .list_threads(&query)
+        .await
+        .map_err(core_error)?;
+    Ok(ThreadListResponse {
+        data,
+        next_cursor,
+        backwards_cursor: None,
+    })
+}
+
+async fn thread_archive(
+    state: &Arc<AppState>,
+    connection: &Arc<Connection>,
+    id: RequestId,
+    thread_id: ThreadId,
+) {
+    if let Err(err) = parse_thread_id(&thread_id) {
+        connection.send(outgoing::error(&id, &err)).await;
+        return;
+    }
+    match state.threads.archive_thread(&thread_id).await {
+        Ok(was_loaded) => {
+            if was_loaded {
+                state.forget_thread(&thread_id);
+                state
+                    .connections
+                    .broadcast(
+                        &ThreadStatusChangedNotification {
+                            thread_id: thread_id.clone(),
+                            status: ThreadStatus::NotLoaded,
+                        }
+                        .into(),
+                    )
+                    .await;
+            }
+            connection
+                .send(outgoing::response(&id, &ThreadArchiveResponse {}))
+                .await;
+            state
+                .connections
+                .broadcast(&ThreadArchivedNotification { thread_id }.into())
+                .await;
+        }
+        Err(err) => {
+            connection
+                .send(outgoing::error(&id, &core_error(err)))
+                .await;
+        }
+    }
 }
 
 /// The `config` map of `thread/start`: the keys Weft understands; others are ignored.

@@ -15,8 +15,9 @@ use weft_core::config::Config;
 use weft_core::events::ServerRequestOutcome;
 use weft_core::manager::ThreadManager;
 use weft_protocol::ClientRequest;
-use weft_protocol::ThreadId;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
+use weft_protocol::{ThreadId, ThreadStatus, ThreadUnsubscribeStatus};
 
 use crate::cli::{AppServerArgs, Listen, StartError};
 use crate::connection::{Connection, ConnectionId, Session};
@@ -32,7 +33,15 @@ pub const INGRESS_CAPACITY: usize = 128;
 pub const SERVED_METHODS: &[&str] = &[
     "initialize",
     "thread/start",
+    "thread/resume",
+    "thread/fork",
+    "thread/list",
+    "thread/read",
     "thread/loaded/list",
+    "thread/archive",
+    "thread/unarchive",
+    "thread/unsubscribe",
+    "thread/name/set",
     "turn/start",
     "turn/steer",
     "turn/interrupt",
@@ -177,16 +186,91 @@ pub struct AppState {
 }
 
 impl AppState {
-    fn new(config: Config) -> AppState {
+    async fn open(config: Config) -> Result<AppState, StartError> {
         let config = Arc::new(config);
-        AppState {
+        let threads = ThreadManager::open(config.clone())
+            .await
+            .map_err(StartError::Runtime)?;
+        Ok(AppState {
             home: config.home.clone(),
-            threads: ThreadManager::new(config.clone()),
+            threads,
             config,
             connections: Arc::new(Connections::default()),
             pending_requests: Arc::new(PendingRequests::default()),
             subscriptions: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
+        })
+    }
+
+    /// The subscribers of a loaded thread.
+    pub fn subscribers_of(&self, id: &ThreadId) -> Option<Arc<ThreadSubscribers>> {
+        self.subscriptions.lock().ok()?.get(id).cloned()
+    }
+
+    /// Forget an unloaded thread's subscribers (cancelling its pending requests).
+    pub fn forget_thread(&self, id: &ThreadId) {
+        if let Ok(mut subscriptions) = self.subscriptions.lock() {
+            subscriptions.remove(id);
+        }
+        self.pending_requests.cancel_thread(id);
+    }
+
+    /// `thread/unsubscribe` for one connection.
+    pub fn unsubscribe(&self, id: &ThreadId, connection: ConnectionId) -> ThreadUnsubscribeStatus {
+        match self.subscribers_of(id) {
+            None => ThreadUnsubscribeStatus::NotLoaded,
+            Some(subscribers) => {
+                if subscribers.unsubscribe(connection) {
+                    if subscribers.is_empty() {
+                        self.pending_requests.cancel_thread(id);
+                    }
+                    ThreadUnsubscribeStatus::Unsubscribed
+                } else {
+                    ThreadUnsubscribeStatus::NotSubscribed
+                }
+            }
+        }
+    }
+
+    /// Unload every loaded thread that has had no subscriber and no activity for the
+    /// configured idle time: `thread/status/changed {notLoaded}` and `thread/closed` go to
+    /// everyone.
+    async fn unload_idle_threads(&self, idle: std::time::Duration) {
+        let candidates: Vec<ThreadId> = self
+            .subscriptions
+            .lock()
+            .map(|s| {
+                s.iter()
+                    .filter(|(_, subscribers)| subscribers.is_empty())
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for id in candidates {
+            let Some(since) = self.threads.idle_since(&id).await else {
+                continue;
+            };
+            let still_alone = self.subscribers_of(&id).is_some_and(|s| s.is_empty());
+            if since.elapsed() < idle || !still_alone {
+                continue;
+            }
+            if !self.threads.unload(&id).await {
+                continue;
+            }
+            self.forget_thread(&id);
+            tracing::info!(thread = %id, "unloaded an idle thread with no subscribers");
+            self.connections
+                .broadcast(
+                    &ThreadStatusChangedNotification {
+                        thread_id: id.clone(),
+                        status: ThreadStatus::NotLoaded,
+                    }
+                    .into(),
+                )
+                .await;
+            self.connections
+                .broadcast(&ThreadClosedNotification { thread_id: id }.into())
+                .await;
         }
     }
 
@@ -255,7 +339,8 @@ async fn serve(
     ws_options: Option<transport::ws::WsOptions>,
 ) -> Result<(), StartError> {
     let shutdown = CancellationToken::new();
-    let state = Arc::new(AppState::new(config));
+    let state = Arc::new(AppState::open(config).await?);
+    tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     let (tx, rx) = mpsc::channel(INGRESS_CAPACITY);
     let ingress = Ingress {
         tx,
@@ -287,6 +372,21 @@ async fn serve(
     state.threads.shutdown().await;
     tracing::info!("shut down");
     Ok(())
+}
+
+/// Every so often, unload threads nobody listens to and nothing runs in.
+async fn unload_idle_threads(state: Arc<AppState>, shutdown: CancellationToken) {
+    let idle = std::time::Duration::from_secs(state.config.thread_idle_timeout_secs.max(1));
+    let period = (idle / 4).clamp(
+        std::time::Duration::from_millis(250),
+        std::time::Duration::from_secs(30),
+    );
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(period) => state.unload_idle_threads(idle).await,
+            () = shutdown.cancelled() => return,
+        }
+    }
 }
 
 async fn shutdown_on_signal(shutdown: CancellationToken) {

@@ -390,6 +390,43 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             .into(),
             false,
         ),
+        ThreadEvent::CommandOutputDelta {
+            turn_id,
+            item_id,
+            delta,
+        } => (
+            CommandExecutionOutputDeltaNotification {
+                thread_id,
+                turn_id,
+                item_id: item_id.into(),
+                delta,
+            }
+            .into(),
+            false,
+        ),
+        ThreadEvent::TurnDiffUpdated { turn_id, diff } => (
+            TurnDiffUpdatedNotification {
+                thread_id,
+                turn_id,
+                diff,
+            }
+            .into(),
+            false,
+        ),
+        ThreadEvent::PlanUpdated {
+            turn_id,
+            explanation,
+            plan,
+        } => (
+            TurnPlanUpdatedNotification {
+                thread_id,
+                turn_id,
+                explanation,
+                plan,
+            }
+            .into(),
+            false,
+        ),
         ThreadEvent::TokenUsage { turn_id, usage } => (
             ThreadTokenUsageUpdatedNotification {
                 thread_id,

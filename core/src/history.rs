@@ -4,14 +4,17 @@
 use std::collections::HashSet;
 
 use crate::model::ResponseItem;
+use crate::rollout::{RolloutRecord, RolloutWriter};
 
 /// The text every unanswered tool call gets when a prompt is built.
 const ABORTED_OUTPUT: &str = "aborted";
 
-/// An ordered list of model-facing items.
+/// An ordered list of model-facing items. With a journal (the thread's rollout), every item
+/// recorded is also appended there, in the same order.
 #[derive(Debug, Clone, Default)]
 pub struct History {
     items: Vec<ResponseItem>,
+    journal: Option<RolloutWriter>,
 }
 
 impl History {
@@ -20,8 +23,16 @@ impl History {
         History::default()
     }
 
+    /// A history restored from a rollout, journalling new items to `journal`.
+    pub fn restored(items: Vec<ResponseItem>, journal: Option<RolloutWriter>) -> History {
+        History { items, journal }
+    }
+
     /// Append one item.
     pub fn record(&mut self, item: ResponseItem) {
+        if let Some(journal) = &self.journal {
+            journal.append(RolloutRecord::ResponseItem(item.clone()));
+        }
         self.items.push(item);
     }
 

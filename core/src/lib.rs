@@ -5,12 +5,14 @@
 pub mod config;
 pub mod env_context;
 pub mod events;
+pub mod exec;
 pub mod history;
 pub mod hooks;
 pub mod instructions;
 pub mod manager;
 pub mod model;
 pub mod rollout;
+pub mod sandbox;
 pub mod session;
 pub mod settings;
 pub mod state;

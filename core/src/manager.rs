@@ -12,11 +12,16 @@ use weft_protocol::{
 use crate::config::Config;
 use crate::events::SharedSink;
 use crate::hooks::StopHookConfig;
-use crate::session::{CoreError, Session, ThreadHandle, ThreadSnapshot};
+use crate::rollout::{
+    Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
+    find_rollout, fork_lines, load_rollout, read_lines, unarchive,
+};
+use crate::session::{CoreError, Op, Restored, Session, ThreadHandle, ThreadSnapshot};
 use crate::settings::ThreadSettings;
+use crate::state::{ListQuery, StateDb, ThreadRow};
 use crate::time::{new_thread_id, now_secs};
 
-/// What every thread shares: immutable config, the HTTP client, the hooks.
+/// What every thread shares: immutable config, the HTTP client, the hooks, the state DB.
 #[derive(Debug)]
 pub struct Services {
     /// The daemon's configuration.
@@ -25,6 +30,8 @@ pub struct Services {
     pub http: reqwest::Client,
     /// `[[hooks.stop]]`.
     pub stop_hooks: Arc<Vec<StopHookConfig>>,
+    /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
+    pub state: Option<StateDb>,
 }
 
 /// Options of a new thread (`thread/start`); unset ones come from config.
@@ -61,14 +68,40 @@ pub struct ThreadManager {
 }
 
 impl ThreadManager {
-    /// A manager for this config.
+    /// A manager for this config, without a state DB (threads are still written to rollouts
+    /// when not ephemeral). For tests of the runtime itself.
     pub fn new(config: Arc<Config>) -> ThreadManager {
+        ThreadManager::with_state(config, None)
+    }
+
+    /// A manager with the state DB of `config.home`, rebuilt from the rollouts when it is
+    /// missing or behind them.
+    pub async fn open(config: Arc<Config>) -> Result<ThreadManager, String> {
+        let (state, report) = StateDb::open_and_rebuild_if_needed(&config.home)
+            .await
+            .map_err(|err| format!("cannot open the state DB: {err}"))?;
+        if let Some(report) = report {
+            tracing::info!(
+                indexed = report.indexed,
+                skipped = report.skipped.len(),
+                removed = report.removed,
+                "rebuilt the thread index from the rollouts"
+            );
+            for (path, why) in &report.skipped {
+                tracing::warn!(path = %path.display(), %why, "rollout skipped while indexing");
+            }
+        }
+        Ok(ThreadManager::with_state(config, Some(state)))
+    }
+
+    fn with_state(config: Arc<Config>, state: Option<StateDb>) -> ThreadManager {
         let stop_hooks = Arc::new(config.stop_hooks.clone());
         ThreadManager {
             services: Arc::new(Services {
                 config,
                 http: reqwest::Client::new(),
                 stop_hooks,
+                state,
             }),
             threads: Mutex::new(HashMap::new()),
         }
@@ -118,12 +151,349 @@ impl ThreadManager {
             name: None,
             turns: Vec::new(),
         };
-        let handle = Session::spawn(thread, settings, self.services.clone(), sink);
+        let mut thread = thread;
+        let mut restored = Restored::default();
+        if !options.ephemeral {
+            let writer = RolloutWriter::create(
+                &self.services.config.home,
+                SessionMeta::new(&thread, &settings),
+            )
+            .await
+            .map_err(storage)?;
+            thread.path = Some(writer.path().display().to_string());
+            self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
+                .await;
+            restored.rollout = Some(writer);
+        }
+        self.load(thread, settings, sink, restored).await
+    }
+
+    /// Start the actor of a thread and remember it as loaded.
+    async fn load(
+        &self,
+        thread: Thread,
+        settings: ThreadSettings,
+        sink: SharedSink,
+        restored: Restored,
+    ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
+        let id = thread.id.clone();
+        let handle = Session::spawn(thread, settings, self.services.clone(), sink, restored);
         if let Ok(mut threads) = self.threads.lock() {
             threads.insert(id, handle.clone());
         }
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot))
+    }
+
+    async fn index(&self, row: &ThreadRow) {
+        if let Some(state) = &self.services.state
+            && let Err(err) = state.upsert(row).await
+        {
+            tracing::warn!(thread = %row.id, %err, "cannot index the thread");
+        }
+    }
+
+    /// The stored (not archived) rollout of a thread, or the reference's error.
+    fn stored_rollout(&self, id: &ThreadId) -> Result<PathBuf, CoreError> {
+        match find_rollout(&self.services.config.home, id).map_err(storage)? {
+            Some(found) if !found.archived => Ok(found.path),
+            _ => Err(CoreError::NoRollout(id.to_string())),
+        }
+    }
+
+    /// `thread/resume`: the live thread when it is loaded (warm; never a second actor),
+    /// else the thread rebuilt from its rollout (cold), with `options` applied on top of its
+    /// last settings. Returns whether it was already loaded.
+    pub async fn resume_thread(
+        &self,
+        id: &ThreadId,
+        options: StartThreadOptions,
+        sink: SharedSink,
+    ) -> Result<(ThreadHandle, ThreadSnapshot, bool), CoreError> {
+        if let Some(handle) = self.get(id) {
+            let snapshot = handle.snapshot().await?;
+            if snapshot.thread.ephemeral || snapshot.thread.path.is_some() {
+                return Ok((handle, snapshot, true));
+            }
+        }
+        let path = self.stored_rollout(id)?;
+        let replay = load_rollout(&path).await.map_err(storage)?;
+        let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
+        let mut settings = replay.settings();
+        self.apply_options(&mut settings, &options)?;
+        let mut thread = replay.thread(Some(&path));
+        thread.status = ThreadStatus::Idle;
+        let restored = Restored {
+            history: replay.history,
+            turns: replay.turns,
+            token_usage: replay.token_usage,
+            rollout: Some(writer),
+        };
+        let (handle, snapshot) = self.load(thread, settings, sink, restored).await?;
+        Ok((handle, snapshot, false))
+    }
+
+    /// `thread/fork`: a new thread with a copy of a stored thread's history (through
+    /// `last_turn_id` when given). A busy source's open turn is closed as interrupted in the
+    /// copy. An ephemeral fork stays in memory.
+    pub async fn fork_thread(
+        &self,
+        id: &ThreadId,
+        last_turn_id: Option<&weft_protocol::TurnId>,
+        options: StartThreadOptions,
+        sink: SharedSink,
+    ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
+        if let Some(handle) = self.get(id) {
+            // Everything the source recorded so far must be in its file before it is copied.
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            handle.send(Op::Flush { reply: tx }).await?;
+            let _ = rx.await;
+        }
+        let path = self.stored_rollout(id)?;
+        let source_path = path.clone();
+        let (lines, _) = tokio::task::spawn_blocking(move || read_lines(&source_path))
+            .await
+            .map_err(|err| CoreError::Storage(err.to_string()))?
+            .map_err(storage)?;
+        let source = Replay::from_lines(&path, lines.clone(), 0).map_err(storage)?;
+        let body = fork_lines(&lines, last_turn_id).map_err(|err| match err {
+            RolloutError::TurnNotFound(turn) => {
+                CoreError::InvalidSettings(format!("turn not found: {turn}"))
+            }
+            RolloutError::TurnInProgress(turn) => {
+                CoreError::InvalidSettings(format!("turn is still in progress: {turn}"))
+            }
+            other => storage(other),
+        })?;
+        let mut settings = source.settings();
+        self.apply_options(&mut settings, &options)?;
+        let new_id = new_thread_id();
+        let now = now_secs();
+        let mut thread = source.thread(None);
+        thread.id = new_id.clone();
+        thread.session_id = new_id.to_string();
+        thread.forked_from_id = Some(id.clone());
+        thread.created_at = now;
+        thread.updated_at = now;
+        thread.ephemeral = options.ephemeral;
+        thread.status = ThreadStatus::Idle;
+        thread.model = Some(settings.model.clone());
+        thread.model_provider = settings.model_provider.clone();
+        thread.cwd = settings.cwd.display().to_string();
+        thread.originator = options.originator.clone().or(thread.originator);
+        if options.thread_source.is_some() {
+            thread.thread_source = options.thread_source.clone();
+        }
+        let meta = SessionMeta::new(&thread, &settings);
+        let mut copy = vec![RolloutLine::now(RolloutRecord::SessionMeta(Box::new(
+            meta.clone(),
+        )))];
+        copy.extend(body.iter().cloned());
+        let replay = Replay::from_lines(&path, copy, 0).map_err(storage)?;
+        let mut restored = Restored {
+            history: replay.history,
+            turns: replay.turns,
+            token_usage: replay.token_usage,
+            rollout: None,
+        };
+        if !options.ephemeral {
+            let writer = RolloutWriter::create(&self.services.config.home, meta)
+                .await
+                .map_err(storage)?;
+            for line in body {
+                writer.append_line(line);
+            }
+            writer.flush(true).await.map_err(storage)?;
+            thread.path = Some(writer.path().display().to_string());
+            self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
+                .await;
+            restored.rollout = Some(writer);
+        }
+        self.load(thread, settings, sink, restored).await
+    }
+
+    /// Thread-level options of resume and fork, over the thread's last settings.
+    fn apply_options(
+        &self,
+        settings: &mut ThreadSettings,
+        options: &StartThreadOptions,
+    ) -> Result<(), CoreError> {
+        if let Some(provider) = &options.model_provider {
+            if self.services.config.provider(provider).is_none() {
+                return Err(CoreError::InvalidSettings(format!(
+                    "unknown model provider `{provider}`"
+                )));
+            }
+            settings.model_provider = provider.clone();
+        }
+        if let Some(model) = &options.model {
+            settings.model = model.clone();
+        }
+        if options.cwd.is_some() {
+            settings.cwd = resolve_cwd(options.cwd.as_deref())?;
+        }
+        if let Some(policy) = options.approval_policy {
+            settings.approval_policy = policy;
+        }
+        if let Some(mode) = options.sandbox {
+            settings.sandbox = SandboxPolicy::from_mode(mode);
+        }
+        if options.base_instructions.is_some() {
+            settings.base_instructions = options.base_instructions.clone();
+        }
+        if options.developer_instructions.is_some() {
+            settings.developer_instructions = options.developer_instructions.clone();
+        }
+        if options.reasoning_effort.is_some() {
+            settings.reasoning_effort = options.reasoning_effort.clone();
+        }
+        Ok(())
+    }
+
+    /// `thread/read`: a loaded thread's live state, else its rollout. Never loads it.
+    pub async fn read_thread(
+        &self,
+        id: &ThreadId,
+        include_turns: bool,
+    ) -> Result<Thread, CoreError> {
+        if let Some(handle) = self.get(id)
+            && let Ok(snapshot) = handle.snapshot().await
+        {
+            let mut thread = snapshot.thread;
+            if include_turns {
+                thread.turns = snapshot.turns;
+            }
+            return Ok(thread);
+        }
+        let found = find_rollout(&self.services.config.home, id)
+            .map_err(storage)?
+            .ok_or_else(|| CoreError::NotLoaded(id.to_string()))?;
+        let replay = load_rollout(&found.path).await.map_err(storage)?;
+        let mut thread = replay.thread(Some(&found.path));
+        if include_turns {
+            thread.turns = replay.turns;
+        }
+        Ok(thread)
+    }
+
+    /// `thread/list`: a page of the index, with live statuses for loaded threads.
+    pub async fn list_threads(
+        &self,
+        query: &ListQuery,
+    ) -> Result<(Vec<Thread>, Option<String>), CoreError> {
+        let Some(state) = &self.services.state else {
+            return Ok((Vec::new(), None));
+        };
+        let (rows, next) = state.list(query).await.map_err(storage)?;
+        let mut threads = Vec::with_capacity(rows.len());
+        for row in rows {
+            let status = match self.get(&row.id) {
+                Some(handle) => match handle.snapshot().await {
+                    Ok(snapshot) => snapshot.thread.status,
+                    Err(_) => ThreadStatus::NotLoaded,
+                },
+                None => ThreadStatus::NotLoaded,
+            };
+            threads.push(row.to_thread(status));
+        }
+        Ok((threads, next))
+    }
+
+    /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn), then
+    /// move its rollout into the archive. Returns whether it was loaded.
+    pub async fn archive_thread(&self, id: &ThreadId) -> Result<bool, CoreError> {
+        let path = match self.stored_rollout(id) {
+            Ok(path) => path,
+            Err(err) => {
+                // A loaded ephemeral thread has no rollout either.
+                return Err(err);
+            }
+        };
+        let was_loaded = self.unload(id).await;
+        let home = self.services.config.home.clone();
+        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path))
+            .await
+            .map_err(|err| CoreError::Storage(err.to_string()))?
+            .map_err(storage)?;
+        if let Some(state) = &self.services.state
+            && let Err(err) = state.set_archived(id, true, &new_path).await
+        {
+            tracing::warn!(thread = %id, %err, "cannot index the archived thread");
+        }
+        Ok(was_loaded)
+    }
+
+    /// `thread/unarchive`: move the rollout back; the thread (not loaded).
+    pub async fn unarchive_thread(&self, id: &ThreadId) -> Result<Thread, CoreError> {
+        let path = match find_rollout(&self.services.config.home, id).map_err(storage)? {
+            Some(found) if found.archived => found.path,
+            _ => return Err(CoreError::NoArchivedRollout(id.to_string())),
+        };
+        let home = self.services.config.home.clone();
+        let new_path = tokio::task::spawn_blocking(move || unarchive(&home, &path))
+            .await
+            .map_err(|err| CoreError::Storage(err.to_string()))?
+            .map_err(storage)?;
+        if let Some(state) = &self.services.state
+            && let Err(err) = state.set_archived(id, false, &new_path).await
+        {
+            tracing::warn!(thread = %id, %err, "cannot index the unarchived thread");
+        }
+        let replay = load_rollout(&new_path).await.map_err(storage)?;
+        Ok(replay.thread(Some(&new_path)))
+    }
+
+    /// `thread/name/set`, on a loaded or a stored thread.
+    pub async fn set_thread_name(&self, id: &ThreadId, name: &str) -> Result<(), CoreError> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(CoreError::EmptyName);
+        }
+        if let Some(handle) = self.get(id) {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            handle
+                .send(Op::SetName {
+                    name: Some(name.to_string()),
+                    reply: tx,
+                })
+                .await?;
+            return rx
+                .await
+                .map_err(|_| CoreError::ThreadNotFound(id.to_string()))?;
+        }
+        let path = self.stored_rollout(id)?;
+        let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
+        writer.append(RolloutRecord::ThreadNameSet {
+            name: name.to_string(),
+        });
+        writer.close().await.map_err(storage)?;
+        if let Some(state) = &self.services.state
+            && let Err(err) = state.set_name(id, Some(name)).await
+        {
+            tracing::warn!(thread = %id, %err, "cannot index the thread name");
+        }
+        Ok(())
+    }
+
+    /// Stop a loaded thread's actor (interrupting its turn, closing its rollout) and forget
+    /// it. Returns whether it was loaded.
+    pub async fn unload(&self, id: &ThreadId) -> bool {
+        let handle = self.threads.lock().ok().and_then(|mut t| t.remove(id));
+        match handle {
+            Some(handle) => {
+                handle.shutdown().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// When a loaded thread became idle, or `None` if it is running a turn (or not loaded).
+    pub async fn idle_since(&self, id: &ThreadId) -> Option<std::time::Instant> {
+        let handle = self.get(id)?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        handle.send(Op::Idle { reply: tx }).await.ok()?;
+        rx.await.ok().flatten()
     }
 
     fn resolve_settings(&self, options: &StartThreadOptions) -> Result<ThreadSettings, CoreError> {
@@ -195,6 +565,10 @@ impl ThreadManager {
             handle.shutdown().await;
         }
     }
+}
+
+fn storage(err: impl std::fmt::Display) -> CoreError {
+    CoreError::Storage(err.to_string())
 }
 
 fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, default: T) -> T {

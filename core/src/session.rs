@@ -20,6 +20,7 @@ use crate::history::History;
 use crate::instructions::{base_instructions, discover_agents_md, render_user_instructions};
 use crate::manager::Services;
 use crate::model::{ContentItem, ModelClient, Prompt, ResponseItem};
+use crate::rollout::{RolloutRecord, RolloutWriter, TurnContextRecord};
 use crate::settings::{ThreadSettings, approval_policy_name, sandbox_mode_name};
 use crate::time::{new_item_id, new_turn_id, now_secs};
 use crate::tools::runtime::{ToolRuntime, ToolTurn};
@@ -29,7 +30,7 @@ use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnShared};
 const OP_QUEUE_CAPACITY: usize = 64;
 
 /// The history marker recorded when the user interrupts a turn (model-visible).
-pub const TURN_ABORTED_MARKER: &str = "<turn_aborted>\nThe user interrupted the previous turn on purpose. Commands or edits it started may have partly run, and background processes may still be running: check the current state before you repeat anything.\n</turn_aborted>";
+pub use crate::rollout::TURN_ABORTED_MARKER;
 
 /// How input is routed (runtime.md §3).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +141,24 @@ pub enum CoreError {
     /// The thread's request queue is full.
     #[error("Server overloaded; retry later.")]
     Overloaded,
+    /// `thread/name/set` on an ephemeral thread.
+    #[error("ephemeral thread does not support metadata updates: {0}")]
+    EphemeralMetadata(String),
+    /// A stored thread that cannot be found (or is ephemeral, or archived).
+    #[error("no rollout found for thread id {0}")]
+    NoRollout(String),
+    /// `thread/unarchive` of a thread that is not archived.
+    #[error("no archived rollout found for thread id {0}")]
+    NoArchivedRollout(String),
+    /// `thread/read` of an unknown thread.
+    #[error("thread not loaded: {0}")]
+    NotLoaded(String),
+    /// `thread/name/set` with an empty name.
+    #[error("thread name must not be empty")]
+    EmptyName,
+    /// Storage failed (rollout or state DB).
+    #[error("{0}")]
+    Storage(String),
 }
 
 /// A request to a thread's actor.
@@ -174,6 +193,23 @@ pub enum Op {
         /// Which turn.
         turn_id: TurnId,
     },
+    /// Set (or clear) the thread's name.
+    SetName {
+        /// The new name.
+        name: Option<String>,
+        /// Answered once the name is on disk.
+        reply: oneshot::Sender<Result<(), CoreError>>,
+    },
+    /// Write everything recorded so far to the rollout.
+    Flush {
+        /// Answered once it is on disk.
+        reply: oneshot::Sender<()>,
+    },
+    /// Whether the thread is idle (no turn) and since when.
+    Idle {
+        /// `Some(since)` when no turn is running.
+        reply: oneshot::Sender<Option<Instant>>,
+    },
     /// Stop the thread: interrupt any turn, then end the actor.
     Shutdown {
         /// Answered when the actor is done.
@@ -190,6 +226,8 @@ pub struct ThreadSnapshot {
     pub settings: ThreadSettings,
     /// Completed turns with all their items.
     pub turns: Vec<Turn>,
+    /// Token totals and the last turn that reported them, once a model has answered.
+    pub token_usage: Option<(TurnId, ThreadTokenUsage)>,
 }
 
 /// A handle on a loaded thread. Cheap to clone.
@@ -266,6 +304,24 @@ pub struct Session {
     instructions_recorded: bool,
     /// The thread's tools (and what they keep running).
     tools: Arc<ToolRuntime>,
+    /// The thread's rollout (none for an ephemeral thread).
+    rollout: Option<RolloutWriter>,
+    /// When the last turn ended or the thread was loaded (for idle unloading).
+    last_activity: Instant,
+}
+
+/// What a thread starts from: nothing for a new thread, its rollout for a resumed or forked
+/// one.
+#[derive(Debug, Default)]
+pub struct Restored {
+    /// The model history.
+    pub history: Vec<ResponseItem>,
+    /// Finished turns with their items.
+    pub turns: Vec<Turn>,
+    /// Token totals so far.
+    pub token_usage: Option<ThreadTokenUsage>,
+    /// The rollout to append to (none when ephemeral).
+    pub rollout: Option<RolloutWriter>,
 }
 
 impl Session {
@@ -275,25 +331,32 @@ impl Session {
         settings: ThreadSettings,
         services: Arc<Services>,
         sink: SharedSink,
+        restored: Restored,
     ) -> ThreadHandle {
         let (tx, rx) = mpsc::channel(OP_QUEUE_CAPACITY);
         let handle = ThreadHandle {
             id: thread.id.clone(),
             ops: tx.clone(),
         };
+        let instructions_recorded = !restored.history.is_empty();
         let session = Session {
             thread,
             settings,
             services,
             sink,
-            history: Arc::new(Mutex::new(History::new())),
-            token_usage: Arc::new(Mutex::new(ThreadTokenUsage::default())),
+            history: Arc::new(Mutex::new(History::restored(
+                restored.history,
+                restored.rollout.clone(),
+            ))),
+            token_usage: Arc::new(Mutex::new(restored.token_usage.unwrap_or_default())),
             active: None,
-            turns: Vec::new(),
+            turns: restored.turns,
             ops: tx.downgrade(),
             last_environment: None,
-            instructions_recorded: false,
+            instructions_recorded,
             tools: ToolRuntime::new(),
+            rollout: restored.rollout,
+            last_activity: Instant::now(),
         };
         drop(tx);
         tokio::spawn(session.run(rx));
@@ -319,9 +382,20 @@ impl Session {
                         self.finish_turn(None).await;
                     }
                 }
+                Op::SetName { name, reply } => {
+                    let _ = reply.send(self.set_name(name).await);
+                }
+                Op::Flush { reply } => {
+                    self.flush_rollout(false).await;
+                    let _ = reply.send(());
+                }
+                Op::Idle { reply } => {
+                    let _ = reply.send(self.active.is_none().then_some(self.last_activity));
+                }
                 Op::Shutdown { reply } => {
                     self.abort_active(TurnEnd::Interrupted).await;
                     self.tools.shutdown().await;
+                    self.close_rollout().await;
                     let _ = reply.send(());
                     return;
                 }
@@ -330,6 +404,7 @@ impl Session {
         // Every handle is gone: wind down.
         self.abort_active(TurnEnd::Interrupted).await;
         self.tools.shutdown().await;
+        self.close_rollout().await;
     }
 
     fn status(&self) -> ThreadStatus {
@@ -349,10 +424,16 @@ impl Session {
         thread.model_provider = self.settings.model_provider.clone();
         thread.reasoning_effort = self.settings.reasoning_effort.clone();
         thread.cwd = self.settings.cwd.display().to_string();
+        let usage = self.token_usage.lock().map(|u| *u).unwrap_or_default();
+        let token_usage = match (usage.total.total_tokens, self.turns.last()) {
+            (0, _) | (_, None) => None,
+            (_, Some(turn)) => Some((turn.id.clone(), usage)),
+        };
         ThreadSnapshot {
             thread,
             settings: self.settings.clone(),
             turns: self.turns.clone(),
+            token_usage,
         }
     }
 
@@ -441,8 +522,15 @@ impl Session {
         reply
             .send(Ok(Submitted::Started(Box::new(turn.clone()))))
             .await;
-        self.record_context();
         let started_at = now_secs();
+        if let Some(rollout) = &self.rollout {
+            rollout.append(RolloutRecord::TurnStarted {
+                turn_id: turn_id.clone(),
+                started_at,
+                context: TurnContextRecord::from_settings(&self.settings),
+            });
+        }
+        self.record_context();
         self.thread.updated_at = started_at;
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
@@ -501,6 +589,7 @@ impl Session {
                 .config
                 .model_context_window
                 .and_then(|w| i64::try_from(w).ok()),
+            rollout: self.rollout.clone(),
             tools: self.tools.clone(),
             tool_turn,
         };
@@ -665,6 +754,19 @@ impl Session {
             duration_ms: Some(active.started.elapsed().as_millis() as i64),
         };
         self.turns.push(turn.clone());
+        if let Some(rollout) = &self.rollout {
+            rollout.append(RolloutRecord::TurnEnded {
+                turn_id: turn.id.clone(),
+                status,
+                error: error.clone(),
+                completed_at,
+                duration_ms: turn.duration_ms,
+            });
+        }
+        // The end of the turn is on disk before any client hears of it.
+        self.flush_rollout(true).await;
+        self.last_activity = Instant::now();
+        self.index_thread().await;
         let leftover = active.shared.take_pending();
         self.emit(ThreadEvent::StatusChanged(self.status())).await;
         if let Some(error) = &error {
@@ -697,6 +799,61 @@ impl Session {
             reply,
         ))
         .await;
+    }
+
+    async fn set_name(&mut self, name: Option<String>) -> Result<(), CoreError> {
+        let Some(rollout) = &self.rollout else {
+            return Err(CoreError::EphemeralMetadata(self.thread.id.to_string()));
+        };
+        rollout.append(RolloutRecord::ThreadNameSet {
+            name: name.clone().unwrap_or_default(),
+        });
+        self.thread.name = name;
+        self.flush_rollout(true).await;
+        if let Some(state) = &self.services.state
+            && let Err(err) = state
+                .set_name(&self.thread.id, self.thread.name.as_deref())
+                .await
+        {
+            tracing::warn!(thread = %self.thread.id, %err, "cannot index the thread name");
+        }
+        Ok(())
+    }
+
+    async fn flush_rollout(&self, fsync: bool) {
+        if let Some(rollout) = &self.rollout
+            && let Err(err) = rollout.flush(fsync).await
+        {
+            tracing::error!(thread = %self.thread.id, %err, "cannot write the rollout");
+        }
+    }
+
+    async fn close_rollout(&mut self) {
+        if let Some(rollout) = self.rollout.take() {
+            if let Ok(mut history) = self.history.lock() {
+                *history = History::restored(history.items().to_vec(), None);
+            }
+            if let Err(err) = rollout.close().await {
+                tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
+            }
+        }
+    }
+
+    /// Keep the state DB's row (updated time, preview) in step with the thread.
+    async fn index_thread(&self) {
+        let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
+            return;
+        };
+        if let Err(err) = state
+            .touch(
+                &self.thread.id,
+                self.thread.updated_at,
+                Some(self.thread.preview.as_str()),
+            )
+            .await
+        {
+            tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
+        }
     }
 
     async fn emit(&self, event: ThreadEvent) {

@@ -25,6 +25,7 @@ use crate::hooks::{StopHookConfig, StopHookDecision, StopHookInput, run_stop_hoo
 use crate::model::{
     ContentItem, ModelClient, ModelError, Prompt, ResponseEvent, ResponseItem, TokenUsage,
 };
+use crate::rollout::{RolloutRecord, RolloutWriter};
 use crate::time::{new_item_id, now_ms};
 use crate::tools::runtime::{ToolCall, ToolRuntime, ToolTurn};
 
@@ -115,6 +116,8 @@ pub struct TurnContext {
     pub stream_max_retries: u32,
     /// The model's context window, when known (reported with token usage).
     pub context_window: Option<i64>,
+    /// The thread's rollout (none for an ephemeral thread).
+    pub rollout: Option<RolloutWriter>,
     /// The thread's tools.
     pub tools: Arc<ToolRuntime>,
     /// What tool calls of this turn run with.
@@ -273,6 +276,12 @@ async fn start_and_complete(ctx: &TurnContext, mut item: ThreadItem, started: i6
 }
 
 async fn complete_item(ctx: &TurnContext, item: ThreadItem) {
+    if let Some(rollout) = &ctx.rollout {
+        rollout.append(RolloutRecord::ItemCompleted {
+            turn_id: ctx.turn_id.clone(),
+            item: item.clone(),
+        });
+    }
     ctx.shared.push_item(item.clone());
     emit(
         ctx,
@@ -749,11 +758,7 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
             if let Ok(mut history) = ctx.history.lock() {
                 history.record(item.clone());
             }
-            let task = tokio::spawn(
-                ctx.tools
-                    .clone()
-                    .handle(call.clone(), ctx.tool_turn.clone()),
-            );
+            let task = tokio::spawn(ctx.tools.clone().handle(call.clone(), tool_turn(ctx)));
             attempt.in_flight.push(InFlight { call, task });
             true
         }
@@ -763,6 +768,55 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
             }
             false
         }
+    }
+}
+
+/// The tool context for one call: the turn's, with a sink that also keeps the items the tool
+/// completes among the turn's items (so they are part of the finished turn).
+fn tool_turn(ctx: &TurnContext) -> ToolTurn {
+    let mut turn = ctx.tool_turn.clone();
+    turn.sink = Arc::new(ToolItemSink {
+        inner: ctx.sink.clone(),
+        shared: ctx.shared.clone(),
+        turn_id: ctx.turn_id.clone(),
+        rollout: ctx.rollout.clone(),
+    });
+    turn
+}
+
+/// Forwards a tool's events, recording its completed items as [`complete_item`] does (in the
+/// rollout and in [`TurnShared`]).
+struct ToolItemSink {
+    inner: SharedSink,
+    shared: Arc<TurnShared>,
+    turn_id: TurnId,
+    rollout: Option<RolloutWriter>,
+}
+
+impl crate::events::EventSink for ToolItemSink {
+    fn emit<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        event: ThreadEvent,
+    ) -> futures::future::BoxFuture<'a, ()> {
+        if let ThreadEvent::ItemCompleted { item, .. } = &event {
+            if let Some(rollout) = &self.rollout {
+                rollout.append(RolloutRecord::ItemCompleted {
+                    turn_id: self.turn_id.clone(),
+                    item: item.clone(),
+                });
+            }
+            self.shared.push_item(item.clone());
+        }
+        self.inner.emit(thread, event)
+    }
+
+    fn request<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        params: crate::events::ServerRequestParams,
+    ) -> futures::future::BoxFuture<'a, crate::events::ServerRequestOutcome> {
+        self.inner.request(thread, params)
     }
 }
 
@@ -819,6 +873,9 @@ async fn report_usage(ctx: &TurnContext, usage: &TokenUsage) {
         }
         Err(_) => return,
     };
+    if let Some(rollout) = &ctx.rollout {
+        rollout.append(RolloutRecord::TokenUsage(snapshot));
+    }
     emit(
         ctx,
         ThreadEvent::TokenUsage {

@@ -1,0 +1,137 @@
+//! Rollouts: one append-only JSONL file per non-ephemeral thread, enough to rebuild both the
+//! model history and the wire `Thread.turns[].items[]` (runtime.md §7).
+//!
+//! # Where the files live
+//!
+//! `$WEFT_HOME/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDTHH-MM-SS-<thread-id>.jsonl`, the date and
+//! time being the thread's creation time in **UTC**. An archived thread's file moves to
+//! `$WEFT_HOME/archived_sessions/` under the *same* relative path (`YYYY/MM/DD/…`), so archiving
+//! and unarchiving are plain renames that invert each other ([`archive`], [`unarchive`]).
+//! [`find_rollout`] looks a thread up by the `-<thread-id>.jsonl` suffix in both trees.
+//!
+//! # Format
+//!
+//! One JSON object per line: `{"ts": <unix ms>, "type": "<record>", "payload": {…}}` (see
+//! [`RolloutLine`], [`RolloutRecord`]). The first line is always a `session_meta` header.
+//! Model-facing items are stored as `response_item`s in history order; client-visible items as
+//! `item_completed`s (deltas are never stored); `turn_started` carries the frozen turn context,
+//! `turn_ended` the terminal state. An interrupt is recorded as the marker user message
+//! ([`TURN_ABORTED_MARKER`], a `response_item`) followed by `turn_ended` with status
+//! `interrupted`.
+//!
+//! # Writing
+//!
+//! [`RolloutWriter`] is created when the thread starts (the header is written at once, so a
+//! fresh thread can be resumed, read or forked). `append` only queues; a background task
+//! batches the lines and writes them off the hot path; `flush(fsync)` waits until everything
+//! appended so far is written (and fsynced). One writer per file: the writer holds an exclusive
+//! advisory lock (`flock`) on the file for its whole life, so a second daemon pointed at the
+//! same home gets [`RolloutError::Locked`] instead of interleaving lines.
+//!
+//! # Reading
+//!
+//! [`read_rollout`] is tolerant and linear in the file size: a torn last line (crash mid-write)
+//! is skipped with a warning, other unparsable lines too (counted in
+//! [`Replay::skipped_lines`]); only a missing or unparsable header is an error. A turn that was
+//! started but never ended (the daemon died mid-turn) is reported as `interrupted`, and the
+//! model history gets the same marker an interrupt leaves.
+
+mod paths;
+mod reader;
+mod record;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+pub use paths::{
+    ARCHIVED_SESSIONS_DIR, FoundRollout, SESSIONS_DIR, archive, find_rollout, list_rollouts,
+    rollout_path, unarchive,
+};
+pub use reader::{Replay, fork_lines, load_rollout, read_lines, read_rollout};
+pub use record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
+pub use writer::RolloutWriter;
+
+/// The model-visible history marker of an interrupted turn: recorded by the runtime when the
+/// user interrupts (and when a busy thread is forked), and added by [`read_rollout`] for a turn
+/// the daemon never finished. The runtime should use this constant.
+pub const TURN_ABORTED_MARKER: &str = "<turn_aborted>\nThe user interrupted the previous turn on purpose. Commands or edits it started may have partly run, and background processes may still be running: check the current state before you repeat anything.\n</turn_aborted>";
+
+/// Why a rollout could not be written, read or moved. `Display` is fit for logs and for the
+/// `message` of an error sent to a client.
+#[derive(Debug, thiserror::Error)]
+pub enum RolloutError {
+    /// An I/O error on this path.
+    #[error("rollout {}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Another writer (most likely another Weft daemon using the same home) holds the file.
+    #[error(
+        "rollout {} is locked by another writer (is another Weft daemon using the same home?)",
+        path.display()
+    )]
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file has no parsable `session_meta` header.
+    #[error("rollout {} has no valid session header: {reason}", path.display())]
+    BadHeader {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A write failed earlier; the lines appended since are lost.
+    #[error("rollout {} could not be written: {reason}", path.display())]
+    WriteFailed {
+        /// The file.
+        path: PathBuf,
+        /// The first error.
+        reason: String,
+    },
+    /// The writer was closed (or its task is gone).
+    #[error("rollout writer for {} is closed", path.display())]
+    Closed {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Ephemeral threads are never written.
+    #[error("ephemeral thread {0} has no rollout")]
+    Ephemeral(String),
+    /// `archive`/`unarchive` of a file that is not in the expected tree.
+    #[error("rollout {} is not under {}", path.display(), dir.display())]
+    NotUnder {
+        /// The file.
+        path: PathBuf,
+        /// The tree it should be in.
+        dir: PathBuf,
+    },
+    /// The destination of a move already exists.
+    #[error("rollout {} already exists", path.display())]
+    AlreadyExists {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// `fork_lines` through a turn that is not in the rollout.
+    #[error("turn not found: {0}")]
+    TurnNotFound(String),
+    /// `fork_lines` through a turn that has not ended.
+    #[error("turn {0} is still in progress")]
+    TurnInProgress(String),
+}
+
+impl RolloutError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> RolloutError {
+        RolloutError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Reading a rollout back: the tolerant line reader, the [`Replay`] of a thread, and the
+//! records a fork copies.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use weft_protocol::{
+    SessionSource, Thread, ThreadHistoryMode, ThreadItemDetails, ThreadStatus, ThreadTokenUsage,
+    Turn, TurnId, TurnItemsView, TurnStatus, UserInput,
+};
+
+use super::record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
+use super::{RolloutError, TURN_ABORTED_MARKER};
+use crate::model::{ContentItem, ResponseItem};
+use crate::settings::ThreadSettings;
+use crate::time::now_ms;
+
+/// A thread rebuilt from its rollout.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    /// The header.
+    pub meta: SessionMeta,
+    /// The model history to resume with, in order (from the last compaction on, when any).
+    pub history: Vec<ResponseItem>,
+    /// Every turn with its completed items (`itemsView: full`), in start order.
+    pub turns: Vec<Turn>,
+    /// The last recorded token usage.
+    pub token_usage: Option<ThreadTokenUsage>,
+    /// The last name set.
+    pub name: Option<String>,
+    /// The first user message's text (`""` when none).
+    pub preview: String,
+    /// Unix seconds of the newest record (at least `meta.created_at`).
+    pub updated_at: i64,
+    /// The context of the last turn started, when any: the thread's settings when it was last
+    /// used.
+    pub last_context: Option<TurnContextRecord>,
+    /// Lines that could not be parsed and were skipped (a torn last line included).
+    pub skipped_lines: usize,
+}
+
+impl Replay {
+    /// The wire thread (status `notLoaded`, `turns: []`): settings from the last turn's
+    /// context, else from the header.
+    pub fn thread(&self, path: Option<&Path>) -> Thread {
+        let meta = &self.meta;
+        let (model, provider, cwd, effort) = match &self.last_context {
+            Some(ctx) => (&ctx.model, &ctx.model_provider, &ctx.cwd, &ctx.effort),
+            None => (
+                &meta.model,
+                &meta.model_provider,
+                &meta.cwd,
+                &meta.reasoning_effort,
+            ),
+        };
+        Thread {
+            id: meta.id.clone(),
+            session_id: meta.id.to_string(),
+            forked_from_id: meta.forked_from_id.clone(),
+            parent_thread_id: parent_of(&meta.source),
+            preview: self.preview.clone(),
+            ephemeral: false,
+            section: None,
+            section_entered_at: None,
+            project_id: None,
+            history_mode: ThreadHistoryMode::default(),
+            model_provider: provider.clone(),
+            model: Some(model.clone()),
+            reasoning_effort: effort.clone(),
+            created_at: meta.created_at,
+            updated_at: self.updated_at,
+            recency_at: None,
+            status: ThreadStatus::NotLoaded,
+            path: path.map(|p| p.display().to_string()),
+            cwd: cwd.clone(),
+            cli_version: meta.cli_version.clone(),
+            originator: meta.originator.clone(),
+            source: meta.source.clone(),
+            thread_source: meta.thread_source.clone(),
+            agent_nickname: None,
+            agent_role: None,
+            git_info: meta.git_info.clone(),
+            name: self.name.clone(),
+            turns: Vec::new(),
+        }
+    }
+
+    /// The thread's settings as last used: the last turn's context over the header.
+    pub fn settings(&self) -> ThreadSettings {
+        let meta = &self.meta;
+        let mut settings = ThreadSettings {
+            model: meta.model.clone(),
+            model_provider: meta.model_provider.clone(),
+            cwd: PathBuf::from(&meta.cwd),
+            approval_policy: meta.approval_policy,
+            sandbox: meta.sandbox_policy.clone(),
+            base_instructions: meta.base_instructions.clone(),
+            developer_instructions: meta.developer_instructions.clone(),
+            reasoning_effort: meta.reasoning_effort.clone(),
+            reasoning_summary: meta.reasoning_summary,
+        };
+        if let Some(ctx) = &self.last_context {
+            settings.model = ctx.model.clone();
+            settings.model_provider = ctx.model_provider.clone();
+            settings.cwd = PathBuf::from(&ctx.cwd);
+            settings.approval_policy = ctx.approval_policy;
+            settings.sandbox = ctx.sandbox_policy.clone();
+            settings.reasoning_effort = ctx.effort.clone();
+            settings.reasoning_summary = ctx.summary;
+        }
+        settings
+    }
+
+    /// Rebuild a thread from its lines (the first must be the header, as [`read_lines`]
+    /// guarantees).
+    pub fn from_lines(
+        path: &Path,
+        lines: Vec<RolloutLine>,
+        skipped_lines: usize,
+    ) -> Result<Replay, RolloutError> {
+        let mut lines = lines.into_iter();
+        let (header_ms, meta) = match lines.next() {
+            Some(RolloutLine {
+                ts,
+                record: RolloutRecord::SessionMeta(meta),
+            }) => (ts, *meta),
+            _ => {
+                return Err(RolloutError::BadHeader {
+                    path: path.to_path_buf(),
+                    reason: "the first record is not session_meta".into(),
+                });
+            }
+        };
+        let mut builder = Builder::new(header_ms);
+        for line in lines {
+            builder.push(path, line);
+        }
+        Ok(builder.finish(meta, skipped_lines))
+    }
+}
+
+fn parent_of(source: &SessionSource) -> Option<weft_protocol::ThreadId> {
+    match source {
+        SessionSource::SubAgent(weft_protocol::SubAgentSource::ThreadSpawn {
+            parent_thread_id,
+            ..
+        }) => Some(parent_thread_id.clone()),
+        _ => None,
+    }
+}
+
+/// Read and rebuild a rollout (blocking I/O; see [`load_rollout`] for async callers).
+pub fn read_rollout(path: &Path) -> Result<Replay, RolloutError> {
+    let (lines, skipped) = read_lines(path)?;
+    Replay::from_lines(path, lines, skipped)
+}
+
+/// [`read_rollout`] on the blocking thread pool.
+pub async fn load_rollout(path: &Path) -> Result<Replay, RolloutError> {
+    let owned = path.to_path_buf();
+    tokio::task::spawn_blocking(move || read_rollout(&owned))
+        .await
+        .map_err(|err| RolloutError::io(path, std::io::Error::other(err.to_string())))?
+}
+
+/// Every parsable line of a rollout and the number of lines skipped. The first line returned
+/// is always the `session_meta` header: a file without a parsable one is
+/// [`RolloutError::BadHeader`]. A torn last line is skipped with a warning, and so is any
+/// other line that does not parse.
+pub fn read_lines(path: &Path) -> Result<(Vec<RolloutLine>, usize), RolloutError> {
+    let data = std::fs::read(path).map_err(|e| RolloutError::io(path, e))?;
+    let bad_header = |reason: String| RolloutError::BadHeader {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let terminated = data.last() == Some(&b'\n');
+    let mut raw_lines = data.split(|b| *b == b'\n').enumerate().peekable();
+    let mut lines = Vec::with_capacity(data.len() / 256);
+    let mut skipped = 0;
+    while let Some((index, raw)) = raw_lines.next() {
+        let is_last = raw_lines.peek().is_none();
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<RolloutLine>(raw) {
+            Ok(line) => {
+                if lines.is_empty() && !matches!(line.record, RolloutRecord::SessionMeta(_)) {
+                    return Err(bad_header("the first record is not session_meta".into()));
+                }
+                lines.push(line);
+            }
+            Err(err) if lines.is_empty() => return Err(bad_header(err.to_string())),
+            Err(err) => {
+                skipped += 1;
+                if is_last && !terminated {
+                    tracing::warn!(path = %path.display(), line = index + 1, %err, "skipping a torn last line in a rollout");
+                } else {
+                    tracing::warn!(path = %path.display(), line = index + 1, %err, "skipping an unparsable rollout line");
+                }
+            }
+        }
+    }
+    if lines.is_empty() {
+        return Err(bad_header("the file is empty".into()));
+    }
+    Ok((lines, skipped))
+}
+
+/// The lines a fork of this rollout copies after its own header, timestamps kept: every
+/// record but the source's header, through turn `last_turn_id` inclusive when given (up to the
+/// next turn's start). A turn left open at the cut (the source is busy, or died mid-turn) is
+/// closed the way an interrupt closes it: the [`TURN_ABORTED_MARKER`] history item, then
+/// `turn_ended` with status `interrupted`.
+pub fn fork_lines(
+    lines: &[RolloutLine],
+    last_turn_id: Option<&TurnId>,
+) -> Result<Vec<RolloutLine>, RolloutError> {
+    let body = lines
+        .iter()
+        .position(|l| !matches!(l.record, RolloutRecord::SessionMeta(_)))
+        .map_or(&[][..], |start| &lines[start..]);
+    let cut = match last_turn_id {
+        None => body.len(),
+        Some(wanted) => {
+            let start = body
+                .iter()
+                .position(|l| matches!(&l.record, RolloutRecord::TurnStarted { turn_id, .. } if turn_id == wanted))
+                .ok_or_else(|| RolloutError::TurnNotFound(wanted.to_string()))?;
+            let end = body[start..]
+                .iter()
+                .position(|l| matches!(&l.record, RolloutRecord::TurnEnded { turn_id, .. } if turn_id == wanted))
+                .ok_or_else(|| RolloutError::TurnInProgress(wanted.to_string()))?
+                + start;
+            body[end..]
+                .iter()
+                .position(|l| matches!(l.record, RolloutRecord::TurnStarted { .. }))
+                .map_or(body.len(), |next| next + end)
+        }
+    };
+    let mut out: Vec<RolloutLine> = body[..cut]
+        .iter()
+        .filter(|l| !matches!(l.record, RolloutRecord::SessionMeta(_)))
+        .cloned()
+        .collect();
+    // Is the last turn started still open?
+    let mut open: Option<(TurnId, i64)> = None;
+    for line in &out {
+        match &line.record {
+            RolloutRecord::TurnStarted { turn_id, .. } => open = Some((turn_id.clone(), line.ts)),
+            RolloutRecord::TurnEnded { turn_id, .. }
+                if open.as_ref().is_some_and(|(id, _)| id == turn_id) =>
+            {
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((turn_id, started_ms)) = open {
+        let now = now_ms().max(out.last().map_or(0, |l| l.ts));
+        out.push(RolloutLine {
+            ts: now,
+            record: RolloutRecord::ResponseItem(aborted_marker()),
+        });
+        out.push(RolloutLine {
+            ts: now,
+            record: RolloutRecord::TurnEnded {
+                turn_id,
+                status: TurnStatus::Interrupted,
+                error: None,
+                completed_at: now.div_euclid(1000),
+                duration_ms: Some((now - started_ms).max(0)),
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The history item of an interrupted turn.
+fn aborted_marker() -> ResponseItem {
+    ResponseItem::user_message(vec![ContentItem::InputText {
+        text: TURN_ABORTED_MARKER.to_string(),
+    }])
+}
+
+struct OpenTurn {
+    index: usize,
+    started_ms: i64,
+}
+
+/// Folds lines into a [`Replay`] in one pass.
+struct Builder {
+    history: Vec<ResponseItem>,
+    turns: Vec<Turn>,
+    turn_index: HashMap<TurnId, usize>,
+    open: Option<OpenTurn>,
+    token_usage: Option<ThreadTokenUsage>,
+    name: Option<String>,
+    preview: Option<String>,
+    last_context: Option<TurnContextRecord>,
+    /// Time of the latest line so far (ms).
+    last_ms: i64,
+    /// Newest time seen (ms).
+    max_ms: i64,
+}
+
+impl Builder {
+    fn new(header_ms: i64) -> Builder {
+        Builder {
+            history: Vec::new(),
+            turns: Vec::new(),
+            turn_index: HashMap::new(),
+            open: None,
+            token_usage: None,
+            name: None,
+            preview: None,
+            last_context: None,
+            last_ms: header_ms,
+            max_ms: header_ms,
+        }
+    }
+
+    fn push(&mut self, path: &Path, line: RolloutLine) {
+        match line.record {
+            RolloutRecord::SessionMeta(_) => {
+                tracing::warn!(path = %path.display(), "ignoring a second session_meta in a rollout");
+            }
+            RolloutRecord::TurnStarted {
+                turn_id,
+                started_at,
+                context,
+            } => {
+                // A turn still open here was cut by a crash; the thread was resumed since.
+                self.close_open();
+                let index = self.turns.len();
+                self.turns.push(Turn {
+                    id: turn_id.clone(),
+                    root_turn_id: Some(turn_id.clone()),
+                    items: Vec::new(),
+                    items_view: TurnItemsView::Full,
+                    status: TurnStatus::InProgress,
+                    error: None,
+                    started_at: Some(started_at),
+                    completed_at: None,
+                    duration_ms: None,
+                });
+                self.turn_index.insert(turn_id, index);
+                self.open = Some(OpenTurn {
+                    index,
+                    started_ms: line.ts,
+                });
+                self.last_context = Some(context);
+            }
+            RolloutRecord::ResponseItem(item) => self.history.push(item),
+            RolloutRecord::ItemCompleted { turn_id, item } => {
+                if self.preview.is_none()
+                    && let ThreadItemDetails::UserMessage(message) = &item.details
+                {
+                    self.preview = message.content.iter().find_map(|part| match part {
+                        UserInput::Text { text, .. } => Some(text.clone()),
+                        _ => None,
+                    });
+                }
+                match self.find_turn(&turn_id) {
+                    Some(index) => self.turns[index].items.push(item),
+                    None => {
+                        tracing::warn!(path = %path.display(), %turn_id, "item of an unknown turn in a rollout; skipped");
+                    }
+                }
+            }
+            RolloutRecord::TurnEnded {
+                turn_id,
+                status,
+                error,
+                completed_at,
+                duration_ms,
+            } => match self.find_turn(&turn_id) {
+                Some(index) => {
+                    let turn = &mut self.turns[index];
+                    turn.status = status;
+                    turn.error = error;
+                    turn.completed_at = Some(completed_at);
+                    turn.duration_ms = duration_ms;
+                    if self.open.as_ref().is_some_and(|o| o.index == index) {
+                        self.open = None;
+                    }
+                }
+                None => {
+                    tracing::warn!(path = %path.display(), %turn_id, "end of an unknown turn in a rollout; skipped");
+                }
+            },
+            RolloutRecord::TokenUsage(usage) => self.token_usage = Some(usage),
+            RolloutRecord::ThreadNameSet { name } => self.name = Some(name),
+            RolloutRecord::Compacted {
+                replacement_history,
+                ..
+            } => self.history = replacement_history,
+        }
+        self.last_ms = line.ts;
+        self.max_ms = self.max_ms.max(line.ts);
+    }
+
+    fn find_turn(&self, turn_id: &TurnId) -> Option<usize> {
+        if let Some(open) = &self.open
+            && self.turns[open.index].id == *turn_id
+        {
+            return Some(open.index);
+        }
+        self.turn_index.get(turn_id).copied()
+    }
+
+    /// Close a turn the daemon never finished: `interrupted` as of the last record, with the
+    /// interrupted-turn marker in history.
+    fn close_open(&mut self) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let turn = &mut self.turns[open.index];
+        turn.status = TurnStatus::Interrupted;
+        turn.completed_at = Some(self.last_ms.div_euclid(1000));
+        turn.duration_ms = Some((self.last_ms - open.started_ms).max(0));
+        self.history.push(aborted_marker());
+    }
+
+    fn finish(mut self, meta: SessionMeta, skipped_lines: usize) -> Replay {
+        self.close_open();
+        Replay {
+            updated_at: self.max_ms.div_euclid(1000).max(meta.created_at),
+            meta,
+            history: self.history,
+            turns: self.turns,
+            token_usage: self.token_usage,
+            name: self.name,
+            preview: self.preview.unwrap_or_default(),
+            last_context: self.last_context,
+            skipped_lines,
+        }
+    }
+}
