@@ -19,10 +19,10 @@ use weft_protocol::notifications::{
     ThreadUnarchivedNotification,
 };
 use weft_protocol::thread_api::{
-    ThreadArchiveResponse, ThreadForkParams, ThreadForkResponse, ThreadListParams,
-    ThreadListResponse, ThreadLoadedListParams, ThreadLoadedListResponse, ThreadReadResponse,
-    ThreadResumeParams, ThreadResumeResponse, ThreadSetNameResponse, ThreadStartParams,
-    ThreadStartResponse, ThreadUnarchiveResponse, ThreadUnsubscribeResponse,
+    ThreadArchiveResponse, ThreadCompactStartResponse, ThreadForkParams, ThreadForkResponse,
+    ThreadListParams, ThreadListResponse, ThreadLoadedListParams, ThreadLoadedListResponse,
+    ThreadReadResponse, ThreadResumeParams, ThreadResumeResponse, ThreadSetNameResponse,
+    ThreadStartParams, ThreadStartResponse, ThreadUnarchiveResponse, ThreadUnsubscribeResponse,
 };
 use weft_protocol::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
@@ -51,6 +51,21 @@ pub async fn submit_to_thread(
         ClientRequest::TurnSteer { id, params } => turn_steer(state, connection, id, params).await,
         ClientRequest::TurnInterrupt { id, params } => {
             turn_interrupt(state, connection, id, params).await;
+        }
+        ClientRequest::ThreadCompactStart { id, params } => {
+            let handle = match loaded_thread(state, &params.thread_id) {
+                Ok(handle) => handle,
+                Err(err) => {
+                    connection.send(outgoing::error(&id, &err)).await;
+                    return;
+                }
+            };
+            let reply = reply_with(connection, id.clone(), |()| ThreadCompactStartResponse {});
+            if let Err(err) = handle.try_send(Op::Compact { reply }) {
+                connection
+                    .send(outgoing::error(&id, &core_error(err)))
+                    .await;
+            }
         }
         other => dispatch_unrouted(connection, other).await,
     }
@@ -93,7 +108,10 @@ pub async fn dispatch(state: &Arc<AppState>, connection: &Arc<Connection>, reque
         }
         ClientRequest::TurnStart { .. }
         | ClientRequest::TurnSteer { .. }
-        | ClientRequest::TurnInterrupt { .. } => submit_to_thread(state, connection, request).await,
+        | ClientRequest::TurnInterrupt { .. }
+        | ClientRequest::ThreadCompactStart { .. } => {
+            submit_to_thread(state, connection, request).await;
+        }
         ClientRequest::ThreadResume { id, params } => {
             thread_resume(state, connection, id, params).await;
         }

@@ -42,6 +42,7 @@ pub const SERVED_METHODS: &[&str] = &[
     "thread/unarchive",
     "thread/unsubscribe",
     "thread/name/set",
+    "thread/compact/start",
     "turn/start",
     "turn/steer",
     "turn/interrupt",
@@ -480,6 +481,7 @@ async fn handle_request(
         ClientRequest::TurnStart { .. }
             | ClientRequest::TurnSteer { .. }
             | ClientRequest::TurnInterrupt { .. }
+            | ClientRequest::ThreadCompactStart { .. }
     ) {
         handlers::submit_to_thread(state, connection, request).await;
         return;

@@ -14,6 +14,7 @@ use weft_protocol::{
     ThreadTokenUsage, Turn, TurnError, TurnId, TurnItemsView, TurnStatus, UserInput,
 };
 
+use crate::compact::Window;
 use crate::env_context::EnvironmentContext;
 use crate::events::{Reply, SharedSink, ThreadEvent};
 use crate::history::History;
@@ -210,6 +211,11 @@ pub enum Op {
         /// `Some(since)` when no turn is running.
         reply: oneshot::Sender<Option<Instant>>,
     },
+    /// `thread/compact/start`.
+    Compact {
+        /// Answered at once (before the compaction turn starts).
+        reply: Reply<Result<(), CoreError>>,
+    },
     /// Stop the thread: interrupt any turn, then end the actor.
     Shutdown {
         /// Answered when the actor is done.
@@ -310,6 +316,14 @@ pub struct Session {
     last_activity: Instant,
 }
 
+/// What a spawned task does.
+enum TaskKind {
+    /// A regular turn with its first input.
+    Regular(PendingInput),
+    /// A manual compaction.
+    Compact,
+}
+
 /// What a thread starts from: nothing for a new thread, its rollout for a resumed or forked
 /// one.
 #[derive(Debug, Default)]
@@ -385,6 +399,7 @@ impl Session {
                 Op::SetName { name, reply } => {
                     let _ = reply.send(self.set_name(name).await);
                 }
+                Op::Compact { reply } => self.compact(reply).await,
                 Op::Flush { reply } => {
                     self.flush_rollout(false).await;
                     let _ = reply.send(());
@@ -540,22 +555,72 @@ impl Session {
         self.spawn_turn(
             turn_id,
             provider,
-            PendingInput {
+            TaskKind::Regular(PendingInput {
                 item_id: new_item_id(),
                 input,
                 client_id,
-            },
+            }),
             started_at,
         );
+    }
+
+    /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
+    /// interrupted), then the compaction runs as a turn of its own that cannot be steered.
+    async fn compact(&mut self, reply: Reply<Result<(), CoreError>>) {
+        let Some(provider) = self
+            .services
+            .config
+            .provider(&self.settings.model_provider)
+            .cloned()
+        else {
+            reply
+                .send(Err(CoreError::InvalidSettings(format!(
+                    "unknown model provider `{}`",
+                    self.settings.model_provider
+                ))))
+                .await;
+            return;
+        };
+        reply.send(Ok(())).await;
+        self.abort_active(TurnEnd::Interrupted).await;
+        let turn_id = new_turn_id();
+        let started_at = now_secs();
+        if let Some(rollout) = &self.rollout {
+            rollout.append(RolloutRecord::TurnStarted {
+                turn_id: turn_id.clone(),
+                started_at,
+                context: TurnContextRecord::from_settings(&self.settings),
+            });
+        }
+        self.thread.updated_at = started_at;
+        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
+            .await;
+        self.emit(ThreadEvent::TurnStarted(Turn {
+            id: turn_id.clone(),
+            root_turn_id: Some(turn_id.clone()),
+            items: Vec::new(),
+            items_view: TurnItemsView::NotLoaded,
+            status: TurnStatus::InProgress,
+            error: None,
+            started_at: Some(started_at),
+            completed_at: None,
+            duration_ms: None,
+        }))
+        .await;
+        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at);
     }
 
     fn spawn_turn(
         &mut self,
         turn_id: TurnId,
         provider: crate::model::ProviderConfig,
-        initial: PendingInput,
+        task: TaskKind,
         started_at: i64,
     ) {
+        let kind = match task {
+            TaskKind::Regular(_) => None,
+            TaskKind::Compact => Some(NonSteerableTurnKind::Compact),
+        };
         let cancel = CancellationToken::new();
         let shared = Arc::new(TurnShared::default());
         let stream_max_retries = provider.stream_max_retries;
@@ -590,13 +655,21 @@ impl Session {
                 .model_context_window
                 .and_then(|w| i64::try_from(w).ok()),
             rollout: self.rollout.clone(),
+            window: Window::new(
+                self.services.config.model_context_window,
+                self.services.config.model_auto_compact_token_limit,
+            ),
+            environment: self.environment(),
             tools: self.tools.clone(),
             tool_turn,
         };
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();
         let task = tokio::spawn(async move {
-            let end = turn::run_task(ctx, initial).await;
+            let end = match task {
+                TaskKind::Regular(initial) => turn::run_task(ctx, initial).await,
+                TaskKind::Compact => turn::run_compact_task(ctx).await,
+            };
             if let Some(ops) = ops.upgrade() {
                 let _ = ops
                     .send(Op::TurnFinished {
@@ -608,7 +681,7 @@ impl Session {
         });
         self.active = Some(ActiveTurn {
             turn_id,
-            kind: None,
+            kind,
             cancel,
             task,
             shared,
@@ -662,17 +735,27 @@ impl Session {
                 }]));
             }
         }
-        let environment = EnvironmentContext::capture(
+        // The environment context: in full the first time (and after a resume), then only
+        // what changed since the last one the model saw.
+        let environment = self.environment();
+        let text = match &self.last_environment {
+            None => Some(environment.render()),
+            Some(previous) => environment.diff(previous),
+        };
+        if let Some(text) = text {
+            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                text,
+            }]));
+        }
+        self.last_environment = Some(environment);
+    }
+
+    fn environment(&self) -> EnvironmentContext {
+        EnvironmentContext::capture(
             self.settings.cwd.clone(),
             approval_policy_name(&self.settings.approval_policy),
             sandbox_mode_name(self.settings.sandbox_mode()),
-        );
-        if self.last_environment.as_ref() != Some(&environment) {
-            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
-                text: environment.render(),
-            }]));
-            self.last_environment = Some(environment);
-        }
+        )
     }
 
     async fn interrupt(&mut self, turn_id: String, reply: Reply<Result<(), CoreError>>) {
@@ -777,8 +860,16 @@ impl Session {
             })
             .await;
         }
-        self.emit(ThreadEvent::TurnCompleted(completed_view(turn)))
-            .await;
+        let view = if active.kind == Some(NonSteerableTurnKind::Compact) {
+            Turn {
+                items: Vec::new(),
+                items_view: TurnItemsView::NotLoaded,
+                ..turn
+            }
+        } else {
+            completed_view(turn)
+        };
+        self.emit(ThreadEvent::TurnCompleted(view)).await;
         if !leftover.is_empty() && status != TurnStatus::Interrupted {
             self.start_with_leftover(leftover).await;
         }
@@ -831,7 +922,7 @@ impl Session {
     async fn close_rollout(&mut self) {
         if let Some(rollout) = self.rollout.take() {
             if let Ok(mut history) = self.history.lock() {
-                *history = History::restored(history.items().to_vec(), None);
+                history.detach_journal();
             }
             if let Err(err) = rollout.close().await {
                 tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");

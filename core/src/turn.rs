@@ -19,6 +19,11 @@ use weft_protocol::{
     TurnId, UserInput, UserMessageItem,
 };
 
+use crate::compact::{
+    Placement, Window, collect_summary, compaction_error, compaction_item, rebuild, summary_prompt,
+    summary_text,
+};
+use crate::env_context::EnvironmentContext;
 use crate::events::{SharedSink, ThreadEvent};
 use crate::history::History;
 use crate::hooks::{StopHookConfig, StopHookDecision, StopHookInput, run_stop_hooks};
@@ -118,6 +123,10 @@ pub struct TurnContext {
     pub context_window: Option<i64>,
     /// The thread's rollout (none for an ephemeral thread).
     pub rollout: Option<RolloutWriter>,
+    /// When to compact.
+    pub window: Window,
+    /// The environment context as of this turn (put in full into a compacted history).
+    pub environment: EnvironmentContext,
     /// The thread's tools.
     pub tools: Arc<ToolRuntime>,
     /// What tool calls of this turn run with.
@@ -145,6 +154,14 @@ enum Stop {
 
 /// Layer 1: the task shell.
 pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
+    // The window is already over the limit: compact before the new input joins the history.
+    if ctx.window.reached(estimated_tokens(&ctx)) {
+        match compact(&ctx, Placement::End).await {
+            Ok(()) => {}
+            Err(Stop::Aborted) => return TurnEnd::Interrupted,
+            Err(Stop::Failed(error)) => return TurnEnd::Failed(error),
+        }
+    }
     // `turn/start` may come with no input at all: then there is no userMessage item.
     if !initial.input.is_empty() {
         record_user_input(&ctx, initial).await;
@@ -165,6 +182,85 @@ pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
     }
 }
 
+/// A manual compaction (`thread/compact/start`): a task of its own.
+pub async fn run_compact_task(ctx: TurnContext) -> TurnEnd {
+    match compact(&ctx, Placement::End).await {
+        Ok(()) if ctx.cancel.is_cancelled() => TurnEnd::Interrupted,
+        Ok(()) => TurnEnd::Completed,
+        Err(Stop::Aborted) => TurnEnd::Interrupted,
+        Err(Stop::Failed(error)) => TurnEnd::Failed(error),
+    }
+}
+
+fn estimated_tokens(ctx: &TurnContext) -> u64 {
+    ctx.history
+        .lock()
+        .map(|h| h.estimated_tokens())
+        .unwrap_or_default()
+}
+
+/// Ask the model for a hand-off summary and rebuild the history from it (runtime.md §9). The
+/// client sees a `contextCompaction` item; a failed summary request leaves the history as it
+/// was and fails the turn.
+async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(), Stop> {
+    let mut item = compaction_item();
+    item.started_at_ms = Some(now_ms());
+    emit(
+        ctx,
+        ThreadEvent::ItemStarted {
+            turn_id: ctx.turn_id.clone(),
+            item: item.clone(),
+        },
+    )
+    .await;
+    let mut retries = 0u32;
+    let summary = loop {
+        let input = ctx
+            .history
+            .lock()
+            .map(|h| h.for_prompt())
+            .unwrap_or_default();
+        let prompt = summary_prompt(&ctx.step, input);
+        let attempt = async {
+            let stream = ctx.client.stream(&prompt).await?;
+            collect_summary(stream).await
+        };
+        let result = tokio::select! {
+            result = attempt => result,
+            () = ctx.cancel.cancelled() => {
+                item.completed_at_ms = Some(now_ms());
+                complete_item(ctx, item).await;
+                return Err(Stop::Aborted);
+            }
+        };
+        match result {
+            Ok(summary) => break summary,
+            Err(err) if err.is_retryable() && retries < ctx.stream_max_retries => {
+                retries += 1;
+                let delay = err
+                    .retry_after()
+                    .unwrap_or_else(|| crate::model::backoff(retries));
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = ctx.cancel.cancelled() => {}
+                }
+            }
+            Err(err) => {
+                item.completed_at_ms = Some(now_ms());
+                complete_item(ctx, item).await;
+                return Err(Stop::Failed(compaction_error(&err)));
+            }
+        }
+    };
+    if let Ok(mut history) = ctx.history.lock() {
+        let rebuilt = rebuild(history.items(), &summary, &ctx.environment, placement);
+        history.replace(rebuilt, &summary_text(&summary));
+    }
+    item.completed_at_ms = Some(now_ms());
+    complete_item(ctx, item).await;
+    Ok(())
+}
+
 /// Layer 2: the turn loop.
 async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
     let mut stop_hook_active = false;
@@ -178,6 +274,9 @@ async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
         let model_needs_follow_up = sample(ctx).await?;
         let needs_follow_up = model_needs_follow_up || ctx.shared.has_pending();
         if needs_follow_up {
+            if ctx.window.reached(estimated_tokens(ctx)) {
+                compact(ctx, Placement::MidTurn).await?;
+            }
             continue;
         }
         if ctx.stop_hooks.is_empty() {
@@ -864,6 +963,9 @@ async fn report_usage(ctx: &TurnContext, usage: &TokenUsage) {
         output_tokens: usage.output_tokens,
         reasoning_output_tokens: usage.reasoning_output_tokens,
     };
+    if let Ok(mut history) = ctx.history.lock() {
+        history.mark_reported(u64::try_from(usage.total_tokens).unwrap_or_default());
+    }
     let snapshot = match ctx.token_usage.lock() {
         Ok(mut totals) => {
             totals.total.add(&last);
