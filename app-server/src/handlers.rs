@@ -194,7 +194,6 @@ pub async fn dispatch(state: &Arc<AppState>, connection: &Arc<Connection>, reque
         ClientRequest::ModelList { id, params } => {
             respond(connection, &id, model_list(state, params).await).await;
         }
-        other => dispatch_unrouted(connection, other).await,
     }
 }
 
