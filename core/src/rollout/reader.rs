@@ -174,36 +174,73 @@ pub fn read_lines(path: &Path) -> Result<(Vec<RolloutLine>, usize), RolloutError
         reason,
     };
     let terminated = data.last() == Some(&b'\n');
-    let mut raw_lines = data.split(|b| *b == b'\n').enumerate().peekable();
-    let mut lines = Vec::with_capacity(data.len() / 256);
-    let mut skipped = 0;
-    while let Some((index, raw)) = raw_lines.next() {
-        let is_last = raw_lines.peek().is_none();
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<RolloutLine>(raw) {
-            Ok(line) => {
-                if lines.is_empty() && !matches!(line.record, RolloutRecord::SessionMeta(_)) {
-                    return Err(bad_header("the first record is not session_meta".into()));
-                }
-                lines.push(line);
-            }
-            Err(err) if lines.is_empty() => return Err(bad_header(err.to_string())),
-            Err(err) => {
-                skipped += 1;
-                if is_last && !terminated {
-                    tracing::warn!(path = %path.display(), line = index + 1, %err, "skipping a torn last line in a rollout");
-                } else {
-                    tracing::warn!(path = %path.display(), line = index + 1, %err, "skipping an unparsable rollout line");
-                }
-            }
-        }
-    }
-    if lines.is_empty() {
+    // (line number, bytes) of every non-blank line.
+    let mut raw: Vec<(usize, &[u8])> = data
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
+        .collect();
+    let last_index = data.split(|b| *b == b'\n').count().saturating_sub(1);
+    if raw.is_empty() {
         return Err(bad_header("the file is empty".into()));
     }
+    let header = match serde_json::from_slice::<RolloutLine>(raw[0].1) {
+        Ok(line) if matches!(line.record, RolloutRecord::SessionMeta(_)) => line,
+        Ok(_) => return Err(bad_header("the first record is not session_meta".into())),
+        Err(err) => return Err(bad_header(err.to_string())),
+    };
+    let body = raw.split_off(1);
+    let mut lines = Vec::with_capacity(body.len() + 1);
+    lines.push(header);
+    let mut skipped = 0;
+    for (chunk_lines, errors) in parse_chunks(&body, data.len()) {
+        lines.extend(chunk_lines);
+        for (index, err) in errors {
+            skipped += 1;
+            if index == last_index && !terminated {
+                tracing::warn!(path = %path.display(), line = index + 1, %err, "skipping a torn last line in a rollout");
+            } else {
+                tracing::warn!(path = %path.display(), line = index + 1, %err, "skipping an unparsable rollout line");
+            }
+        }
+    }
     Ok((lines, skipped))
+}
+
+/// Files at least this big are parsed on several threads.
+const PARALLEL_PARSE_BYTES: usize = 4 << 20;
+
+/// The lines of a chunk, and its errors with their line numbers.
+type ParsedChunk = (Vec<RolloutLine>, Vec<(usize, serde_json::Error)>);
+
+/// Parse lines in order: one chunk per available core for a big file, one chunk otherwise.
+fn parse_chunks(raw: &[(usize, &[u8])], bytes: usize) -> Vec<ParsedChunk> {
+    let parse = |chunk: &[(usize, &[u8])]| -> ParsedChunk {
+        let mut lines = Vec::with_capacity(chunk.len());
+        let mut errors = Vec::new();
+        for (index, line) in chunk {
+            match serde_json::from_slice::<RolloutLine>(line) {
+                Ok(line) => lines.push(line),
+                Err(err) => errors.push((*index, err)),
+            }
+        }
+        (lines, errors)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if bytes < PARALLEL_PARSE_BYTES || threads < 2 || raw.len() < 2 * threads {
+        return vec![parse(raw)];
+    }
+    let per_chunk = raw.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = raw
+            .chunks(per_chunk)
+            .map(|chunk| (chunk, scope.spawn(move || parse(chunk))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(chunk, handle)| handle.join().unwrap_or_else(|_| parse(chunk)))
+            .collect()
+    })
 }
 
 /// The lines a fork of this rollout copies after its own header, timestamps kept: every

@@ -731,6 +731,38 @@ async fn large_round_trip(items: usize) -> std::time::Duration {
 }
 
 #[tokio::test]
+async fn a_big_file_skips_bad_lines_when_parsed_in_parallel() {
+    let home = tempfile::tempdir().unwrap();
+    let (writer, _) = new_writer(home.path()).await;
+    let path = writer.path().to_path_buf();
+    writer.close().await.unwrap();
+    let mut data = Vec::new();
+    let mut expected = Vec::new();
+    let mut n = 0;
+    while data.len() < 6 << 20 {
+        if n == 5000 {
+            data.extend_from_slice(b"{\"ts\": garbage in the middle\n");
+        }
+        let text = format!("line {n} {}", "x".repeat(200));
+        let line = RolloutLine::now(RolloutRecord::ResponseItem(ResponseItem::user_text(&text)));
+        serde_json::to_writer(&mut data, &line).unwrap();
+        data.push(b'\n');
+        expected.push(text);
+        n += 1;
+    }
+    data.extend_from_slice(br#"{"ts":1,"type":"response_item","payload":{"#);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&data)
+        .unwrap();
+    let replay = read_rollout(&path).unwrap();
+    assert_eq!(replay.skipped_lines, 2);
+    assert_eq!(texts(&replay.history), expected);
+}
+
+#[tokio::test]
 async fn a_large_rollout_round_trips() {
     large_round_trip(10_000).await;
 }
