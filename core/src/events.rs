@@ -8,7 +8,7 @@ use weft_protocol::server_requests::{
     CommandExecutionRequestApprovalParams, FileChangeRequestApprovalParams,
 };
 use weft_protocol::{
-    ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId,
+    ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId, TurnPlanStep,
 };
 
 /// One thing that happened in a thread, in order.
@@ -73,6 +73,31 @@ pub enum ThreadEvent {
         delta: String,
         /// Which content block.
         content_index: i64,
+    },
+    /// Output of a running command (`item/commandExecution/outputDelta`).
+    CommandOutputDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The `commandExecution` item.
+        item_id: String,
+        /// The text (stdout and stderr interleaved).
+        delta: String,
+    },
+    /// The turn's aggregate diff after a patch was applied (`turn/diff/updated`).
+    TurnDiffUpdated {
+        /// The turn.
+        turn_id: TurnId,
+        /// The whole turn's git-style diff so far.
+        diff: String,
+    },
+    /// The agent's plan changed (`turn/plan/updated`).
+    PlanUpdated {
+        /// The turn.
+        turn_id: TurnId,
+        /// Why the plan changed.
+        explanation: Option<String>,
+        /// The plan.
+        plan: Vec<TurnPlanStep>,
     },
     /// Token usage after a model response.
     TokenUsage {

@@ -3,14 +3,41 @@
 //! The turn loop starts [`ToolRuntime::handle`] as soon as the model's call item is complete
 //! (not after the stream ends), keeps the futures in call order, and records their outputs in
 //! that order once the response is over.
+//!
+//! # Tools
+//!
+//! * `exec_command` / `write_stdin` (unified exec, [`crate::exec`]) — see `exec_tool.rs`;
+//! * `apply_patch` ([`super::apply_patch`]) — see `patch_tool.rs`. The **function** variant is
+//!   the one advertised (it works on both wire APIs, and the turn context does not say which
+//!   one the provider speaks); a model that calls `apply_patch` as a custom (freeform) tool
+//!   anyway is served too, and answered with a `custom_tool_call_output`;
+//! * `update_plan` — see `plan_tool.rs`.
+//!
+//! `exec_command` runs in parallel with other calls; `write_stdin`, `apply_patch` and
+//! `update_plan` are exclusive (engine.md §4.0): they wait until every other call of the
+//! thread is done, and others wait for them. Every output is truncated to
+//! 1.2 × [`DEFAULT_MAX_OUTPUT_TOKENS`] tokens before it enters history (engine.md §5).
+//!
+//! Approvals (`approval.rs`) and what outlives a turn — background command sessions, the
+//! `acceptForSession` grants — live in the [`ToolRuntime`], one per thread.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{AskForApproval, SandboxPolicy, ThreadId, TurnId};
 
+use super::apply_patch::{self, TurnDiffTracker};
+use super::approval::{ApprovalWaits, Mode, SessionApprovals};
+use super::{exec_tool, patch_tool, plan_tool};
 use crate::events::SharedSink;
+use crate::exec::{
+    DEFAULT_MAX_OUTPUT_TOKENS, EXEC_COMMAND_TOOL, ExecSessions, TruncationPolicy, WRITE_STDIN_TOOL,
+    exec_command_tool_spec, exec_command_tool_spec_with_escalation, format_aborted_for_model,
+    truncate_output, write_stdin_tool_spec,
+};
 use crate::model::ResponseItem;
 
 /// One tool call from the model.
@@ -90,31 +117,195 @@ pub struct ToolTurn {
     pub sandbox: SandboxPolicy,
 }
 
+/// The name of the plan tool.
+pub const UPDATE_PLAN_TOOL: &str = "update_plan";
+
+/// Outputs are cut to this many tokens before they enter history (engine.md §5: the model's
+/// budget × 1.2).
+pub fn history_truncation() -> TruncationPolicy {
+    TruncationPolicy::Tokens(DEFAULT_MAX_OUTPUT_TOKENS).scaled(1.2)
+}
+
+/// A command the model left running as a session: what `write_stdin` items show.
+#[derive(Debug, Clone)]
+pub(crate) struct BackgroundCommand {
+    /// The script (for `commandActions`).
+    pub script: String,
+    /// The display command line.
+    pub display: String,
+    /// Where it runs.
+    pub cwd: String,
+}
+
 /// The tools of one thread. Shared by its turns; state that outlives a turn (background
 /// command sessions, approvals granted for the session) lives here.
-#[derive(Debug, Default)]
-pub struct ToolRuntime {}
+pub struct ToolRuntime {
+    /// The thread's unified-exec processes.
+    pub(crate) exec: ExecSessions,
+    /// Session id → the command that started it.
+    pub(crate) sessions: Mutex<HashMap<u64, BackgroundCommand>>,
+    /// `acceptForSession` grants.
+    pub(crate) approvals: SessionApprovals,
+    /// Pending approvals (the `waitingOnApproval` flag).
+    pub(crate) waits: ApprovalWaits,
+    /// The running turn's aggregate diff.
+    pub(crate) diff: Mutex<Option<(TurnId, TurnDiffTracker)>>,
+    /// Parallel calls share it, exclusive ones take it alone.
+    exclusive: tokio::sync::RwLock<()>,
+}
+
+impl Default for ToolRuntime {
+    fn default() -> Self {
+        ToolRuntime {
+            exec: ExecSessions::new(),
+            sessions: Mutex::new(HashMap::new()),
+            approvals: SessionApprovals::default(),
+            waits: ApprovalWaits::default(),
+            diff: Mutex::new(None),
+            exclusive: tokio::sync::RwLock::new(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRuntime")
+            .field("exec", &self.exec)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Holds the runtime's call lock (shared or exclusive).
+enum CallGuard<'a> {
+    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'a, ()>),
+    Exclusive(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
+}
 
 impl ToolRuntime {
     /// A runtime for a new thread.
     pub fn new() -> Arc<ToolRuntime> {
+        static LOGGED: std::sync::Once = std::sync::Once::new();
+        LOGGED.call_once(|| {
+            tracing::info!(
+                "sandbox support: {}",
+                crate::sandbox::sandbox_support().summary()
+            );
+        });
         Arc::new(ToolRuntime::default())
     }
 
-    /// The tool definitions a step advertises (Responses API format). None yet: tools that act
-    /// on the machine arrive with their approvals and sandbox.
-    pub fn specs(&self, _turn: &ToolTurn) -> Vec<serde_json::Value> {
-        Vec::new()
+    /// The tool definitions a step advertises (Responses API format): `exec_command` (with
+    /// the escalation parameters under `on-request`), `write_stdin`, `apply_patch` (function
+    /// variant) and `update_plan`.
+    pub fn specs(&self, turn: &ToolTurn) -> Vec<serde_json::Value> {
+        let exec = if Mode::of(&turn.approval_policy) == Mode::OnRequest {
+            exec_command_tool_spec_with_escalation()
+        } else {
+            exec_command_tool_spec()
+        };
+        vec![
+            exec,
+            write_stdin_tool_spec(),
+            apply_patch::function_tool_spec(),
+            plan_tool::update_plan_tool_spec(),
+        ]
     }
 
     /// Run one call and return the output item for the model.
-    pub async fn handle(self: Arc<Self>, call: ToolCall, _turn: ToolTurn) -> ResponseItem {
-        call.output(format!(
-            "unsupported call: no tool named `{}` is available",
-            call.name
-        ))
+    pub async fn handle(self: Arc<Self>, call: ToolCall, turn: ToolTurn) -> ResponseItem {
+        let text = self.dispatch(&call, &turn).await;
+        call.output(truncate_output(&text, history_truncation()))
+    }
+
+    async fn dispatch(&self, call: &ToolCall, turn: &ToolTurn) -> String {
+        let started = Instant::now();
+        let name = call.name.as_str();
+        let known = matches!(
+            (name, &call.input),
+            (
+                EXEC_COMMAND_TOOL | WRITE_STDIN_TOOL | UPDATE_PLAN_TOOL,
+                ToolInput::Function(_)
+            ) | (apply_patch::TOOL_NAME, _)
+        );
+        if !known {
+            return match call.input {
+                ToolInput::Function(_) => format!("unsupported call: {name}"),
+                ToolInput::Custom(_) => format!("unsupported custom tool call: {name}"),
+            };
+        }
+        let _guard = tokio::select! {
+            biased;
+            () = turn.cancel.cancelled() => return aborted_text(name, started),
+            guard = self.lock(name == EXEC_COMMAND_TOOL) => guard,
+        };
+        match (name, &call.input) {
+            (EXEC_COMMAND_TOOL, ToolInput::Function(args)) => {
+                exec_tool::exec_command(self, &call.call_id, args, turn).await
+            }
+            (WRITE_STDIN_TOOL, ToolInput::Function(args)) => {
+                exec_tool::write_stdin(self, &call.call_id, args, turn).await
+            }
+            (UPDATE_PLAN_TOOL, ToolInput::Function(args)) => {
+                plan_tool::update_plan(&call.call_id, args, turn).await
+            }
+            (_, ToolInput::Function(args)) => {
+                match apply_patch::patch_from_function_arguments(args) {
+                    Ok(patch) => {
+                        patch_tool::apply_patch(
+                            self,
+                            &call.call_id,
+                            &patch,
+                            patch_tool::Variant::Function,
+                            turn,
+                        )
+                        .await
+                    }
+                    Err(err) => format!("failed to parse function arguments: {err}"),
+                }
+            }
+            (_, ToolInput::Custom(patch)) => {
+                patch_tool::apply_patch(
+                    self,
+                    &call.call_id,
+                    patch,
+                    patch_tool::Variant::Freeform,
+                    turn,
+                )
+                .await
+            }
+        }
+    }
+
+    async fn lock(&self, parallel: bool) -> CallGuard<'_> {
+        if parallel {
+            CallGuard::Shared(self.exclusive.read().await)
+        } else {
+            CallGuard::Exclusive(self.exclusive.write().await)
+        }
+    }
+
+    /// The ids of the thread's running command sessions.
+    pub fn session_ids(&self) -> Vec<u64> {
+        self.exec.session_ids()
     }
 
     /// End everything the thread's tools keep running (background command sessions).
-    pub async fn shutdown(&self) {}
+    pub async fn shutdown(&self) {
+        self.exec.shutdown().await;
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.clear();
+        }
+    }
+}
+
+/// The output of a call interrupted before it started (engine.md §7.5).
+fn aborted_text(name: &str, started: Instant) -> String {
+    if name == EXEC_COMMAND_TOOL || name == WRITE_STDIN_TOOL {
+        format_aborted_for_model(started.elapsed())
+    } else {
+        format!(
+            "aborted by user after {:.1}s",
+            started.elapsed().as_secs_f64().max(0.1)
+        )
+    }
 }

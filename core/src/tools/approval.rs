@@ -1,0 +1,532 @@
+//! When a tool call must ask the user first (protocol.md §6, §7.6), how the question is asked,
+//! and what the answer means.
+//!
+//! | policy | `exec_command` | `apply_patch` |
+//! |---|---|---|
+//! | `untrusted` | asks unless the script is known-safe read-only ([`is_known_safe`]) | always asks |
+//! | `on-request` | runs sandboxed without asking; `sandbox_permissions: "require_escalated"` asks, then runs unconfined | asks only when it writes outside the writable roots |
+//! | `never` | never asks; an escalation request is refused | never asks; writes outside the roots are refused |
+//!
+//! `granular` (refused by the API) behaves as `on-request` when `sandbox_approval` is set and
+//! as `never` otherwise. `accept` covers the one call it answers: nothing granted inside a
+//! turn outlives it, except `acceptForSession`, which the thread's runtime remembers (for the
+//! exact command line, working directory and sandboxing; for patches, per file) until the
+//! thread ends; nothing is persisted.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use weft_protocol::server_requests::{
+    CommandExecutionApprovalDecision, CommandExecutionRequestApprovalResponse,
+    FileChangeApprovalDecision, FileChangeRequestApprovalResponse, NetworkPolicyRuleAction,
+};
+use weft_protocol::{AskForApproval, ThreadActiveFlag, ThreadStatus};
+
+use super::command_actions::is_known_safe;
+use super::runtime::ToolTurn;
+use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
+
+/// The approval behaviour a policy reduces to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `untrusted`: ask before anything not known to be safe.
+    Untrusted,
+    /// `on-request`: sandboxed without asking; escalations ask.
+    OnRequest,
+    /// `never`: never ask.
+    Never,
+}
+
+impl Mode {
+    /// The mode of a policy.
+    pub fn of(policy: &AskForApproval) -> Mode {
+        match policy {
+            AskForApproval::Untrusted => Mode::Untrusted,
+            AskForApproval::OnRequest => Mode::OnRequest,
+            AskForApproval::Never => Mode::Never,
+            AskForApproval::Granular {
+                sandbox_approval, ..
+            } => {
+                if *sandbox_approval {
+                    Mode::OnRequest
+                } else {
+                    Mode::Never
+                }
+            }
+        }
+    }
+}
+
+/// What to do with an `exec_command` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandPlan {
+    /// Run now; `unconfined` without the sandbox.
+    Run {
+        /// Run outside the sandbox.
+        unconfined: bool,
+    },
+    /// Ask first; if accepted, run (`unconfined` without the sandbox).
+    Ask {
+        /// Run outside the sandbox once approved.
+        unconfined: bool,
+        /// Shown to the user (the model's justification).
+        reason: Option<String>,
+    },
+    /// Do not run; tell the model this.
+    Refuse(String),
+}
+
+/// Decides how an `exec_command` runs. `escalate`: the model asked to run outside the
+/// sandbox; `confined`: the turn's sandbox restricts anything; `approved_for_session`: the
+/// user already chose `acceptForSession` for this exact command.
+pub fn plan_command(
+    mode: Mode,
+    script: &str,
+    escalate: bool,
+    justification: Option<&str>,
+    confined: bool,
+    approved_for_session: bool,
+) -> CommandPlan {
+    let escalate = escalate && confined;
+    let reason = || {
+        justification
+            .map(str::trim)
+            .filter(|j| !j.is_empty())
+            .map(str::to_string)
+    };
+    match mode {
+        Mode::Never if escalate => CommandPlan::Refuse(
+            "exec_command failed: the approval policy is `never`, so running outside the sandbox cannot be approved; run the command without `sandbox_permissions` (inside the sandbox) or do without it".to_string(),
+        ),
+        Mode::Never => CommandPlan::Run { unconfined: false },
+        Mode::OnRequest if !escalate => CommandPlan::Run { unconfined: false },
+        Mode::Untrusted if !escalate && is_known_safe(script) => {
+            CommandPlan::Run { unconfined: false }
+        }
+        Mode::OnRequest | Mode::Untrusted => {
+            if approved_for_session {
+                CommandPlan::Run {
+                    unconfined: escalate,
+                }
+            } else {
+                CommandPlan::Ask {
+                    unconfined: escalate,
+                    reason: reason(),
+                }
+            }
+        }
+    }
+}
+
+/// What to do with a verified patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchPlanDecision {
+    /// Apply now.
+    Apply,
+    /// Ask first.
+    Ask {
+        /// Shown to the user.
+        reason: Option<String>,
+    },
+    /// Do not apply: this path is outside the writable roots and nobody may be asked.
+    Refuse(PathBuf),
+}
+
+/// Decides whether a patch needs approval. `outside`: the written paths the sandbox does not
+/// allow; `all_approved`: every written path was approved for the session already.
+pub fn plan_patch_approval(
+    mode: Mode,
+    outside: &[PathBuf],
+    all_approved: bool,
+) -> PatchPlanDecision {
+    match mode {
+        Mode::Never => match outside.first() {
+            Some(path) => PatchPlanDecision::Refuse(path.clone()),
+            None => PatchPlanDecision::Apply,
+        },
+        Mode::OnRequest if outside.is_empty() || all_approved => PatchPlanDecision::Apply,
+        Mode::Untrusted if all_approved => PatchPlanDecision::Apply,
+        Mode::OnRequest | Mode::Untrusted => PatchPlanDecision::Ask {
+            reason: outside.first().map(|path| {
+                format!(
+                    "the patch writes outside the sandbox's writable roots: {}",
+                    path.display()
+                )
+            }),
+        },
+    }
+}
+
+/// The user's answer, reduced to what Weft does with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Go ahead, once.
+    Accept,
+    /// Go ahead, and do not ask again for the same thing in this thread.
+    AcceptForSession,
+    /// Do not do it; the turn goes on.
+    Decline,
+    /// Do not do it; the turn ends `interrupted` (also: nobody can answer, or the turn was
+    /// interrupted while waiting).
+    Cancel,
+    /// The answer was an error or could not be understood: do not do it; the turn goes on.
+    Failed(String),
+}
+
+/// Reads the answer to `item/commandExecution/requestApproval`. Execpolicy amendments are not
+/// persisted by Weft: `acceptWithExecpolicyAmendment` runs the command once; a network policy
+/// amendment accepts (`allow`) or declines (`deny`).
+pub fn command_decision(outcome: ServerRequestOutcome) -> Decision {
+    match outcome {
+        ServerRequestOutcome::Cancelled => Decision::Cancel,
+        ServerRequestOutcome::Failed(message) => Decision::Failed(message),
+        ServerRequestOutcome::Answered(value) => {
+            match serde_json::from_value::<CommandExecutionRequestApprovalResponse>(value) {
+                Ok(response) => match response.decision {
+                    CommandExecutionApprovalDecision::Accept
+                    | CommandExecutionApprovalDecision::AcceptWithExecpolicyAmendment { .. } => {
+                        Decision::Accept
+                    }
+                    CommandExecutionApprovalDecision::AcceptForSession => {
+                        Decision::AcceptForSession
+                    }
+                    CommandExecutionApprovalDecision::ApplyNetworkPolicyAmendment {
+                        network_policy_amendment,
+                    } => match network_policy_amendment.action {
+                        NetworkPolicyRuleAction::Allow => Decision::Accept,
+                        NetworkPolicyRuleAction::Deny => Decision::Decline,
+                    },
+                    CommandExecutionApprovalDecision::Decline => Decision::Decline,
+                    CommandExecutionApprovalDecision::Cancel => Decision::Cancel,
+                },
+                Err(err) => Decision::Failed(format!("unparsable approval response: {err}")),
+            }
+        }
+    }
+}
+
+/// Reads the answer to `item/fileChange/requestApproval`.
+pub fn file_change_decision(outcome: ServerRequestOutcome) -> Decision {
+    match outcome {
+        ServerRequestOutcome::Cancelled => Decision::Cancel,
+        ServerRequestOutcome::Failed(message) => Decision::Failed(message),
+        ServerRequestOutcome::Answered(value) => {
+            match serde_json::from_value::<FileChangeRequestApprovalResponse>(value) {
+                Ok(response) => match response.decision {
+                    FileChangeApprovalDecision::Accept => Decision::Accept,
+                    FileChangeApprovalDecision::AcceptForSession => Decision::AcceptForSession,
+                    FileChangeApprovalDecision::Decline => Decision::Decline,
+                    FileChangeApprovalDecision::Cancel => Decision::Cancel,
+                },
+                Err(err) => Decision::Failed(format!("unparsable approval response: {err}")),
+            }
+        }
+    }
+}
+
+/// Sends one approval request and waits for the answer; an interrupt of the turn while
+/// waiting withdraws the request (the clients get `serverRequest/resolved`) and counts as
+/// `cancel`.
+pub async fn ask(turn: &ToolTurn, params: ServerRequestParams) -> ServerRequestOutcome {
+    if turn.cancel.is_cancelled() {
+        return ServerRequestOutcome::Cancelled;
+    }
+    tokio::select! {
+        outcome = turn.sink.request(&turn.thread_id, params) => outcome,
+        () = turn.cancel.cancelled() => ServerRequestOutcome::Cancelled,
+    }
+}
+
+/// What the user approved for the rest of the thread's session (`acceptForSession`).
+#[derive(Debug, Default)]
+pub struct SessionApprovals {
+    commands: Mutex<HashSet<String>>,
+    files: Mutex<HashSet<PathBuf>>,
+}
+
+impl SessionApprovals {
+    /// The key of a command: its display line, where it runs, and whether it is sandboxed.
+    pub fn command_key(display: &str, workdir: &Path, unconfined: bool) -> String {
+        format!("{unconfined}\u{0}{}\u{0}{display}", workdir.display())
+    }
+
+    /// Whether this command was approved for the session.
+    pub fn command_approved(&self, key: &str) -> bool {
+        self.commands.lock().is_ok_and(|c| c.contains(key))
+    }
+
+    /// Remember a command approved for the session.
+    pub fn approve_command(&self, key: String) {
+        if let Ok(mut commands) = self.commands.lock() {
+            commands.insert(key);
+        }
+    }
+
+    /// Whether every path was approved for the session (false for none).
+    pub fn files_approved(&self, paths: &[PathBuf]) -> bool {
+        !paths.is_empty()
+            && self
+                .files
+                .lock()
+                .is_ok_and(|files| paths.iter().all(|p| files.contains(p)))
+    }
+
+    /// Remember files approved for the session.
+    pub fn approve_files(&self, paths: &[PathBuf]) {
+        if let Ok(mut files) = self.files.lock() {
+            files.extend(paths.iter().cloned());
+        }
+    }
+}
+
+/// Counts the thread's pending approvals, so its status carries `waitingOnApproval` while at
+/// least one is pending.
+#[derive(Debug, Default)]
+pub struct ApprovalWaits {
+    pending: Mutex<usize>,
+}
+
+impl ApprovalWaits {
+    /// One more approval is pending: the thread becomes `active ["waitingOnApproval"]` when it
+    /// is the first.
+    pub async fn begin<'a>(&'a self, turn: &'a ToolTurn) -> WaitGuard<'a> {
+        let first = match self.pending.lock() {
+            Ok(mut pending) => {
+                *pending += 1;
+                *pending == 1
+            }
+            Err(_) => false,
+        };
+        if first {
+            turn.sink
+                .emit(
+                    &turn.thread_id,
+                    ThreadEvent::StatusChanged(ThreadStatus::Active {
+                        active_flags: vec![ThreadActiveFlag::WaitingOnApproval],
+                    }),
+                )
+                .await;
+        }
+        WaitGuard {
+            waits: self,
+            turn,
+            done: false,
+        }
+    }
+
+    /// Returns true when this was the last pending approval.
+    fn end(&self) -> bool {
+        match self.pending.lock() {
+            Ok(mut pending) => {
+                *pending = pending.saturating_sub(1);
+                *pending == 0
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// One pending approval; [`WaitGuard::release`] clears the flag (`active []`) when it was the
+/// last one. Dropped without release (the task was aborted), it only updates the count.
+pub struct WaitGuard<'a> {
+    waits: &'a ApprovalWaits,
+    turn: &'a ToolTurn,
+    done: bool,
+}
+
+impl WaitGuard<'_> {
+    /// The approval is resolved.
+    pub async fn release(mut self) {
+        self.done = true;
+        if self.waits.end() {
+            self.turn
+                .sink
+                .emit(
+                    &self.turn.thread_id,
+                    ThreadEvent::StatusChanged(ThreadStatus::active()),
+                )
+                .await;
+        }
+    }
+}
+
+impl Drop for WaitGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.waits.end();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn command_plans_follow_the_policy() {
+        let run = CommandPlan::Run { unconfined: false };
+        // never: runs sandboxed, refuses escalation.
+        assert_eq!(
+            plan_command(Mode::Never, "touch x", false, None, true, false),
+            run
+        );
+        assert!(matches!(
+            plan_command(Mode::Never, "touch x", true, Some("why"), true, false),
+            CommandPlan::Refuse(_)
+        ));
+        // on-request: sandboxed without asking; escalation asks with the justification.
+        assert_eq!(
+            plan_command(Mode::OnRequest, "touch x", false, None, true, false),
+            run
+        );
+        assert_eq!(
+            plan_command(Mode::OnRequest, "touch x", true, Some(" why "), true, false),
+            CommandPlan::Ask {
+                unconfined: true,
+                reason: Some("why".into())
+            }
+        );
+        assert_eq!(
+            plan_command(Mode::OnRequest, "touch x", true, None, true, true),
+            CommandPlan::Run { unconfined: true }
+        );
+        // Escalating when nothing is confined is just running.
+        assert_eq!(
+            plan_command(Mode::OnRequest, "touch x", true, None, false, false),
+            run
+        );
+        // untrusted: safe reads run, the rest asks.
+        assert_eq!(
+            plan_command(Mode::Untrusted, "ls -la", false, None, true, false),
+            run
+        );
+        assert_eq!(
+            plan_command(Mode::Untrusted, "echo hi > f", false, None, true, false),
+            CommandPlan::Ask {
+                unconfined: false,
+                reason: None
+            }
+        );
+        assert_eq!(
+            plan_command(Mode::Untrusted, "echo hi > f", false, None, true, true),
+            run
+        );
+    }
+
+    #[test]
+    fn patch_plans_follow_the_policy() {
+        let outside = vec![PathBuf::from("/elsewhere/f")];
+        assert_eq!(
+            plan_patch_approval(Mode::Never, &[], false),
+            PatchPlanDecision::Apply
+        );
+        assert_eq!(
+            plan_patch_approval(Mode::Never, &outside, false),
+            PatchPlanDecision::Refuse(outside[0].clone())
+        );
+        assert_eq!(
+            plan_patch_approval(Mode::OnRequest, &[], false),
+            PatchPlanDecision::Apply
+        );
+        assert!(matches!(
+            plan_patch_approval(Mode::OnRequest, &outside, false),
+            PatchPlanDecision::Ask { reason: Some(_) }
+        ));
+        assert_eq!(
+            plan_patch_approval(Mode::OnRequest, &outside, true),
+            PatchPlanDecision::Apply
+        );
+        assert_eq!(
+            plan_patch_approval(Mode::Untrusted, &[], false),
+            PatchPlanDecision::Ask { reason: None }
+        );
+        assert_eq!(
+            plan_patch_approval(Mode::Untrusted, &[], true),
+            PatchPlanDecision::Apply
+        );
+    }
+
+    #[test]
+    fn decisions_are_read() {
+        let answered = |v| ServerRequestOutcome::Answered(v);
+        assert_eq!(
+            command_decision(answered(json!({"decision": "accept"}))),
+            Decision::Accept
+        );
+        assert_eq!(
+            command_decision(answered(json!({"decision": "acceptForSession"}))),
+            Decision::AcceptForSession
+        );
+        assert_eq!(
+            command_decision(answered(json!({"decision": "decline"}))),
+            Decision::Decline
+        );
+        assert_eq!(
+            command_decision(answered(json!({"decision": "cancel"}))),
+            Decision::Cancel
+        );
+        assert_eq!(
+            command_decision(answered(json!({"decision": {
+                "acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["ls"]}
+            }}))),
+            Decision::Accept
+        );
+        assert!(matches!(
+            command_decision(answered(json!({"decision": "maybe"}))),
+            Decision::Failed(_)
+        ));
+        assert_eq!(
+            command_decision(ServerRequestOutcome::Failed("boom".into())),
+            Decision::Failed("boom".into())
+        );
+        assert_eq!(
+            command_decision(ServerRequestOutcome::Cancelled),
+            Decision::Cancel
+        );
+        assert_eq!(
+            file_change_decision(answered(json!({"decision": "acceptForSession"}))),
+            Decision::AcceptForSession
+        );
+        assert!(matches!(
+            file_change_decision(answered(json!({}))),
+            Decision::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn granular_maps_to_a_mode() {
+        let granular = |sandbox_approval| AskForApproval::Granular {
+            sandbox_approval,
+            rules: true,
+            mcp_elicitations: false,
+            request_permissions: false,
+            skill_approval: false,
+        };
+        assert_eq!(Mode::of(&granular(true)), Mode::OnRequest);
+        assert_eq!(Mode::of(&granular(false)), Mode::Never);
+    }
+
+    #[test]
+    fn session_approvals_are_exact() {
+        let approvals = SessionApprovals::default();
+        let key = SessionApprovals::command_key("bash -lc 'touch x'", Path::new("/w"), false);
+        assert!(!approvals.command_approved(&key));
+        approvals.approve_command(key.clone());
+        assert!(approvals.command_approved(&key));
+        assert!(!approvals.command_approved(&SessionApprovals::command_key(
+            "bash -lc 'touch x'",
+            Path::new("/w"),
+            true
+        )));
+        let files = vec![PathBuf::from("/w/a"), PathBuf::from("/w/b")];
+        assert!(!approvals.files_approved(&files));
+        approvals.approve_files(&files[..1]);
+        assert!(!approvals.files_approved(&files));
+        approvals.approve_files(&files);
+        assert!(approvals.files_approved(&files));
+        assert!(!approvals.files_approved(&[]));
+    }
+}

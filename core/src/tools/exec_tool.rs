@@ -1,0 +1,462 @@
+//! `exec_command` and `write_stdin` as tools: approvals, the sandbox, the `commandExecution`
+//! items and their output deltas, and the text the model gets.
+//!
+//! Items (protocol.md §3.5), id = the call id, `source: unifiedExecStartup` as the reference
+//! sends for `exec_command`:
+//!
+//! * a command that exits: `completed` (exit code 0) or `failed` (non-zero), with
+//!   `aggregatedOutput`, `exitCode` and `durationMs`;
+//! * a command still running at its yield time keeps running as a session, but its item
+//!   completes now — every item ends before its turn does: status `completed`, `exitCode:
+//!   null`, `processId` = the session id the model was given;
+//! * interrupted: `failed` (the model gets `Wall time: … seconds\naborted by user`);
+//! * declined or cancelled by the user: `declined`; a failed approval request: `failed`;
+//! * a command that could not start (no sandbox on this kernel, bad working directory): `failed`
+//!   with the reason as `aggregatedOutput`.
+//!
+//! `write_stdin` shows as a new `commandExecution` item of its own (id = its call id,
+//! `source: unifiedExecInteraction`, the session's command and `processId`), streaming what
+//! the session printed during the call; it completes `completed` while the session runs on,
+//! and `completed`/`failed` by exit code when it ended. Writing to an unknown session
+//! produces no item.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use weft_protocol::server_requests::{
+    CommandExecutionApprovalKind, CommandExecutionRequestApprovalParams,
+};
+use weft_protocol::{
+    CommandExecutionItem, CommandExecutionSource, CommandExecutionStatus, ItemId, ThreadItem,
+};
+
+use super::approval::{self, CommandPlan, Decision, Mode, SessionApprovals};
+use super::command_actions::command_actions;
+use super::runtime::{BackgroundCommand, ToolRuntime, ToolTurn};
+use crate::events::{ServerRequestParams, ThreadEvent};
+use crate::exec::{
+    ExecError, ExecOutput, OUTPUT_BUFFER_CAP, format_aborted_for_model, format_for_model,
+    parse_exec_command_args, parse_write_stdin_args,
+};
+use crate::sandbox::{SandboxSpec, looks_like_sandbox_denial};
+use crate::time::now_ms;
+
+/// What the model is told when the user declines or cancels a command (the reference's text).
+pub const COMMAND_REJECTED: &str =
+    "exec_command failed: CreateProcess { message: \"Rejected(\\\"rejected by user\\\")\" }";
+
+/// A `commandExecution` item being built.
+struct CommandItem {
+    id: String,
+    command: String,
+    cwd: String,
+    source: CommandExecutionSource,
+    actions: Vec<weft_protocol::CommandAction>,
+    process_id: Option<String>,
+    started_at: i64,
+}
+
+impl CommandItem {
+    fn wire(
+        &self,
+        status: CommandExecutionStatus,
+        output: Option<String>,
+        exit_code: Option<i32>,
+        duration: Option<Duration>,
+    ) -> ThreadItem {
+        let mut item = ThreadItem::from(CommandExecutionItem {
+            id: ItemId::from(self.id.clone()),
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            process_id: self.process_id.clone(),
+            source: self.source,
+            status,
+            command_actions: self.actions.clone(),
+            aggregated_output: output,
+            exit_code,
+            duration_ms: duration.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            plugin_id: None,
+            script_path: None,
+        });
+        item.started_at_ms = Some(self.started_at);
+        if status != CommandExecutionStatus::InProgress {
+            item.completed_at_ms = Some(now_ms());
+        }
+        item
+    }
+
+    async fn start(&self, turn: &ToolTurn) {
+        let item = self.wire(CommandExecutionStatus::InProgress, None, None, None);
+        turn.sink
+            .emit(
+                &turn.thread_id,
+                ThreadEvent::ItemStarted {
+                    turn_id: turn.turn_id.clone(),
+                    item,
+                },
+            )
+            .await;
+    }
+
+    async fn complete(
+        &self,
+        turn: &ToolTurn,
+        status: CommandExecutionStatus,
+        output: Option<String>,
+        exit_code: Option<i32>,
+        duration: Option<Duration>,
+    ) {
+        let item = self.wire(status, output, exit_code, duration);
+        turn.sink
+            .emit(
+                &turn.thread_id,
+                ThreadEvent::ItemCompleted {
+                    turn_id: turn.turn_id.clone(),
+                    item,
+                },
+            )
+            .await;
+    }
+}
+
+fn status_for_exit(exit_code: Option<i32>) -> CommandExecutionStatus {
+    match exit_code {
+        None | Some(0) => CommandExecutionStatus::Completed,
+        Some(_) => CommandExecutionStatus::Failed,
+    }
+}
+
+/// Runs `call` (the exec future, given the output callback) while forwarding its output to
+/// the client as `outputDelta`s of `item_id`; every delta is emitted before this returns. Also
+/// returns the output seen (capped), for an interrupted command's item.
+async fn with_deltas<F, Fut>(turn: &ToolTurn, item_id: &str, call: F) -> (Fut::Output, String)
+where
+    F: FnOnce(Box<dyn Fn(&str) + Send + Sync>) -> Fut,
+    Fut: std::future::Future,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let on_output: Box<dyn Fn(&str) + Send + Sync> = Box::new(move |text: &str| {
+        let _ = tx.send(text.to_string());
+    });
+    let run = call(on_output);
+    let seen = Arc::new(Mutex::new(String::new()));
+    let forward = {
+        let seen = Arc::clone(&seen);
+        async move {
+            while let Some(delta) = rx.recv().await {
+                if let Ok(mut seen) = seen.lock()
+                    && seen.len() < OUTPUT_BUFFER_CAP
+                {
+                    seen.push_str(&delta);
+                }
+                turn.sink
+                    .emit(
+                        &turn.thread_id,
+                        ThreadEvent::CommandOutputDelta {
+                            turn_id: turn.turn_id.clone(),
+                            item_id: item_id.to_string(),
+                            delta,
+                        },
+                    )
+                    .await;
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(run, forward);
+    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    (result, seen)
+}
+
+/// `exec_command`.
+pub(crate) async fn exec_command(
+    rt: &ToolRuntime,
+    call_id: &str,
+    arguments: &str,
+    turn: &ToolTurn,
+) -> String {
+    let args = match parse_exec_command_args(arguments) {
+        Ok(args) => args,
+        Err(err) => return err.to_string(),
+    };
+    let request = args.to_request(&turn.cwd);
+    let display = request.display_command();
+    let policy_spec = SandboxSpec::from_policy(&turn.sandbox, &turn.cwd);
+    let mode = Mode::of(&turn.approval_policy);
+    let escalated_key = SessionApprovals::command_key(&display, &request.workdir, true);
+    let sandboxed_key = SessionApprovals::command_key(&display, &request.workdir, false);
+    let escalate = args.wants_escalation() && policy_spec.is_confined();
+    let session_key = if escalate {
+        &escalated_key
+    } else {
+        &sandboxed_key
+    };
+    let plan = approval::plan_command(
+        mode,
+        &request.cmd,
+        escalate,
+        args.justification.as_deref(),
+        policy_spec.is_confined(),
+        rt.approvals.command_approved(session_key),
+    );
+    let item = CommandItem {
+        id: call_id.to_string(),
+        command: display.clone(),
+        cwd: request.workdir.display().to_string(),
+        source: CommandExecutionSource::UnifiedExecStartup,
+        actions: command_actions(&request.cmd),
+        process_id: None,
+        started_at: now_ms(),
+    };
+    let unconfined = match plan {
+        CommandPlan::Refuse(text) => return text,
+        CommandPlan::Run { unconfined } => {
+            item.start(turn).await;
+            unconfined
+        }
+        CommandPlan::Ask { unconfined, reason } => {
+            // Reference order: the status flag, then the item, then the request.
+            let wait = rt.waits.begin(turn).await;
+            item.start(turn).await;
+            let params = CommandExecutionRequestApprovalParams {
+                kind: CommandExecutionApprovalKind::Command,
+                thread_id: turn.thread_id.clone(),
+                turn_id: turn.turn_id.clone(),
+                item_id: ItemId::from(call_id.to_string()),
+                started_at_ms: now_ms(),
+                approval_id: None,
+                environment_id: Some("local".to_string()),
+                command: Some(display.clone()),
+                cwd: Some(item.cwd.clone()),
+                command_actions: Some(item.actions.clone()),
+                reason,
+                network_approval_context: None,
+                proposed_execpolicy_amendment: None,
+                proposed_network_policy_amendments: None,
+                available_decisions: None,
+                additional_permissions: None,
+            };
+            let outcome =
+                approval::ask(turn, ServerRequestParams::CommandApproval(Box::new(params))).await;
+            match approval::command_decision(outcome) {
+                Decision::Accept => {
+                    wait.release().await;
+                }
+                Decision::AcceptForSession => {
+                    rt.approvals.approve_command(session_key.clone());
+                    wait.release().await;
+                }
+                Decision::Decline => {
+                    item.complete(turn, CommandExecutionStatus::Declined, None, None, None)
+                        .await;
+                    wait.release().await;
+                    return COMMAND_REJECTED.to_string();
+                }
+                Decision::Cancel => {
+                    item.complete(turn, CommandExecutionStatus::Declined, None, None, None)
+                        .await;
+                    wait.release().await;
+                    turn.cancel.cancel();
+                    return COMMAND_REJECTED.to_string();
+                }
+                Decision::Failed(reason) => {
+                    item.complete(turn, CommandExecutionStatus::Failed, None, None, None)
+                        .await;
+                    wait.release().await;
+                    return format!(
+                        "exec_command failed: the approval request failed ({reason}); the command was not run"
+                    );
+                }
+            }
+            unconfined
+        }
+    };
+    let spec = if unconfined {
+        SandboxSpec::unrestricted(&turn.cwd)
+    } else {
+        policy_spec
+    };
+    let (result, seen) = with_deltas(turn, call_id, |on_output| {
+        rt.exec
+            .exec_command(request.clone(), &spec, on_output, &turn.cancel)
+    })
+    .await;
+    match result {
+        Ok(mut output) => {
+            add_denial_hint(&mut output, &spec, mode);
+            let status = status_for_exit(output.exit_code);
+            let mut item = item;
+            if let Some(session) = output.session_id {
+                item.process_id = Some(session.to_string());
+                if let Ok(mut sessions) = rt.sessions.lock() {
+                    sessions.insert(
+                        session,
+                        BackgroundCommand {
+                            script: request.cmd.clone(),
+                            display: display.clone(),
+                            cwd: item.cwd.clone(),
+                        },
+                    );
+                }
+            }
+            item.complete(
+                turn,
+                status,
+                Some(output.aggregated_output.clone()),
+                output.exit_code,
+                Some(output.wall_time),
+            )
+            .await;
+            format_for_model(&output)
+        }
+        Err(ExecError::Aborted { wall_time }) => {
+            item.complete(
+                turn,
+                CommandExecutionStatus::Failed,
+                Some(seen),
+                None,
+                Some(wall_time),
+            )
+            .await;
+            format_aborted_for_model(wall_time)
+        }
+        Err(err) => {
+            item.complete(
+                turn,
+                CommandExecutionStatus::Failed,
+                Some(err.to_string()),
+                None,
+                None,
+            )
+            .await;
+            format!("exec_command failed: {err}")
+        }
+    }
+}
+
+/// A note for the model when a confined command's failure looks like the sandbox refused it.
+fn add_denial_hint(output: &mut ExecOutput, spec: &SandboxSpec, mode: Mode) {
+    if !spec.is_confined()
+        || !looks_like_sandbox_denial(&output.aggregated_output, output.exit_code)
+    {
+        return;
+    }
+    let next = match mode {
+        Mode::OnRequest => {
+            "If the command must write there or reach the network, run it again with `sandbox_permissions: \"require_escalated\"` and a one-sentence `justification`: the user will be asked to approve running it outside the sandbox."
+        }
+        Mode::Untrusted => {
+            "Approving a command does not lift the sandbox; work inside the writable roots or ask the user to change the sandbox policy."
+        }
+        Mode::Never => {
+            "The approval policy is `never`: nothing can run outside the sandbox. Work inside the writable roots, or tell the user what you could not do."
+        }
+    };
+    output.warnings.push(format!(
+        "the command may have been blocked by the sandbox ({}). {next}",
+        spec.describe()
+    ));
+}
+
+/// `write_stdin`.
+pub(crate) async fn write_stdin(
+    rt: &ToolRuntime,
+    call_id: &str,
+    arguments: &str,
+    turn: &ToolTurn,
+) -> String {
+    let args = match parse_write_stdin_args(arguments) {
+        Ok(args) => args,
+        Err(err) => return err.to_string(),
+    };
+    let known = rt
+        .sessions
+        .lock()
+        .ok()
+        .and_then(|sessions| sessions.get(&args.session_id).cloned());
+    let item = known.map(|command| CommandItem {
+        id: call_id.to_string(),
+        command: command.display,
+        cwd: command.cwd,
+        source: CommandExecutionSource::UnifiedExecInteraction,
+        actions: command_actions(&command.script),
+        process_id: Some(args.session_id.to_string()),
+        started_at: now_ms(),
+    });
+    let Some(item) = item else {
+        // No item for a session this thread never handed out (or already collected).
+        let result = rt
+            .exec
+            .write_stdin(
+                args.session_id,
+                args.chars.clone(),
+                args.yield_time_ms(),
+                args.max_output_tokens(),
+                |_| {},
+                &turn.cancel,
+            )
+            .await;
+        return match result {
+            Ok(output) => format_for_model(&output),
+            Err(ExecError::Aborted { wall_time }) => format_aborted_for_model(wall_time),
+            Err(err) => format!("write_stdin failed: {err}"),
+        };
+    };
+    item.start(turn).await;
+    let (result, seen) = with_deltas(turn, call_id, |on_output| {
+        rt.exec.write_stdin(
+            args.session_id,
+            args.chars.clone(),
+            args.yield_time_ms(),
+            args.max_output_tokens(),
+            on_output,
+            &turn.cancel,
+        )
+    })
+    .await;
+    match result {
+        Ok(output) => {
+            if output.exit_code.is_some()
+                && let Ok(mut sessions) = rt.sessions.lock()
+            {
+                sessions.remove(&args.session_id);
+            }
+            item.complete(
+                turn,
+                status_for_exit(output.exit_code),
+                Some(output.aggregated_output.clone()),
+                output.exit_code,
+                Some(output.wall_time),
+            )
+            .await;
+            format_for_model(&output)
+        }
+        Err(ExecError::Aborted { wall_time }) => {
+            item.complete(
+                turn,
+                CommandExecutionStatus::Failed,
+                Some(seen),
+                None,
+                Some(wall_time),
+            )
+            .await;
+            format_aborted_for_model(wall_time)
+        }
+        Err(err) => {
+            if matches!(err, ExecError::UnknownSession(_) | ExecError::ShutDown)
+                && let Ok(mut sessions) = rt.sessions.lock()
+            {
+                sessions.remove(&args.session_id);
+            }
+            item.complete(
+                turn,
+                CommandExecutionStatus::Failed,
+                Some(err.to_string()),
+                None,
+                None,
+            )
+            .await;
+            format!("write_stdin failed: {err}")
+        }
+    }
+}

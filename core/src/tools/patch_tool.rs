@@ -1,0 +1,231 @@
+//! `apply_patch` as a tool: verify, ask when the policy says so, write, and report.
+//!
+//! 1. The patch is parsed and verified against the files ([`plan_patch`]) — nothing is
+//!    written, and a patch that fails gets `apply_patch verification failed: …` with no item
+//!    (as the reference: the `fileChange` item starts only for a verified patch).
+//! 2. The written paths are checked against the sandbox's writable roots
+//!    ([`SandboxSpec::can_write`], symlinks resolved); the approval policy decides whether to
+//!    ask (`approval.rs`). Under `never`, a path outside the roots rejects the patch:
+//!    `patch rejected: writing outside of the sandbox's writable roots: <path>`.
+//! 3. `item/started {fileChange, inProgress}` with every change and its diff; if asking,
+//!    `waitingOnApproval` and `item/fileChange/requestApproval`.
+//! 4. The plan is written ([`apply_plan`]; it refuses if a file changed since step 1), the
+//!    item completes (`completed`, `failed`, or `declined`), and `turn/diff/updated` carries
+//!    the turn's aggregate diff ([`TurnDiffTracker`]).
+//!
+//! What the model gets on success mirrors the reference: the freeform variant's
+//! `Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n…`,
+//! the function variant's `{"output": "Success. …", "metadata": {"exit_code": 0,
+//! "duration_seconds": 0.0}}`. A declined or cancelled patch: `patch rejected by user`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use weft_protocol::server_requests::FileChangeRequestApprovalParams;
+use weft_protocol::{FileChangeItem, ItemId, PatchApplyStatus, ThreadItem};
+
+use super::apply_patch::{
+    PatchError, PatchPlan, TurnDiffTracker, apply_plan, path_is_writable, plan_patch,
+};
+use super::approval::{self, Decision, Mode, PatchPlanDecision};
+use super::runtime::{ToolRuntime, ToolTurn};
+use crate::events::{ServerRequestParams, ThreadEvent};
+use crate::sandbox::SandboxSpec;
+use crate::time::now_ms;
+
+/// What the model is told when the user declines or cancels a patch.
+pub const PATCH_REJECTED: &str = "patch rejected by user";
+
+/// How the model called the tool (decides the shape of the answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// JSON arguments `{"input": …}`.
+    Function,
+    /// A custom tool call with the raw patch.
+    Freeform,
+}
+
+/// A shell-like result: `exit_code` and `text`, shaped for the variant.
+fn result_text(variant: Variant, exit_code: i32, text: &str, elapsed: Duration) -> String {
+    let seconds = (elapsed.as_secs_f64() * 10.0).round() / 10.0;
+    match variant {
+        Variant::Freeform => {
+            format!("Exit code: {exit_code}\nWall time: {seconds} seconds\nOutput:\n{text}")
+        }
+        Variant::Function => serde_json::json!({
+            "output": text,
+            "metadata": {"exit_code": exit_code, "duration_seconds": seconds},
+        })
+        .to_string(),
+    }
+}
+
+struct PatchItem<'a> {
+    id: &'a str,
+    plan: &'a PatchPlan,
+    started_at: i64,
+}
+
+impl PatchItem<'_> {
+    fn wire(&self, status: PatchApplyStatus) -> ThreadItem {
+        let mut item = ThreadItem::from(FileChangeItem {
+            id: ItemId::from(self.id.to_string()),
+            changes: self.plan.protocol_changes(),
+            status,
+        });
+        item.started_at_ms = Some(self.started_at);
+        if status != PatchApplyStatus::InProgress {
+            item.completed_at_ms = Some(now_ms());
+        }
+        item
+    }
+
+    async fn start(&self, turn: &ToolTurn) {
+        turn.sink
+            .emit(
+                &turn.thread_id,
+                ThreadEvent::ItemStarted {
+                    turn_id: turn.turn_id.clone(),
+                    item: self.wire(PatchApplyStatus::InProgress),
+                },
+            )
+            .await;
+    }
+
+    async fn complete(&self, turn: &ToolTurn, status: PatchApplyStatus) {
+        turn.sink
+            .emit(
+                &turn.thread_id,
+                ThreadEvent::ItemCompleted {
+                    turn_id: turn.turn_id.clone(),
+                    item: self.wire(status),
+                },
+            )
+            .await;
+    }
+}
+
+/// `apply_patch` (either variant).
+pub(crate) async fn apply_patch(
+    rt: &ToolRuntime,
+    call_id: &str,
+    patch: &str,
+    variant: Variant,
+    turn: &ToolTurn,
+) -> String {
+    let started = Instant::now();
+    let plan = match plan_patch(patch, &turn.cwd, &|_| true) {
+        Ok(plan) => plan,
+        Err(err) => return err.model_text(),
+    };
+    let spec = SandboxSpec::from_policy(&turn.sandbox, &turn.cwd);
+    let written = plan.written_paths();
+    let outside: Vec<PathBuf> = written
+        .iter()
+        .filter(|path| !path_is_writable(path, &|p| spec.can_write(p)))
+        .cloned()
+        .collect();
+    let mode = Mode::of(&turn.approval_policy);
+    let decision =
+        approval::plan_patch_approval(mode, &outside, rt.approvals.files_approved(&written));
+    let item = PatchItem {
+        id: call_id,
+        plan: &plan,
+        started_at: now_ms(),
+    };
+    match decision {
+        PatchPlanDecision::Refuse(path) => return PatchError::NotWritable { path }.model_text(),
+        PatchPlanDecision::Apply => item.start(turn).await,
+        PatchPlanDecision::Ask { reason } => {
+            // Reference order: the item, then the status flag, then the request.
+            item.start(turn).await;
+            let wait = rt.waits.begin(turn).await;
+            let params = FileChangeRequestApprovalParams {
+                thread_id: turn.thread_id.clone(),
+                turn_id: turn.turn_id.clone(),
+                item_id: ItemId::from(call_id.to_string()),
+                started_at_ms: now_ms(),
+                reason,
+                grant_root: None,
+            };
+            let outcome =
+                approval::ask(turn, ServerRequestParams::FileChangeApproval(params)).await;
+            let decision = approval::file_change_decision(outcome);
+            wait.release().await;
+            match decision {
+                Decision::Accept => {}
+                Decision::AcceptForSession => rt.approvals.approve_files(&written),
+                Decision::Decline => {
+                    item.complete(turn, PatchApplyStatus::Declined).await;
+                    return PATCH_REJECTED.to_string();
+                }
+                Decision::Cancel => {
+                    item.complete(turn, PatchApplyStatus::Declined).await;
+                    turn.cancel.cancel();
+                    return PATCH_REJECTED.to_string();
+                }
+                Decision::Failed(reason) => {
+                    item.complete(turn, PatchApplyStatus::Failed).await;
+                    return format!(
+                        "apply_patch failed: the approval request failed ({reason}); the patch was not applied"
+                    );
+                }
+            }
+        }
+    }
+    let to_apply = plan.clone();
+    let applied = tokio::task::spawn_blocking(move || apply_plan(&to_apply))
+        .await
+        .unwrap_or_else(|err| {
+            Err(PatchError::Write {
+                context: "Failed to apply the patch".to_string(),
+                source: std::io::Error::other(err.to_string()),
+            })
+        });
+    match applied {
+        Ok(outcome) => {
+            item.complete(turn, PatchApplyStatus::Completed).await;
+            emit_turn_diff(rt, turn, &plan).await;
+            result_text(variant, 0, &outcome.success_text(), started.elapsed())
+        }
+        Err(err) if err.wrote_nothing() => {
+            item.complete(turn, PatchApplyStatus::Failed).await;
+            err.model_text()
+        }
+        Err(err) => {
+            item.complete(turn, PatchApplyStatus::Failed).await;
+            result_text(variant, 1, &err.model_text(), started.elapsed())
+        }
+    }
+}
+
+/// Adds an applied plan to the turn's aggregate diff and sends it.
+async fn emit_turn_diff(rt: &ToolRuntime, turn: &ToolTurn, plan: &PatchPlan) {
+    let diff = {
+        let Ok(mut slot) = rt.diff.lock() else {
+            return;
+        };
+        if slot.as_ref().is_none_or(|(id, _)| *id != turn.turn_id) {
+            *slot = Some((
+                turn.turn_id.clone(),
+                TurnDiffTracker::new(Some(turn.cwd.clone())),
+            ));
+        }
+        match slot.as_mut() {
+            Some((_, tracker)) => {
+                tracker.track(plan);
+                tracker.unified_diff()
+            }
+            None => None,
+        }
+    };
+    turn.sink
+        .emit(
+            &turn.thread_id,
+            ThreadEvent::TurnDiffUpdated {
+                turn_id: turn.turn_id.clone(),
+                diff: diff.unwrap_or_default(),
+            },
+        )
+        .await;
+}

@@ -1,0 +1,216 @@
+//! Issue 4, tools that act on the machine: `exec_command` / `write_stdin`, `apply_patch`,
+//! `update_plan`, approvals and the sandbox, end to end (the real daemon, the scripted mock
+//! model). See `../shared/docs/engine.md` §4–§5, `../shared/docs/protocol.md` §3.5, §5, §6 and
+//! §7.6; the orders follow the reference transcripts `tool*`, `patch_approval`, `steer_tool`
+//! and `interrupt_exec`.
+//!
+//! Every test runs its commands in a fresh workspace (`$WEFT_HOME/ws`) and ends with
+//! [`finish`]: the daemon is stopped with SIGTERM (which ends every command session) and no
+//! process may be left with its working directory in the workspace.
+
+mod approvals;
+mod exec;
+mod patch;
+mod plan;
+mod running;
+mod sandbox;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use weft_mock_model::{RecordedRequest, Reply};
+use weft_test_support::{Client, Transport};
+
+pub use crate::turns::{Harness, label, read_through, read_through_turn_completed, str_at};
+
+/// A harness (Responses API mock) plus the workspace the thread runs in.
+pub struct Tools {
+    /// Mock, daemon, first client.
+    pub h: Harness,
+    /// The thread's cwd (`$WEFT_HOME/ws`, canonical).
+    pub ws: PathBuf,
+}
+
+impl Tools {
+    /// Start the daemon on `transport` with a fresh workspace.
+    pub async fn start(transport: Transport) -> Tools {
+        let h = Harness::responses(transport).await;
+        let ws = h.home.path().join("ws");
+        std::fs::create_dir_all(&ws).expect("create the workspace");
+        let ws = std::fs::canonicalize(&ws).expect("canonical workspace");
+        Tools { h, ws }
+    }
+
+    /// `thread/start` in the workspace with this approval policy and sandbox mode.
+    pub async fn thread(&mut self, approval: &str, sandbox: &str) -> String {
+        let cwd = self.ws.display().to_string();
+        start_thread(&mut self.h.client, &cwd, approval, sandbox).await
+    }
+
+    /// A path in the workspace.
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.ws.join(relative)
+    }
+
+    /// Queue a mock reply.
+    pub fn push(&self, reply: Reply) {
+        self.h.push(reply);
+    }
+
+    /// Stop the daemon and check that nothing it started is still running.
+    pub async fn finish(self) {
+        finish(self.h, &self.ws).await;
+    }
+}
+
+/// `thread/start` with an approval policy and sandbox mode; waits for `thread/started`.
+pub async fn start_thread(client: &mut Client, cwd: &str, approval: &str, sandbox: &str) -> String {
+    let result = client
+        .request(
+            "thread/start",
+            json!({"cwd": cwd, "approvalPolicy": approval, "sandbox": sandbox}),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("thread/start failed: {err}"));
+    let thread_id = str_at(&result, "/thread/id");
+    client
+        .wait_for("this thread's `thread/started`", |m| {
+            m["method"] == "thread/started" && m["params"]["thread"]["id"] == thread_id.as_str()
+        })
+        .await;
+    thread_id
+}
+
+/// SIGTERM the daemon, wait for it, and check that no process is left running in `ws`.
+pub async fn finish(mut h: Harness, ws: &Path) {
+    h.daemon.sigterm();
+    h.daemon.wait_exit().await;
+    let left = processes_in(ws);
+    assert!(
+        left.is_empty(),
+        "processes left running in {}: {left:?}",
+        ws.display()
+    );
+}
+
+/// The pids (and command lines) of live processes whose cwd is `dir` or below.
+pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        if !cwd.starts_with(dir) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X");
+        if zombie {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        found.push((pid, cmdline));
+    }
+    found
+}
+
+/// A mock reply calling `exec_command` with these arguments.
+pub fn exec_call(call_id: &str, args: Value) -> Reply {
+    Reply::new().function_call(call_id, "exec_command", args.to_string())
+}
+
+/// `{"cmd": cmd}`.
+pub fn cmd(script: &str) -> Value {
+    json!({ "cmd": script })
+}
+
+/// A mock reply calling `apply_patch` (function variant).
+pub fn patch_call(call_id: &str, patch: &str) -> Reply {
+    Reply::new().function_call(
+        call_id,
+        "apply_patch",
+        json!({ "input": patch }).to_string(),
+    )
+}
+
+/// The text output the model got for `call_id` in `request`.
+pub fn output_of(request: &RecordedRequest, call_id: &str) -> String {
+    match request.tool_output(call_id) {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => panic!(
+            "no output for {call_id} in the request: {}",
+            serde_json::to_string_pretty(request.input()).unwrap_or_default()
+        ),
+    }
+}
+
+/// The position of the first input item matching `pred` in a Responses request.
+pub fn input_position(request: &RecordedRequest, pred: impl Fn(&Value) -> bool) -> Option<usize> {
+    request.input().iter().position(pred)
+}
+
+/// The `item/started` or `item/completed` notification of item `id`.
+pub fn item_event<'a>(messages: &'a [Value], method: &str, id: &str) -> &'a Value {
+    messages
+        .iter()
+        .find(|m| m["method"] == method && m["params"]["item"]["id"] == id)
+        .unwrap_or_else(|| {
+            let labels: Vec<String> = messages.iter().map(label).collect();
+            panic!("no {method} for {id}: {labels:?}")
+        })
+}
+
+/// The completed item `id`.
+pub fn completed_item<'a>(messages: &'a [Value], id: &str) -> &'a Value {
+    &item_event(messages, "item/completed", id)["params"]["item"]
+}
+
+/// The index of the first message matching `pred`.
+pub fn position(messages: &[Value], what: &str, pred: impl Fn(&Value) -> bool) -> usize {
+    messages.iter().position(pred).unwrap_or_else(|| {
+        let labels: Vec<String> = messages.iter().map(label).collect();
+        panic!("no {what}: {labels:?}")
+    })
+}
+
+/// Answer a server request with this result.
+pub async fn answer(client: &mut Client, request: &Value, result: Value) {
+    client
+        .send_json(json!({"id": request["id"].clone(), "result": result}))
+        .await;
+}
+
+/// Wait for the next server request with this method.
+pub async fn wait_request(client: &mut Client, method: &str) -> Value {
+    client
+        .wait_for(&format!("a `{method}` request"), |m| {
+            m["method"] == method && m.get("id").is_some()
+        })
+        .await
+}
+
+/// Whether the model's view of a command says the sandbox could not be set up on this kernel
+/// (no Landlock): then the sandbox tests check the refusal instead.
+pub fn sandbox_unavailable(output: &str) -> bool {
+    let unavailable = output.contains("sandbox unavailable");
+    if unavailable {
+        eprintln!("note: this kernel cannot sandbox commands; checking the refusal instead");
+    }
+    unavailable
+}
