@@ -353,6 +353,7 @@ impl Session {
             ops: tx.clone(),
         };
         let instructions_recorded = !restored.history.is_empty();
+        let last_environment = last_environment_in(&restored.history, &settings);
         let session = Session {
             thread,
             settings,
@@ -366,7 +367,7 @@ impl Session {
             active: None,
             turns: restored.turns,
             ops: tx.downgrade(),
-            last_environment: None,
+            last_environment,
             instructions_recorded,
             tools: ToolRuntime::new(),
             rollout: restored.rollout,
@@ -950,6 +951,26 @@ impl Session {
     async fn emit(&self, event: ThreadEvent) {
         self.sink.emit(&self.thread.id, event).await;
     }
+}
+
+/// The environment context a restored history already gives the model: when its last
+/// environment message is the full context as it is now, the next turn need not repeat it.
+/// Otherwise (it changed, or only a diff was last) the next turn sends it in full.
+fn last_environment_in(
+    history: &[ResponseItem],
+    settings: &ThreadSettings,
+) -> Option<EnvironmentContext> {
+    let current = EnvironmentContext::capture(
+        settings.cwd.clone(),
+        approval_policy_name(&settings.approval_policy),
+        sandbox_mode_name(settings.sandbox_mode()),
+    );
+    let rendered = current.render();
+    let last = history.iter().rev().find_map(|item| {
+        item.message_text()
+            .filter(|text| text.starts_with(crate::env_context::ENVIRONMENT_CONTEXT_OPEN_TAG))
+    })?;
+    (last == rendered).then_some(current)
 }
 
 /// How long an interrupted turn's task may take to finish cooperatively.
