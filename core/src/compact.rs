@@ -23,6 +23,33 @@ pub const KEPT_USER_TOKENS: u64 = 20_000;
 /// Text standing in for an image of an old turn after compaction.
 pub const IMAGE_PLACEHOLDER: &str = "[image omitted when the conversation was compacted]";
 
+/// The context window assumed for a model the config says nothing about (so the automatic
+/// limit is 244,800 tokens); set `model_context_window` for smaller local models.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 272_000;
+
+/// The history sent in a summary request after dropping its `dropped` oldest items (other
+/// than the instruction and environment messages), for a request that did not fit the
+/// model's window. Calls and outputs stay paired.
+pub fn trimmed_for_summary(items: &[ResponseItem], dropped: usize) -> Vec<ResponseItem> {
+    let mut left = dropped;
+    let kept: Vec<ResponseItem> = items
+        .iter()
+        .filter(|item| {
+            if left == 0 || is_instruction_message(item) || is_environment_message(item) {
+                return true;
+            }
+            left -= 1;
+            false
+        })
+        .cloned()
+        .collect();
+    crate::history::History::restored(kept, None).for_prompt()
+}
+
+fn is_environment_message(item: &ResponseItem) -> bool {
+    user_text_of(item).is_some_and(|text| text.starts_with(ENVIRONMENT_CONTEXT_OPEN_TAG))
+}
+
 /// When to compact: the model's context window and the auto-compaction limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Window {
@@ -34,8 +61,10 @@ pub struct Window {
 
 impl Window {
     /// From config: `model_auto_compact_token_limit`, clamped to 90% of
-    /// `model_context_window` when the window is known; 90% of the window when only it is.
+    /// `model_context_window`; the window defaults to [`DEFAULT_CONTEXT_WINDOW`] when the
+    /// config does not give it.
     pub fn new(context_window: Option<u64>, configured_limit: Option<u64>) -> Window {
+        let context_window = context_window.or(Some(DEFAULT_CONTEXT_WINDOW));
         let ninety = context_window.map(|w| w * 9 / 10);
         let limit = match (configured_limit, ninety) {
             (Some(limit), Some(ninety)) => Some(limit.min(ninety)),
@@ -74,10 +103,11 @@ pub fn summary_prompt(step: &Prompt, history: Vec<ResponseItem>) -> Prompt {
     prompt
 }
 
-/// Read a summary response: the text of its last assistant message.
+/// Read a summary response: the text of its last assistant message, and the usage the model
+/// reported for the request.
 pub async fn collect_summary(
     mut stream: crate::model::ResponseStream,
-) -> Result<String, ModelError> {
+) -> Result<(String, Option<crate::model::TokenUsage>), ModelError> {
     let mut summary = None;
     while let Some(event) = futures::StreamExt::next(&mut stream).await {
         match event? {
@@ -88,8 +118,8 @@ pub async fn collect_summary(
                     summary = item.message_text();
                 }
             }
-            ResponseEvent::Completed { .. } => {
-                return Ok(summary.unwrap_or_default());
+            ResponseEvent::Completed { token_usage, .. } => {
+                return Ok((summary.unwrap_or_default(), token_usage));
             }
             _ => {}
         }
@@ -248,9 +278,9 @@ mod tests {
         assert_eq!(Window::new(Some(1000), Some(500)).limit, Some(500));
         assert_eq!(Window::new(Some(1000), Some(5000)).limit, Some(900));
         assert_eq!(Window::new(None, Some(700)).limit, Some(700));
-        assert_eq!(Window::new(None, None).limit, None);
+        assert_eq!(Window::new(None, None).limit, Some(244_800));
         assert!(Window::new(Some(1000), None).reached(900));
-        assert!(!Window::new(None, None).reached(u64::MAX));
+        assert!(!Window::new(None, None).reached(244_799));
     }
 
     #[test]
@@ -333,6 +363,29 @@ mod tests {
         let json = serde_json::to_string(&rebuilt).unwrap();
         assert!(json.contains(IMAGE_PLACEHOLDER));
         assert!(!json.contains("data:image"));
+    }
+
+    #[test]
+    fn trimming_drops_the_oldest_items_and_keeps_pairs() {
+        let items = vec![
+            ResponseItem::text_message(Role::Developer, "dev"),
+            ResponseItem::user_text(env().render()),
+            ResponseItem::user_text("q1"),
+            ResponseItem::FunctionCall {
+                id: None,
+                name: "exec_command".into(),
+                namespace: None,
+                arguments: "{}".into(),
+                call_id: "c1".into(),
+            },
+            ResponseItem::function_call_output("c1", "out"),
+            ResponseItem::user_text("q2"),
+        ];
+        let trimmed = trimmed_for_summary(&items, 2);
+        let json = serde_json::to_string(&trimmed).unwrap();
+        assert!(json.contains("dev") && json.contains(ENVIRONMENT_CONTEXT_OPEN_TAG));
+        assert!(!json.contains("q1") && !json.contains("\"c1\""));
+        assert!(json.contains("q2"));
     }
 
     #[test]

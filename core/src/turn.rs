@@ -21,7 +21,7 @@ use weft_protocol::{
 
 use crate::compact::{
     Placement, Window, collect_summary, compaction_error, compaction_item, rebuild, summary_prompt,
-    summary_text,
+    summary_text, trimmed_for_summary,
 };
 use crate::env_context::EnvironmentContext;
 use crate::events::{SharedSink, ThreadEvent};
@@ -214,12 +214,14 @@ async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(), Stop> {
     )
     .await;
     let mut retries = 0u32;
+    let mut dropped = 0usize;
     let summary = loop {
         let input = ctx
             .history
             .lock()
-            .map(|h| h.for_prompt())
+            .map(|h| trimmed_for_summary(h.items(), dropped))
             .unwrap_or_default();
+        let droppable = input.len();
         let prompt = summary_prompt(&ctx.step, input);
         let attempt = async {
             let stream = ctx.client.stream(&prompt).await?;
@@ -234,7 +236,15 @@ async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(), Stop> {
             }
         };
         match result {
-            Ok(summary) => break summary,
+            Ok((summary, usage)) => {
+                if let Some(usage) = usage {
+                    report_usage(ctx, &usage).await;
+                }
+                break summary;
+            }
+            // The history no longer fits the model's real window: leave out the oldest items
+            // of the summary request until it does (engine.md §6.3).
+            Err(err) if err.is_context_window_exceeded() && droppable > 1 => dropped += 1,
             Err(err) if err.is_retryable() && retries < ctx.stream_max_retries => {
                 retries += 1;
                 let delay = err
@@ -252,6 +262,18 @@ async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(), Stop> {
             }
         }
     };
+    if dropped > 0 {
+        emit(
+            ctx,
+            ThreadEvent::Warning {
+                turn_id: Some(ctx.turn_id.clone()),
+                message: format!(
+                    "The conversation no longer fit the model's context window: the {dropped} oldest item(s) were left out of the summary."
+                ),
+            },
+        )
+        .await;
+    }
     if let Ok(mut history) = ctx.history.lock() {
         let rebuilt = rebuild(history.items(), &summary, &ctx.environment, placement);
         history.replace(rebuilt, &summary_text(&summary));
