@@ -376,9 +376,13 @@ async fn thread_resume(
         params.config.as_ref(),
     );
     let subscribers = state.new_subscribers();
+    // A cold resume registers the new thread's subscribers before anyone else can see it
+    // loaded, so a concurrent warm resume from another connection joins this list.
+    let register =
+        |handle: &ThreadHandle| state.add_thread(handle.id().clone(), subscribers.clone());
     let resumed = state
         .threads
-        .resume_thread(&params.thread_id, options, subscribers.clone())
+        .resume_thread(&params.thread_id, options, subscribers.clone(), register)
         .await;
     let (handle, mut snapshot, warm) = match resumed {
         Ok(resumed) => resumed,
@@ -392,7 +396,6 @@ async fn thread_resume(
     let subscribers = if warm {
         state.subscribers_of(handle.id()).unwrap_or(subscribers)
     } else {
-        state.add_thread(handle.id().clone(), subscribers.clone());
         // A thread coming back into memory announces its status to everyone.
         state
             .connections
@@ -508,15 +511,8 @@ async fn thread_fork(
         disabled_plugin_ids: start.disabled_plugin_ids,
     };
     connection.send(outgoing::response(&id, &response)).await;
-    state
-        .connections
-        .broadcast(
-            &ThreadStartedNotification {
-                thread: snapshot.thread,
-            }
-            .into(),
-        )
-        .await;
+    // The reference replays the copied token usage before announcing the new thread
+    // (protocol.md §4.4): response → thread/tokenUsage/updated → thread/started.
     if let Some((turn_id, usage)) = snapshot.token_usage {
         let notification: weft_protocol::notifications::ServerNotification =
             ThreadTokenUsageUpdatedNotification {
@@ -529,6 +525,15 @@ async fn thread_fork(
             connection.send(outgoing::notification(&notification)).await;
         }
     }
+    state
+        .connections
+        .broadcast(
+            &ThreadStartedNotification {
+                thread: snapshot.thread,
+            }
+            .into(),
+        )
+        .await;
 }
 
 async fn thread_list(

@@ -65,6 +65,12 @@ pub struct StartThreadOptions {
 pub struct ThreadManager {
     services: Arc<Services>,
     threads: Mutex<HashMap<ThreadId, ThreadHandle>>,
+    /// Held while a stored thread's rollout is opened, moved or appended to outside its
+    /// actor (cold resume, archive, unarchive, naming a stored thread) and while a thread is
+    /// unloaded, so two of them never race for the same file: a second `thread/resume` of a
+    /// thread being loaded waits and then finds it loaded (warm) instead of failing on the
+    /// rollout's lock.
+    stored_ops: tokio::sync::Mutex<()>,
 }
 
 impl ThreadManager {
@@ -104,6 +110,7 @@ impl ThreadManager {
                 state,
             }),
             threads: Mutex::new(HashMap::new()),
+            stored_ops: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -176,8 +183,22 @@ impl ThreadManager {
         sink: SharedSink,
         restored: Restored,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
+        self.load_with(thread, settings, sink, restored, |_| {})
+            .await
+    }
+
+    /// [`load`](ThreadManager::load), calling `register` before the thread is visible.
+    async fn load_with(
+        &self,
+        thread: Thread,
+        settings: ThreadSettings,
+        sink: SharedSink,
+        restored: Restored,
+        register: impl FnOnce(&ThreadHandle),
+    ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
         let id = thread.id.clone();
         let handle = Session::spawn(thread, settings, self.services.clone(), sink, restored);
+        register(&handle);
         if let Ok(mut threads) = self.threads.lock() {
             threads.insert(id, handle.clone());
         }
@@ -204,17 +225,24 @@ impl ThreadManager {
     /// `thread/resume`: the live thread when it is loaded (warm; never a second actor),
     /// else the thread rebuilt from its rollout (cold), with `options` applied on top of its
     /// last settings. Returns whether it was already loaded.
+    ///
+    /// On a cold resume, `register` is called with the new actor's handle before the thread
+    /// becomes visible to other callers (so a concurrent warm resume finds whatever the caller
+    /// registered, e.g. its subscriber list); it is not called on a warm resume.
     pub async fn resume_thread(
         &self,
         id: &ThreadId,
         options: StartThreadOptions,
         sink: SharedSink,
+        register: impl FnOnce(&ThreadHandle) + Send,
     ) -> Result<(ThreadHandle, ThreadSnapshot, bool), CoreError> {
-        if let Some(handle) = self.get(id) {
-            let snapshot = handle.snapshot().await?;
-            if snapshot.thread.ephemeral || snapshot.thread.path.is_some() {
-                return Ok((handle, snapshot, true));
-            }
+        if let Some(warm) = self.warm(id).await? {
+            return Ok(warm);
+        }
+        // Cold: one loader at a time. Whoever waited here may find the thread loaded now.
+        let _stored = self.stored_ops.lock().await;
+        if let Some(warm) = self.warm(id).await? {
+            return Ok(warm);
         }
         let path = self.stored_rollout(id)?;
         let replay = load_rollout(&path).await.map_err(storage)?;
@@ -229,8 +257,29 @@ impl ThreadManager {
             token_usage: replay.token_usage,
             rollout: Some(writer),
         };
-        let (handle, snapshot) = self.load(thread, settings, sink, restored).await?;
+        let (handle, snapshot) = self
+            .load_with(thread, settings, sink, restored, register)
+            .await?;
         Ok((handle, snapshot, false))
+    }
+
+    /// The live thread for a warm resume: `None` when it is not loaded (or its actor just
+    /// stopped); the reference's error for an ephemeral thread, which has no rollout to resume
+    /// (protocol.md §7.4), even while it is loaded.
+    async fn warm(
+        &self,
+        id: &ThreadId,
+    ) -> Result<Option<(ThreadHandle, ThreadSnapshot, bool)>, CoreError> {
+        let Some(handle) = self.get(id) else {
+            return Ok(None);
+        };
+        let Ok(snapshot) = handle.snapshot().await else {
+            return Ok(None);
+        };
+        if snapshot.thread.ephemeral {
+            return Err(CoreError::NoRollout(id.to_string()));
+        }
+        Ok(Some((handle, snapshot, true)))
     }
 
     /// `thread/fork`: a new thread with a copy of a stored thread's history (through
@@ -402,6 +451,7 @@ impl ThreadManager {
     /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn), then
     /// move its rollout into the archive. Returns whether it was loaded.
     pub async fn archive_thread(&self, id: &ThreadId) -> Result<bool, CoreError> {
+        let _stored = self.stored_ops.lock().await;
         let path = match self.stored_rollout(id) {
             Ok(path) => path,
             Err(err) => {
@@ -409,7 +459,7 @@ impl ThreadManager {
                 return Err(err);
             }
         };
-        let was_loaded = self.unload(id).await;
+        let was_loaded = self.unload_locked(id).await;
         let home = self.services.config.home.clone();
         let new_path = tokio::task::spawn_blocking(move || archive(&home, &path))
             .await
@@ -425,6 +475,7 @@ impl ThreadManager {
 
     /// `thread/unarchive`: move the rollout back; the thread (not loaded).
     pub async fn unarchive_thread(&self, id: &ThreadId) -> Result<Thread, CoreError> {
+        let _stored = self.stored_ops.lock().await;
         let path = match find_rollout(&self.services.config.home, id).map_err(storage)? {
             Some(found) if found.archived => found.path,
             _ => return Err(CoreError::NoArchivedRollout(id.to_string())),
@@ -449,6 +500,7 @@ impl ThreadManager {
         if name.is_empty() {
             return Err(CoreError::EmptyName);
         }
+        let _stored = self.stored_ops.lock().await;
         if let Some(handle) = self.get(id) {
             let (tx, rx) = tokio::sync::oneshot::channel();
             handle
@@ -478,6 +530,12 @@ impl ThreadManager {
     /// Stop a loaded thread's actor (interrupting its turn, closing its rollout) and forget
     /// it. Returns whether it was loaded.
     pub async fn unload(&self, id: &ThreadId) -> bool {
+        let _stored = self.stored_ops.lock().await;
+        self.unload_locked(id).await
+    }
+
+    /// [`unload`](ThreadManager::unload) with `stored_ops` already held.
+    async fn unload_locked(&self, id: &ThreadId) -> bool {
         let handle = self.threads.lock().ok().and_then(|mut t| t.remove(id));
         match handle {
             Some(handle) => {

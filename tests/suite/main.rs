@@ -22,5 +22,8 @@ macro_rules! on_both_transports {
     };
 }
 
+mod context;
 mod foundation;
+mod persistence;
+mod tools;
 mod turns;
