@@ -432,17 +432,27 @@ async fn thread_resume(
         collaboration_mode: None,
     };
     connection.send(outgoing::response(&id, &response)).await;
-    if let Some((turn_id, usage)) = snapshot.token_usage {
-        let notification: weft_protocol::notifications::ServerNotification =
-            ThreadTokenUsageUpdatedNotification {
-                thread_id: handle.id().clone(),
-                turn_id,
-                token_usage: usage,
-            }
-            .into();
-        if connection.wants_notification(notification.method()) {
-            connection.send(outgoing::notification(&notification)).await;
+    replay_token_usage(connection, handle.id(), snapshot.token_usage).await;
+}
+
+/// Resume and fork replay the thread's last token usage to the caller (protocol.md §4.3).
+async fn replay_token_usage(
+    connection: &Connection,
+    thread_id: &ThreadId,
+    usage: Option<(weft_protocol::TurnId, weft_protocol::ThreadTokenUsage)>,
+) {
+    let Some((turn_id, token_usage)) = usage else {
+        return;
+    };
+    let notification: weft_protocol::notifications::ServerNotification =
+        ThreadTokenUsageUpdatedNotification {
+            thread_id: thread_id.clone(),
+            turn_id,
+            token_usage,
         }
+        .into();
+    if connection.wants_notification(notification.method()) {
+        connection.send(outgoing::notification(&notification)).await;
     }
 }
 
@@ -513,18 +523,7 @@ async fn thread_fork(
     connection.send(outgoing::response(&id, &response)).await;
     // The reference replays the copied token usage before announcing the new thread
     // (protocol.md §4.4): response → thread/tokenUsage/updated → thread/started.
-    if let Some((turn_id, usage)) = snapshot.token_usage {
-        let notification: weft_protocol::notifications::ServerNotification =
-            ThreadTokenUsageUpdatedNotification {
-                thread_id: handle.id().clone(),
-                turn_id,
-                token_usage: usage,
-            }
-            .into();
-        if connection.wants_notification(notification.method()) {
-            connection.send(outgoing::notification(&notification)).await;
-        }
-    }
+    replay_token_usage(connection, handle.id(), snapshot.token_usage).await;
     state
         .connections
         .broadcast(
@@ -632,6 +631,21 @@ async fn thread_archive(
                 .await;
         }
         Err(err) => {
+            // The thread may have been unloaded before the move failed: say so.
+            if state.threads.get(&thread_id).is_none() && state.subscribers_of(&thread_id).is_some()
+            {
+                state.forget_thread(&thread_id);
+                state
+                    .connections
+                    .broadcast(
+                        &ThreadStatusChangedNotification {
+                            thread_id: thread_id.clone(),
+                            status: ThreadStatus::NotLoaded,
+                        }
+                        .into(),
+                    )
+                    .await;
+            }
             connection
                 .send(outgoing::error(&id, &core_error(err)))
                 .await;
