@@ -26,12 +26,20 @@ use crate::time::{new_thread_id, now_secs};
 pub struct Services {
     /// The daemon's configuration.
     pub config: Arc<Config>,
-    /// One HTTP client (connection pool) for every model request.
-    pub http: reqwest::Client,
+    /// One HTTP client (connection pool) for every model request, made on first use (it
+    /// loads the system's root certificates, which start-up need not wait for).
+    http: std::sync::OnceLock<reqwest::Client>,
     /// `[[hooks.stop]]`.
     pub stop_hooks: Arc<Vec<StopHookConfig>>,
     /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
     pub state: Option<StateDb>,
+}
+
+impl Services {
+    /// The shared HTTP client.
+    pub fn http(&self) -> reqwest::Client {
+        self.http.get_or_init(reqwest::Client::new).clone()
+    }
 }
 
 /// Options of a new thread (`thread/start`); unset ones come from config.
@@ -105,7 +113,7 @@ impl ThreadManager {
         ThreadManager {
             services: Arc::new(Services {
                 config,
-                http: reqwest::Client::new(),
+                http: std::sync::OnceLock::new(),
                 stop_hooks,
                 state,
             }),

@@ -640,7 +640,7 @@ impl Session {
         let ctx = TurnContext {
             thread_id: self.thread.id.clone(),
             turn_id: turn_id.clone(),
-            client: ModelClient::new(provider, self.services.http.clone()),
+            client: ModelClient::new(provider, self.services.http()),
             step,
             stop_hooks: self.services.stop_hooks.clone(),
             cwd: self.settings.cwd.clone(),

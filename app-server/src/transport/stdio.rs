@@ -61,10 +61,12 @@ pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
     let _ = writer.await;
 }
 
-/// Write queued frames to stdout, one per line. On shutdown, write what is already queued and
-/// stop.
+/// Write queued frames to stdout, one per line. Whatever is queued is written with one
+/// `write_all` (the hot path during a streamed reply: one system call for many deltas). On
+/// shutdown, write what is already queued and stop.
 async fn write_lines(mut outbound: mpsc::Receiver<Bytes>, shutdown: CancellationToken) {
     let mut stdout = tokio::io::stdout();
+    let mut buf = Vec::with_capacity(64 * 1024);
     loop {
         let frame = tokio::select! {
             biased;
@@ -72,33 +74,44 @@ async fn write_lines(mut outbound: mpsc::Receiver<Bytes>, shutdown: Cancellation
             () = shutdown.cancelled() => break,
         };
         let Some(frame) = frame else { return };
-        if write_frame(&mut stdout, &frame).await.is_err() {
-            return;
-        }
-        // Batch whatever else is ready before flushing.
-        while let Ok(frame) = outbound.try_recv() {
-            if write_frame(&mut stdout, &frame).await.is_err() {
-                return;
+        push_line(&mut buf, &frame);
+        while buf.len() < MAX_WRITE_BATCH {
+            match outbound.try_recv() {
+                Ok(frame) => push_line(&mut buf, &frame),
+                Err(_) => break,
             }
         }
-        if stdout.flush().await.is_err() {
+        if write_batch(&mut stdout, &mut buf).await.is_err() {
             return;
         }
     }
     while let Ok(frame) = outbound.try_recv() {
-        if write_frame(&mut stdout, &frame).await.is_err() {
-            return;
-        }
+        push_line(&mut buf, &frame);
     }
-    let _ = stdout.flush().await;
+    let _ = write_batch(&mut stdout, &mut buf).await;
 }
 
-async fn write_frame(stdout: &mut tokio::io::Stdout, frame: &Bytes) -> std::io::Result<()> {
-    if frame.is_empty() {
+/// Bytes gathered before a write.
+const MAX_WRITE_BATCH: usize = 1024 * 1024;
+
+fn push_line(buf: &mut Vec<u8>, frame: &Bytes) {
+    if !frame.is_empty() {
+        buf.extend_from_slice(frame);
+        buf.push(b'\n');
+    }
+}
+
+async fn write_batch(stdout: &mut tokio::io::Stdout, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    if buf.is_empty() {
         return Ok(());
     }
-    stdout.write_all(frame).await?;
-    stdout.write_all(b"\n").await
+    stdout.write_all(buf).await?;
+    stdout.flush().await?;
+    buf.clear();
+    if buf.capacity() > 4 * MAX_WRITE_BATCH {
+        buf.shrink_to(64 * 1024);
+    }
+    Ok(())
 }
 
 /// Outcome of reading one line.

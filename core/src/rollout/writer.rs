@@ -218,12 +218,12 @@ async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
     let mut file = Some(file);
     // The first write error; from then on nothing more is written and every flush fails.
     let mut failed: Option<String> = None;
-    let mut batch = Vec::with_capacity(64);
     loop {
         let Some(first) = rx.recv().await else {
             break;
         };
-        batch.push(first);
+        // Allocated per batch: an idle thread keeps no buffer.
+        let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
                 Ok(msg) => batch.push(msg),

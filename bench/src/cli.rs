@@ -1,0 +1,113 @@
+//! Command-line options and the repetition counts they imply.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Benchmark Weft's app-server (and, side by side, the reference `codex app-server`) over stdio
+/// JSON-RPC against an in-process mock model server on 127.0.0.1.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "weft-bench")]
+pub struct Args {
+    /// The Weft binary to measure (`weft`, run as `weft app-server`).
+    #[arg(long, default_value = "target/release/weft")]
+    pub weft: PathBuf,
+
+    /// The reference binary (`codex`, run as `codex app-server`), or the directory it was
+    /// npm-installed into (bench/.reference: its vendored native binary is used). It only ever
+    /// runs inside a loopback-only network namespace.
+    #[arg(long)]
+    pub reference: Option<PathBuf>,
+
+    /// Fewer repetitions (a run of a few minutes instead of tens).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Override the repetition count of every measurement (at least 1).
+    #[arg(long)]
+    pub reps: Option<usize>,
+
+    /// Run only these measurements (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<Measure>,
+
+    /// Scratch directory for homes and workspaces (default: a new temporary directory, removed
+    /// at the end).
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
+
+    /// Also write the result tables (Markdown) to this file.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+}
+
+/// The measurements, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Measure {
+    Startup,
+    PreModel,
+    Turns,
+    Concurrency,
+    Memory,
+    Resume,
+}
+
+/// How many times each measurement repeats.
+#[derive(Debug, Clone, Copy)]
+pub struct Reps {
+    pub startup: usize,
+    pub pre_model: usize,
+    pub turns: usize,
+    /// Repetitions of the concurrent-threads runs for N ≤ 100.
+    pub concurrency: usize,
+    /// Repetitions of the N = 1,000 run (each one loads 1,000 threads).
+    pub concurrency_1000: usize,
+    pub memory: usize,
+    pub resume: usize,
+}
+
+impl Args {
+    pub fn reps(&self) -> Reps {
+        let reps = if self.quick {
+            Reps {
+                startup: 5,
+                pre_model: 5,
+                turns: 3,
+                concurrency: 3,
+                concurrency_1000: 1,
+                memory: 1,
+                resume: 3,
+            }
+        } else {
+            Reps {
+                startup: 20,
+                pre_model: 20,
+                turns: 10,
+                concurrency: 5,
+                concurrency_1000: 2,
+                memory: 3,
+                resume: 5,
+            }
+        };
+        match self.reps {
+            Some(n) => {
+                let n = n.max(1);
+                Reps {
+                    startup: n,
+                    pre_model: n,
+                    turns: n,
+                    concurrency: n,
+                    concurrency_1000: n,
+                    memory: n,
+                    resume: n,
+                }
+            }
+            None => reps,
+        }
+    }
+
+    /// Whether `measure` is selected.
+    pub fn runs(&self, measure: Measure) -> bool {
+        self.only.is_empty() || self.only.contains(&measure)
+    }
+}

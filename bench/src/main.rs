@@ -1,0 +1,270 @@
+//! weft-bench: Weft's app-server against the reference `codex app-server`, side by side.
+//!
+//! Each server under test runs on stdio with its own in-process mock model (behind a
+//! timestamping TCP proxy) on 127.0.0.1. See bench/README.md for what each figure measures.
+
+mod cli;
+mod client;
+mod concurrency;
+mod memory;
+mod netns;
+mod premodel;
+mod procfs;
+mod proxy;
+mod report;
+mod resume;
+mod startup;
+mod stats;
+mod target;
+mod turns;
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+
+use crate::cli::{Args, Measure};
+use crate::report::{Goal, Report};
+use crate::target::{Kind, Target};
+
+fn main() -> ExitCode {
+    let mut args = Args::parse();
+    let mut early_notes = Vec::new();
+    if args.reference.is_some() && !netns::loopback_only() {
+        if netns::reexecuted() {
+            early_notes.push(
+                "the reference was skipped: the namespace made for it still has interfaces other than lo"
+                    .to_string(),
+            );
+            args.reference = None;
+        } else if let Some(why) = netns::unavailable() {
+            early_notes.push(format!(
+                "the reference was skipped: no loopback-only network namespace ({why}); it never runs with network access"
+            ));
+            args.reference = None;
+        } else {
+            return match netns::reexec() {
+                Ok(status) if status.success() => ExitCode::SUCCESS,
+                Ok(_) => ExitCode::FAILURE,
+                Err(err) => {
+                    eprintln!("weft-bench: cannot re-run inside unshare -n: {err}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("weft-bench: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args, early_notes)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("weft-bench: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
+    let reps = args.reps();
+    let (scratch, _guard) = target::scratch_root(args.scratch.as_deref())?;
+    let mut targets = vec![Target {
+        kind: Kind::Weft,
+        binary: absolute(&args.weft)?,
+        scratch: scratch.join("weft"),
+    }];
+    if let Some(reference) = &args.reference {
+        targets.push(Target {
+            kind: Kind::Reference,
+            binary: absolute(&resolve_reference(reference))?,
+            scratch: scratch.join("reference"),
+        });
+    }
+    for target in &targets {
+        target.prepare()?;
+    }
+
+    let mut report = Report::default();
+    for note in early_notes {
+        report.note(note);
+    }
+    let header = header(&args, &targets);
+    eprintln!("{header}");
+
+    let measures = [
+        Measure::Startup,
+        Measure::PreModel,
+        Measure::Turns,
+        Measure::Concurrency,
+        Measure::Memory,
+        Measure::Resume,
+    ];
+    for measure in measures.into_iter().filter(|&m| args.runs(m)) {
+        // Both implementations back to back, so drift in machine load hits both alike.
+        for target in &targets {
+            eprintln!("[{}] {measure:?} …", target.name());
+            let outcome = match measure {
+                Measure::Startup => startup::run(target, &reps, &mut report).await,
+                Measure::PreModel => premodel::run(target, &reps, &mut report).await,
+                Measure::Turns => turns::run(target, &reps, &mut report).await,
+                Measure::Concurrency => concurrency::run(target, &reps, &mut report).await,
+                Measure::Memory => memory::run(target, &reps, &mut report).await,
+                Measure::Resume => resume::run(target, &reps, &mut report).await,
+            };
+            if let Err(err) = outcome {
+                report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
+            }
+        }
+    }
+    absolute_targets(&mut report);
+    report.note(format!(
+        "load average (1, 5, 15 min) at the end of the run: {}",
+        load_average()
+    ));
+
+    let text = format!("{header}\n{}", report.render(&goals()));
+    println!("{text}");
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, &text).with_context(|| format!("write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn absolute(path: &std::path::Path) -> Result<std::path::PathBuf> {
+    if !path.is_file() {
+        bail!("{} is not a file (build it first)", path.display());
+    }
+    Ok(std::fs::canonicalize(path)?)
+}
+
+/// `--reference` may name the npm install directory (`bench/.reference`): then the native binary
+/// it vendors, not the Node launcher in `node_modules/.bin` (which would add Node's start-up and
+/// a second process to every figure).
+fn resolve_reference(path: &std::path::Path) -> std::path::PathBuf {
+    if !path.is_dir() {
+        return path.to_path_buf();
+    }
+    let vendor = path.join("node_modules/@openai/codex-linux-x64/vendor");
+    let found = std::fs::read_dir(&vendor).ok().and_then(|entries| {
+        entries
+            .flatten()
+            .map(|entry| entry.path().join("bin/codex"))
+            .find(|binary| binary.is_file())
+    });
+    found.unwrap_or_else(|| path.to_path_buf())
+}
+
+/// The targets of issue 7 that are ratios against the reference.
+fn goals() -> Vec<Goal> {
+    vec![
+        Goal {
+            text: "warm start-up ≤ 1/8",
+            weft: (startup::GROUP, startup::WARM),
+            reference: (startup::GROUP, startup::WARM),
+            at_most: 1.0 / 8.0,
+        },
+        Goal {
+            text: "empty-home start-up ≤ 1/8",
+            weft: (startup::GROUP, startup::EMPTY),
+            reference: (startup::GROUP, startup::EMPTY),
+            at_most: 1.0 / 8.0,
+        },
+        Goal {
+            text: "pre-model latency ≤ 1/20",
+            weft: (premodel::GROUP, premodel::LABEL),
+            reference: (premodel::GROUP, premodel::LABEL),
+            at_most: 1.0 / 20.0,
+        },
+        Goal {
+            text: "server CPU per delta ≤ 1/20",
+            weft: (turns::GROUP, turns::CPU_PER_DELTA),
+            reference: (turns::GROUP, turns::CPU_PER_DELTA),
+            at_most: 1.0 / 20.0,
+        },
+        Goal {
+            text: "100 concurrent one-turn threads, wall ≤ 1/20",
+            weft: (concurrency::GROUP, "N = 100: wall"),
+            reference: (concurrency::GROUP, "N = 100: wall"),
+            at_most: 1.0 / 20.0,
+        },
+        Goal {
+            text: "RSS with 1,000 idle threads ≤ 1/10 of the reference's with 350",
+            weft: (memory::GROUP, memory::WITH_1000),
+            reference: (memory::GROUP, memory::WITH_350),
+            at_most: 1.0 / 10.0,
+        },
+    ]
+}
+
+/// The targets that are not ratios: 1,000 concurrent threads without errors, resume of
+/// 100,000 items under a second.
+fn absolute_targets(report: &mut Report) {
+    let failed = report.median(Kind::Weft, concurrency::GROUP, "N = 1,000: failed turns");
+    match failed {
+        Some(0.0) => {
+            report.note("target met: 1,000 concurrent threads complete without errors (Weft)")
+        }
+        Some(n) => report.note(format!(
+            "target missed: {n} of 1,000 concurrent turns failed (Weft)"
+        )),
+        None => {}
+    }
+    let resume = report.median(Kind::Weft, resume::GROUP, "rollout of 100,000 items");
+    if let Some(ms) = resume {
+        let met = if ms < 1000.0 { "met" } else { "missed" };
+        report.note(format!(
+            "target {met}: resume of 100,000 items in {ms:.0} ms (< 1 s)"
+        ));
+    }
+}
+
+/// The first three fields of `/proc/loadavg`: other work on the machine skews the figures.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+/// Machine, date and command, for the README.
+fn header(args: &Args, targets: &[Target]) -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| info.lines().next().map(str::to_string))
+        .unwrap_or_default();
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_default();
+    let command: Vec<String> = std::env::args().collect();
+    let mut text = format!(
+        "## weft-bench results\n\n- date: {date}\n- machine: {cores} cores, {}, Linux {}\n- load average at the start: {}\n- command: `{}`\n- mode: {}\n",
+        memory.split_whitespace().collect::<Vec<_>>().join(" "),
+        kernel.trim(),
+        load_average(),
+        command.join(" "),
+        if args.quick { "--quick" } else { "full" },
+    );
+    for target in targets {
+        text.push_str(&format!(
+            "- {}: {}\n",
+            target.name(),
+            target.binary.display()
+        ));
+    }
+    if targets.len() == 1 {
+        text.push_str("- reference: not run (pass --reference PATH)\n");
+    }
+    text
+}
