@@ -663,13 +663,7 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                     ..
                 }) = attempt.find(&item_id)
                 {
-                    grow(summary, summary_index);
-                    if let Some(part) = usize::try_from(summary_index)
-                        .ok()
-                        .and_then(|i| summary.get_mut(i))
-                    {
-                        part.push_str(&delta);
-                    }
+                    append_part(summary, summary_index, &delta);
                 }
                 emit(
                     ctx,
@@ -692,13 +686,7 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                     ..
                 }) = attempt.find(&item_id)
                 {
-                    grow(content, content_index);
-                    if let Some(part) = usize::try_from(content_index)
-                        .ok()
-                        .and_then(|i| content.get_mut(i))
-                    {
-                        part.push_str(&delta);
-                    }
+                    append_part(content, content_index, &delta);
                 }
                 emit(
                     ctx,
@@ -723,6 +711,14 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 return AttemptEnd::Completed { needs_follow_up };
             }
         }
+    }
+}
+
+/// Append `delta` to part `index` of a reasoning summary or content, growing the list.
+fn append_part(parts: &mut Vec<String>, index: i64, delta: &str) {
+    grow(parts, index);
+    if let Some(part) = usize::try_from(index).ok().and_then(|i| parts.get_mut(i)) {
+        part.push_str(delta);
     }
 }
 
