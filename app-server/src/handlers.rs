@@ -913,8 +913,7 @@ async fn model_list(
         )));
     };
     let mut ids = vec![config.model.clone()];
-    let client =
-        weft_core::model::ModelClient::new(provider, state.threads.services().http());
+    let client = weft_core::model::ModelClient::new(provider, state.threads.services().http());
     match client.list_models().await {
         Ok(listed) => {
             for model in listed {
