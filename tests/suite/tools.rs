@@ -130,6 +130,30 @@ pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
 }
 
 /// A mock reply calling `exec_command` with these arguments.
+/// A fresh directory that a `workspace-write` sandbox must not let a command write to: not
+/// under `/tmp` or `$TMPDIR` (both writable under that policy) nor under the workspace, which
+/// the test's target directory may be (a clone under /tmp). `/var/tmp`, else `$HOME`.
+pub fn outside_dir() -> tempfile::TempDir {
+    let tmpdir = std::env::var_os("TMPDIR").map(PathBuf::from);
+    let bases = [
+        Some(PathBuf::from("/var/tmp")),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    for base in bases.into_iter().flatten() {
+        let allowed =
+            base.starts_with("/tmp") || tmpdir.as_ref().is_some_and(|t| base.starts_with(t));
+        if !allowed
+            && base.is_dir()
+            && let Ok(dir) = tempfile::Builder::new()
+                .prefix("weft-outside-")
+                .tempdir_in(&base)
+        {
+            return dir;
+        }
+    }
+    panic!("no directory outside /tmp and $TMPDIR to test the sandbox with");
+}
+
 pub fn exec_call(call_id: &str, args: Value) -> Reply {
     Reply::new().function_call(call_id, "exec_command", args.to_string())
 }

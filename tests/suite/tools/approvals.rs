@@ -244,7 +244,7 @@ async fn command_accept_for_session() {
 #[tokio::test]
 async fn on_request_escalation() {
     let mut t = Tools::start(Transport::Stdio).await;
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = crate::tools::outside_dir();
     let target = outside.path().join("escalated.txt");
     t.push(exec_call(
         "call_escalate",

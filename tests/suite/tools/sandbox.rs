@@ -72,7 +72,7 @@ async fn write_and_connect(
 #[tokio::test]
 async fn workspace_write_cannot_write_outside_or_connect() {
     let mut t = Tools::start(Transport::Stdio).await;
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = crate::tools::outside_dir();
     let target = outside.path().join("escaped.txt");
     let listener = Listener::bind();
     let (write, connect) =
@@ -122,7 +122,7 @@ async fn workspace_write_cannot_write_outside_or_connect() {
 #[tokio::test]
 async fn danger_full_access_can_write_and_connect() {
     let mut t = Tools::start(Transport::Stdio).await;
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = crate::tools::outside_dir();
     let target = outside.path().join("allowed.txt");
     let listener = Listener::bind();
     let (write, connect) =
