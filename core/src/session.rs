@@ -425,6 +425,9 @@ impl Session {
 
     fn status(&self) -> ThreadStatus {
         match &self.active {
+            Some(_) if self.tools.waiting_on_approval() => ThreadStatus::Active {
+                active_flags: vec![weft_protocol::ThreadActiveFlag::WaitingOnApproval],
+            },
             Some(_) => ThreadStatus::active(),
             None => match self.turns.last() {
                 Some(turn) if turn.status == TurnStatus::Failed => ThreadStatus::SystemError,

@@ -288,6 +288,11 @@ pub struct ApprovalWaits {
 }
 
 impl ApprovalWaits {
+    /// Whether an approval is pending.
+    pub fn any(&self) -> bool {
+        self.pending.lock().is_ok_and(|pending| *pending > 0)
+    }
+
     /// One more approval is pending: the thread becomes `active ["waitingOnApproval"]` when it
     /// is the first.
     pub async fn begin<'a>(&'a self, turn: &'a ToolTurn) -> WaitGuard<'a> {

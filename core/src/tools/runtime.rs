@@ -182,6 +182,12 @@ enum CallGuard<'a> {
 }
 
 impl ToolRuntime {
+    /// Whether a call of this thread is waiting for an approval (the thread status then
+    /// carries `waitingOnApproval`).
+    pub fn waiting_on_approval(&self) -> bool {
+        self.waits.any()
+    }
+
     /// A runtime for a new thread.
     pub fn new() -> Arc<ToolRuntime> {
         static LOGGED: std::sync::Once = std::sync::Once::new();

@@ -80,6 +80,16 @@ async fn command_accept(transport: Transport) {
             .ends_with("'touch approved.txt && echo created'")
     );
     assert!(!t.path("approved.txt").exists(), "ran before the approval");
+    // The thread's own status says what it waits on, not only the notification.
+    let read =
+        t.h.client
+            .request("thread/read", json!({"threadId": thread.as_str()}))
+            .await
+            .unwrap();
+    assert_eq!(
+        read["thread"]["status"],
+        json!({"type": "active", "activeFlags": ["waitingOnApproval"]})
+    );
     t.push(Reply::new().text("Done after approval decision."));
     answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
