@@ -826,6 +826,21 @@ impl Session {
                 text: TURN_ABORTED_MARKER.to_string(),
             }]));
         }
+        // A task aborted after the grace period may leave items started: complete them now,
+        // so every item a client saw start also completes.
+        for item in active.shared.complete_abandoned(crate::time::now_ms()) {
+            if let Some(rollout) = &self.rollout {
+                rollout.append(RolloutRecord::ItemCompleted {
+                    turn_id: active.turn_id.clone(),
+                    item: item.clone(),
+                });
+            }
+            self.emit(ThreadEvent::ItemCompleted {
+                turn_id: active.turn_id.clone(),
+                item,
+            })
+            .await;
+        }
         let completed_at = now_secs();
         self.thread.updated_at = completed_at;
         let items = active.shared.completed_items();

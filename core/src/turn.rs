@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
-    AgentMessageItem, CodexErrorInfo, HookPromptFragment as WireHookFragment, HookPromptItem,
-    ItemId, ReasoningItem, ThreadId, ThreadItem, ThreadTokenUsage, TokenUsageBreakdown, TurnError,
-    TurnId, UserInput, UserMessageItem,
+    AgentMessageItem, CodexErrorInfo, CommandExecutionStatus,
+    HookPromptFragment as WireHookFragment, HookPromptItem, ItemId, PatchApplyStatus,
+    ReasoningItem, ThreadId, ThreadItem, ThreadItemDetails, ThreadTokenUsage, TokenUsageBreakdown,
+    TurnError, TurnId, UserInput, UserMessageItem,
 };
 
 use crate::compact::{
@@ -51,6 +52,9 @@ pub struct TurnShared {
     pending: Mutex<VecDeque<PendingInput>>,
     steered: Notify,
     items: Mutex<Vec<ThreadItem>>,
+    /// Items started and not completed yet (so an aborted task's items can still be
+    /// completed by the actor).
+    open: Mutex<Vec<ThreadItem>>,
     last_agent_message: Mutex<Option<String>>,
 }
 
@@ -87,9 +91,49 @@ impl TurnShared {
     }
 
     fn push_item(&self, item: ThreadItem) {
+        if let Ok(mut open) = self.open.lock() {
+            open.retain(|o| o.id() != item.id());
+        }
         if let Ok(mut items) = self.items.lock() {
             items.push(item);
         }
+    }
+
+    /// Note an item the client was told has started.
+    fn track_started(&self, event: &ThreadEvent) {
+        if let ThreadEvent::ItemStarted { item, .. } = event
+            && let Ok(mut open) = self.open.lock()
+        {
+            open.push(item.clone());
+        }
+    }
+
+    /// Items that were started and never completed (the task was aborted), as they should
+    /// complete: commands and file changes `failed`. Also counted among the turn's items.
+    pub fn complete_abandoned(&self, completed_at_ms: i64) -> Vec<ThreadItem> {
+        let open = self
+            .open
+            .lock()
+            .map(|mut open| std::mem::take(&mut *open))
+            .unwrap_or_default();
+        let mut done = Vec::with_capacity(open.len());
+        for mut item in open {
+            match &mut item.details {
+                ThreadItemDetails::CommandExecution(command) => {
+                    command.status = CommandExecutionStatus::Failed;
+                }
+                ThreadItemDetails::FileChange(change) => {
+                    change.status = PatchApplyStatus::Failed;
+                }
+                _ => {}
+            }
+            item.completed_at_ms = Some(completed_at_ms);
+            if let Ok(mut items) = self.items.lock() {
+                items.push(item.clone());
+            }
+            done.push(item);
+        }
+        done
     }
 }
 
@@ -415,6 +459,7 @@ async fn complete_item(ctx: &TurnContext, item: ThreadItem) {
 }
 
 async fn emit(ctx: &TurnContext, event: ThreadEvent) {
+    ctx.shared.track_started(&event);
     ctx.sink.emit(&ctx.thread_id, event).await;
 }
 
@@ -916,6 +961,7 @@ impl crate::events::EventSink for ToolItemSink {
         thread: &'a ThreadId,
         event: ThreadEvent,
     ) -> futures::future::BoxFuture<'a, ()> {
+        self.shared.track_started(&event);
         if let ThreadEvent::ItemCompleted { item, .. } = &event {
             if let Some(rollout) = &self.rollout {
                 rollout.append(RolloutRecord::ItemCompleted {
@@ -1029,5 +1075,54 @@ pub fn turn_error(err: &ModelError) -> TurnError {
         codex_error_info: Some(info),
         additional_details: None,
         misalignment: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_protocol::{CommandExecutionItem, CommandExecutionSource};
+
+    use super::*;
+
+    fn started(item: ThreadItem) -> ThreadEvent {
+        ThreadEvent::ItemStarted {
+            turn_id: TurnId::from("t".to_string()),
+            item,
+        }
+    }
+
+    #[test]
+    fn abandoned_items_complete_and_commands_fail() {
+        let shared = TurnShared::default();
+        let message = ThreadItem::from(AgentMessageItem::new("m1", ""));
+        let done = ThreadItem::from(AgentMessageItem::new("m2", "whole"));
+        let command = ThreadItem::from(CommandExecutionItem {
+            id: ItemId::from("c1".to_string()),
+            command: "sleep 30".into(),
+            cwd: "/".into(),
+            process_id: None,
+            source: CommandExecutionSource::default(),
+            status: CommandExecutionStatus::InProgress,
+            command_actions: Vec::new(),
+            aggregated_output: None,
+            exit_code: None,
+            duration_ms: None,
+            plugin_id: None,
+            script_path: None,
+        });
+        for item in [&message, &done, &command] {
+            shared.track_started(&started(item.clone()));
+        }
+        shared.push_item(done.clone());
+        let abandoned = shared.complete_abandoned(42);
+        let ids: Vec<&str> = abandoned.iter().map(|i| i.id().as_str()).collect();
+        assert_eq!(ids, ["m1", "c1"]);
+        assert!(abandoned.iter().all(|i| i.completed_at_ms == Some(42)));
+        assert!(matches!(
+            &abandoned[1].details,
+            ThreadItemDetails::CommandExecution(c) if c.status == CommandExecutionStatus::Failed
+        ));
+        assert_eq!(shared.completed_items().len(), 3);
+        assert!(shared.complete_abandoned(43).is_empty());
     }
 }
