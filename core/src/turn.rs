@@ -99,12 +99,27 @@ impl TurnShared {
         }
     }
 
-    /// Note an item the client was told has started.
+    /// Note an item the client was told has started, and the text streamed into an agent
+    /// message since.
     fn track_started(&self, event: &ThreadEvent) {
-        if let ThreadEvent::ItemStarted { item, .. } = event
-            && let Ok(mut open) = self.open.lock()
-        {
-            open.push(item.clone());
+        match event {
+            ThreadEvent::ItemStarted { item, .. } => {
+                if let Ok(mut open) = self.open.lock() {
+                    open.push(item.clone());
+                }
+            }
+            ThreadEvent::AgentMessageDelta { item_id, delta, .. } => {
+                if let Ok(mut open) = self.open.lock()
+                    && let Some(ThreadItemDetails::AgentMessage(message)) = open
+                        .iter_mut()
+                        .rev()
+                        .map(|item| &mut item.details)
+                        .find(|details| details.id().as_str() == item_id.as_str())
+                {
+                    message.text.push_str(delta);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1113,10 +1128,19 @@ mod tests {
         for item in [&message, &done, &command] {
             shared.track_started(&started(item.clone()));
         }
+        shared.track_started(&ThreadEvent::AgentMessageDelta {
+            turn_id: TurnId::from("t".to_string()),
+            item_id: "m1".into(),
+            delta: "partial".into(),
+        });
         shared.push_item(done.clone());
         let abandoned = shared.complete_abandoned(42);
         let ids: Vec<&str> = abandoned.iter().map(|i| i.id().as_str()).collect();
         assert_eq!(ids, ["m1", "c1"]);
+        assert!(matches!(
+            &abandoned[0].details,
+            ThreadItemDetails::AgentMessage(m) if m.text == "partial"
+        ));
         assert!(abandoned.iter().all(|i| i.completed_at_ms == Some(42)));
         assert!(matches!(
             &abandoned[1].details,
