@@ -120,6 +120,54 @@ impl CommandItem {
     }
 }
 
+impl CommandItem {
+    /// Complete the item the way the run ended and return the text for the model: the
+    /// output, the aborted-by-user text, or `<tool> failed: …`.
+    async fn finish(
+        &self,
+        turn: &ToolTurn,
+        result: &Result<ExecOutput, ExecError>,
+        seen: String,
+        tool: &str,
+    ) -> String {
+        match result {
+            Ok(output) => {
+                self.complete(
+                    turn,
+                    status_for_exit(output.exit_code),
+                    Some(output.aggregated_output.clone()),
+                    output.exit_code,
+                    Some(output.wall_time),
+                )
+                .await;
+                format_for_model(output)
+            }
+            Err(ExecError::Aborted { wall_time }) => {
+                self.complete(
+                    turn,
+                    CommandExecutionStatus::Failed,
+                    Some(seen),
+                    None,
+                    Some(*wall_time),
+                )
+                .await;
+                format_aborted_for_model(*wall_time)
+            }
+            Err(err) => {
+                self.complete(
+                    turn,
+                    CommandExecutionStatus::Failed,
+                    Some(err.to_string()),
+                    None,
+                    None,
+                )
+                .await;
+                format!("{tool} failed: {err}")
+            }
+        }
+    }
+}
+
 fn status_for_exit(exit_code: Option<i32>) -> CommandExecutionStatus {
     match exit_code {
         None | Some(0) => CommandExecutionStatus::Completed,
@@ -281,57 +329,25 @@ pub(crate) async fn exec_command(
             .exec_command(request.clone(), &spec, on_output, &turn.cancel)
     })
     .await;
-    match result {
-        Ok(mut output) => {
-            add_denial_hint(&mut output, &spec, mode);
-            let status = status_for_exit(output.exit_code);
-            let mut item = item;
-            if let Some(session) = output.session_id {
-                item.process_id = Some(session.to_string());
-                if let Ok(mut sessions) = rt.sessions.lock() {
-                    sessions.insert(
-                        session,
-                        BackgroundCommand {
-                            script: request.cmd.clone(),
-                            display: display.clone(),
-                            cwd: item.cwd.clone(),
-                        },
-                    );
-                }
+    let mut result = result;
+    let mut item = item;
+    if let Ok(output) = &mut result {
+        add_denial_hint(output, &spec, mode);
+        if let Some(session) = output.session_id {
+            item.process_id = Some(session.to_string());
+            if let Ok(mut sessions) = rt.sessions.lock() {
+                sessions.insert(
+                    session,
+                    BackgroundCommand {
+                        script: request.cmd.clone(),
+                        display: display.clone(),
+                        cwd: item.cwd.clone(),
+                    },
+                );
             }
-            item.complete(
-                turn,
-                status,
-                Some(output.aggregated_output.clone()),
-                output.exit_code,
-                Some(output.wall_time),
-            )
-            .await;
-            format_for_model(&output)
-        }
-        Err(ExecError::Aborted { wall_time }) => {
-            item.complete(
-                turn,
-                CommandExecutionStatus::Failed,
-                Some(seen),
-                None,
-                Some(wall_time),
-            )
-            .await;
-            format_aborted_for_model(wall_time)
-        }
-        Err(err) => {
-            item.complete(
-                turn,
-                CommandExecutionStatus::Failed,
-                Some(err.to_string()),
-                None,
-                None,
-            )
-            .await;
-            format!("exec_command failed: {err}")
         }
     }
+    item.finish(turn, &result, seen, "exec_command").await
 }
 
 /// A note for the model when a confined command's failure looks like the sandbox refused it.
@@ -414,49 +430,12 @@ pub(crate) async fn write_stdin(
         )
     })
     .await;
-    match result {
-        Ok(output) => {
-            if output.exit_code.is_some()
-                && let Ok(mut sessions) = rt.sessions.lock()
-            {
-                sessions.remove(&args.session_id);
-            }
-            item.complete(
-                turn,
-                status_for_exit(output.exit_code),
-                Some(output.aggregated_output.clone()),
-                output.exit_code,
-                Some(output.wall_time),
-            )
-            .await;
-            format_for_model(&output)
-        }
-        Err(ExecError::Aborted { wall_time }) => {
-            item.complete(
-                turn,
-                CommandExecutionStatus::Failed,
-                Some(seen),
-                None,
-                Some(wall_time),
-            )
-            .await;
-            format_aborted_for_model(wall_time)
-        }
-        Err(err) => {
-            if matches!(err, ExecError::UnknownSession(_) | ExecError::ShutDown)
-                && let Ok(mut sessions) = rt.sessions.lock()
-            {
-                sessions.remove(&args.session_id);
-            }
-            item.complete(
-                turn,
-                CommandExecutionStatus::Failed,
-                Some(err.to_string()),
-                None,
-                None,
-            )
-            .await;
-            format!("write_stdin failed: {err}")
-        }
+    let session_over = match &result {
+        Ok(output) => output.exit_code.is_some(),
+        Err(err) => matches!(err, ExecError::UnknownSession(_) | ExecError::ShutDown),
+    };
+    if session_over && let Ok(mut sessions) = rt.sessions.lock() {
+        sessions.remove(&args.session_id);
     }
+    item.finish(turn, &result, seen, "write_stdin").await
 }
