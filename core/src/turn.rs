@@ -571,6 +571,17 @@ impl Attempt {
         self.open.iter_mut().find(|i| i.id == id)
     }
 
+    /// The summary and content parts of an open reasoning item.
+    fn reasoning(&mut self, id: &str) -> Option<(&mut Vec<String>, &mut Vec<String>)> {
+        match self.find(id) {
+            Some(OpenItem {
+                kind: OpenKind::Reasoning { summary, content },
+                ..
+            }) => Some((summary, content)),
+            _ => None,
+        }
+    }
+
     fn take(&mut self, id: &str) -> Option<OpenItem> {
         let at = self.open.iter().position(|i| i.id == id)?;
         Some(self.open.remove(at))
@@ -696,11 +707,7 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 item_id,
                 summary_index,
             } => {
-                if let Some(OpenItem {
-                    kind: OpenKind::Reasoning { summary, .. },
-                    ..
-                }) = attempt.find(&item_id)
-                {
+                if let Some((summary, _)) = attempt.reasoning(&item_id) {
                     grow(summary, summary_index);
                 }
                 emit(
@@ -718,11 +725,7 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 summary_index,
                 delta,
             } => {
-                if let Some(OpenItem {
-                    kind: OpenKind::Reasoning { summary, .. },
-                    ..
-                }) = attempt.find(&item_id)
-                {
+                if let Some((summary, _)) = attempt.reasoning(&item_id) {
                     append_part(summary, summary_index, &delta);
                 }
                 emit(
@@ -741,11 +744,7 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 content_index,
                 delta,
             } => {
-                if let Some(OpenItem {
-                    kind: OpenKind::Reasoning { content, .. },
-                    ..
-                }) = attempt.find(&item_id)
-                {
+                if let Some((_, content)) = attempt.reasoning(&item_id) {
                     append_part(content, content_index, &delta);
                 }
                 emit(
