@@ -202,7 +202,7 @@ pub fn compaction_item() -> ThreadItem {
 
 /// The error of a turn whose compaction failed.
 pub fn compaction_error(err: &ModelError) -> TurnError {
-    let mut error = crate::turn::turn_error(err);
+    let mut error = crate::model::turn_error(err);
     error.message = format!(
         "compaction failed, the history was left as it was: {}",
         error.message

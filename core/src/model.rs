@@ -13,7 +13,8 @@
 //! Layout: `provider` (config), `item` (history items), `prompt` (request + Responses body),
 //! `event`, `error` (classification, backoff), `client` (HTTP and retries), `stream` (body
 //! reading, idle timeout), `sse` (framing), `responses` / `chat_stream` (decoders),
-//! `chat_request` (Chat body).
+//! `chat_request` (Chat body), `turn_error` (a failure as the client sees it when it ends a
+//! turn).
 
 mod chat_request;
 mod chat_stream;
@@ -26,6 +27,7 @@ pub mod provider;
 mod responses;
 mod sse;
 mod stream;
+mod turn_error;
 
 pub use client::{CONNECT_TIMEOUT, ModelClient, build_http_client};
 pub use error::{MAX_BACKOFF, MAX_RETRY_AFTER, ModelError, backoff};
@@ -36,3 +38,4 @@ pub use item::{
 pub use prompt::Prompt;
 pub use provider::{ProviderConfig, WireApi};
 pub use stream::ResponseStream;
+pub use turn_error::turn_error;

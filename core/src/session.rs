@@ -3,9 +3,10 @@
 //! actor delivers *before* it emits anything that follows from the request.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
+use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -24,7 +25,8 @@ use crate::model::{ContentItem, ModelClient, Prompt, ResponseItem};
 use crate::rollout::{RolloutRecord, RolloutWriter, TurnContextRecord};
 use crate::settings::{ThreadSettings, approval_policy_name, sandbox_mode_name};
 use crate::time::{new_item_id, new_turn_id, now_secs};
-use crate::tools::runtime::{ToolRuntime, ToolTurn};
+use crate::tools::context::ToolTurn;
+use crate::tools::runtime::ToolRuntime;
 use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnShared};
 
 /// Capacity of a thread's op queue.
@@ -443,7 +445,7 @@ impl Session {
         thread.model_provider = self.settings.model_provider.clone();
         thread.reasoning_effort = self.settings.reasoning_effort.clone();
         thread.cwd = self.settings.cwd.display().to_string();
-        let usage = self.token_usage.lock().map(|u| *u).unwrap_or_default();
+        let usage = *self.token_usage.lock();
         let token_usage = match (usage.total.total_tokens, self.turns.last()) {
             (0, _) | (_, None) => None,
             (_, Some(turn)) => Some((turn.id.clone(), usage)),
@@ -720,9 +722,7 @@ impl Session {
     /// Record the context messages the model needs before this turn's input: the developer
     /// instructions and AGENTS.md once, and the environment context whenever it changed.
     fn record_context(&mut self) {
-        let Ok(mut history) = self.history.lock() else {
-            return;
-        };
+        let mut history = self.history.lock();
         if !self.instructions_recorded {
             self.instructions_recorded = true;
             if let Some(developer) = &self.settings.developer_instructions {
@@ -819,12 +819,12 @@ impl Session {
             TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
             TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
         };
-        if status == TurnStatus::Interrupted
-            && let Ok(mut history) = self.history.lock()
-        {
-            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
-                text: TURN_ABORTED_MARKER.to_string(),
-            }]));
+        if status == TurnStatus::Interrupted {
+            self.history
+                .lock()
+                .record(ResponseItem::user_message(vec![ContentItem::InputText {
+                    text: TURN_ABORTED_MARKER.to_string(),
+                }]));
         }
         // A task aborted after the grace period may leave items started: complete them now,
         // so every item a client saw start also completes.
@@ -940,9 +940,7 @@ impl Session {
 
     async fn close_rollout(&mut self) {
         if let Some(rollout) = self.rollout.take() {
-            if let Ok(mut history) = self.history.lock() {
-                history.detach_journal();
-            }
+            self.history.lock().detach_journal();
             if let Err(err) = rollout.close().await {
                 tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
             }

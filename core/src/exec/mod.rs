@@ -23,10 +23,11 @@ mod truncate;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use parking_lot::{Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use crate::sandbox::{SandboxSpec, sandbox_support};
@@ -472,9 +473,7 @@ impl ExecSessions {
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
-        self.table
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.table.lock()
     }
 
     /// Adds a started process, evicting the least recently used session if the table is full.
@@ -538,10 +537,7 @@ impl ExecSessions {
 
 impl Drop for ExecSessions {
     fn drop(&mut self) {
-        let table = self
-            .table
-            .get_mut()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let table = self.table.get_mut();
         for entry in table.entries.values() {
             entry.process.kill_now();
         }

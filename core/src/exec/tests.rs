@@ -2,9 +2,9 @@
 //! started are gone when it ends.
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::buffer::OutputBuffer;
@@ -30,12 +30,13 @@ struct Chunks(Mutex<Vec<String>>);
 
 impl Chunks {
     fn push(&self, chunk: &str) {
-        if let Ok(mut chunks) = self.0.lock() {
+        {
+            let mut chunks = self.0.lock();
             chunks.push(chunk.to_string());
         }
     }
     fn all(&self) -> Vec<String> {
-        self.0.lock().map(|c| c.clone()).unwrap_or_default()
+        self.0.lock().clone()
     }
 }
 
@@ -293,7 +294,8 @@ async fn cancelling_a_foreground_command_kills_it_quickly() {
         for _ in 0..100 {
             let running = sessions.pids();
             if !running.is_empty() {
-                if let Ok(mut pids) = pids.lock() {
+                {
+                    let mut pids = pids.lock();
                     *pids = running;
                 }
                 break;
@@ -318,7 +320,7 @@ async fn cancelling_a_foreground_command_kills_it_quickly() {
         other => panic!("expected Aborted, got {other:?}"),
     }
     assert!(took < Duration::from_secs(5), "abort took {took:?}");
-    let pids = pids.lock().map(|p| p.clone()).unwrap_or_default();
+    let pids = pids.lock().clone();
     assert_eq!(pids.len(), 1);
     assert!(sessions.pids().is_empty());
     assert_gone(&pids).await;

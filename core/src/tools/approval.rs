@@ -15,8 +15,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use weft_protocol::server_requests::{
     CommandExecutionApprovalDecision, CommandExecutionRequestApprovalResponse,
     FileChangeApprovalDecision, FileChangeRequestApprovalResponse, NetworkPolicyRuleAction,
@@ -24,7 +24,7 @@ use weft_protocol::server_requests::{
 use weft_protocol::{AskForApproval, ThreadActiveFlag, ThreadStatus};
 
 use super::command_actions::is_known_safe;
-use super::runtime::ToolTurn;
+use super::context::ToolTurn;
 use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 
 /// The approval behaviour a policy reduces to.
@@ -253,30 +253,25 @@ impl SessionApprovals {
 
     /// Whether this command was approved for the session.
     pub fn command_approved(&self, key: &str) -> bool {
-        self.commands.lock().is_ok_and(|c| c.contains(key))
+        self.commands.lock().contains(key)
     }
 
     /// Remember a command approved for the session.
     pub fn approve_command(&self, key: String) {
-        if let Ok(mut commands) = self.commands.lock() {
-            commands.insert(key);
-        }
+        self.commands.lock().insert(key);
     }
 
     /// Whether every path was approved for the session (false for none).
     pub fn files_approved(&self, paths: &[PathBuf]) -> bool {
-        !paths.is_empty()
-            && self
-                .files
-                .lock()
-                .is_ok_and(|files| paths.iter().all(|p| files.contains(p)))
+        !paths.is_empty() && {
+            let files = self.files.lock();
+            paths.iter().all(|p| files.contains(p))
+        }
     }
 
     /// Remember files approved for the session.
     pub fn approve_files(&self, paths: &[PathBuf]) {
-        if let Ok(mut files) = self.files.lock() {
-            files.extend(paths.iter().cloned());
-        }
+        self.files.lock().extend(paths.iter().cloned());
     }
 }
 
@@ -290,18 +285,16 @@ pub struct ApprovalWaits {
 impl ApprovalWaits {
     /// Whether an approval is pending.
     pub fn any(&self) -> bool {
-        self.pending.lock().is_ok_and(|pending| *pending > 0)
+        *self.pending.lock() > 0
     }
 
     /// One more approval is pending: the thread becomes `active ["waitingOnApproval"]` when it
     /// is the first.
     pub async fn begin<'a>(&'a self, turn: &'a ToolTurn) -> WaitGuard<'a> {
-        let first = match self.pending.lock() {
-            Ok(mut pending) => {
-                *pending += 1;
-                *pending == 1
-            }
-            Err(_) => false,
+        let first = {
+            let mut pending = self.pending.lock();
+            *pending += 1;
+            *pending == 1
         };
         if first {
             turn.sink
@@ -322,13 +315,9 @@ impl ApprovalWaits {
 
     /// Returns true when this was the last pending approval.
     fn end(&self) -> bool {
-        match self.pending.lock() {
-            Ok(mut pending) => {
-                *pending = pending.saturating_sub(1);
-                *pending == 0
-            }
-            Err(_) => false,
-        }
+        let mut pending = self.pending.lock();
+        *pending = pending.saturating_sub(1);
+        *pending == 0
     }
 }
 

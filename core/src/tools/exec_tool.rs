@@ -20,9 +20,10 @@
 //! and `completed`/`failed` by exit code when it ended. Writing to an unknown session
 //! produces no item.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use weft_protocol::server_requests::{
     CommandExecutionApprovalKind, CommandExecutionRequestApprovalParams,
@@ -33,7 +34,8 @@ use weft_protocol::{
 
 use super::approval::{self, CommandPlan, Decision, Mode, SessionApprovals};
 use super::command_actions::command_actions;
-use super::runtime::{BackgroundCommand, ToolRuntime, ToolTurn};
+use super::context::ToolTurn;
+use super::runtime::{BackgroundCommand, ToolRuntime};
 use crate::events::{ServerRequestParams, ThreadEvent};
 use crate::exec::{
     ExecError, ExecOutput, OUTPUT_BUFFER_CAP, format_aborted_for_model, format_for_model,
@@ -193,10 +195,11 @@ where
         let seen = Arc::clone(&seen);
         async move {
             while let Some(delta) = rx.recv().await {
-                if let Ok(mut seen) = seen.lock()
-                    && seen.len() < OUTPUT_BUFFER_CAP
                 {
-                    seen.push_str(&delta);
+                    let mut seen = seen.lock();
+                    if seen.len() < OUTPUT_BUFFER_CAP {
+                        seen.push_str(&delta);
+                    }
                 }
                 turn.sink
                     .emit(
@@ -212,7 +215,7 @@ where
         }
     };
     let (result, ()) = tokio::join!(run, forward);
-    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    let seen = seen.lock().clone();
     (result, seen)
 }
 
@@ -335,16 +338,14 @@ pub(crate) async fn exec_command(
         add_denial_hint(output, &spec, mode);
         if let Some(session) = output.session_id {
             item.process_id = Some(session.to_string());
-            if let Ok(mut sessions) = rt.sessions.lock() {
-                sessions.insert(
-                    session,
-                    BackgroundCommand {
-                        script: request.cmd.clone(),
-                        display: display.clone(),
-                        cwd: item.cwd.clone(),
-                    },
-                );
-            }
+            rt.sessions.lock().insert(
+                session,
+                BackgroundCommand {
+                    script: request.cmd.clone(),
+                    display: display.clone(),
+                    cwd: item.cwd.clone(),
+                },
+            );
         }
     }
     item.finish(turn, &result, seen, "exec_command").await
@@ -385,11 +386,7 @@ pub(crate) async fn write_stdin(
         Ok(args) => args,
         Err(err) => return err.to_string(),
     };
-    let known = rt
-        .sessions
-        .lock()
-        .ok()
-        .and_then(|sessions| sessions.get(&args.session_id).cloned());
+    let known = rt.sessions.lock().get(&args.session_id).cloned();
     let item = known.map(|command| CommandItem {
         id: call_id.to_string(),
         command: command.display,
@@ -434,8 +431,8 @@ pub(crate) async fn write_stdin(
         Ok(output) => output.exit_code.is_some(),
         Err(err) => matches!(err, ExecError::UnknownSession(_) | ExecError::ShutDown),
     };
-    if session_over && let Ok(mut sessions) = rt.sessions.lock() {
-        sessions.remove(&args.session_id);
+    if session_over {
+        rt.sessions.lock().remove(&args.session_id);
     }
     item.finish(turn, &result, seen, "write_stdin").await
 }

@@ -28,7 +28,8 @@ use super::apply_patch::{
     PatchError, PatchPlan, TurnDiffTracker, apply_plan, path_is_writable, plan_patch,
 };
 use super::approval::{self, Decision, Mode, PatchPlanDecision};
-use super::runtime::{ToolRuntime, ToolTurn};
+use super::context::ToolTurn;
+use super::runtime::ToolRuntime;
 use crate::events::{ServerRequestParams, ThreadEvent};
 use crate::sandbox::SandboxSpec;
 use crate::time::now_ms;
@@ -202,9 +203,7 @@ pub(crate) async fn apply_patch(
 /// Adds an applied plan to the turn's aggregate diff and sends it.
 async fn emit_turn_diff(rt: &ToolRuntime, turn: &ToolTurn, plan: &PatchPlan) {
     let diff = {
-        let Ok(mut slot) = rt.diff.lock() else {
-            return;
-        };
+        let mut slot = rt.diff.lock();
         if slot.as_ref().is_none_or(|(id, _)| *id != turn.turn_id) {
             *slot = Some((
                 turn.turn_id.clone(),

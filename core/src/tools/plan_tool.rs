@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{ItemId, PlanItem, ThreadItem, TurnPlanStep, TurnPlanStepStatus};
 
-use super::runtime::{ToolTurn, UPDATE_PLAN_TOOL};
+use super::context::ToolTurn;
+use super::runtime::UPDATE_PLAN_TOOL;
 use crate::events::ThreadEvent;
 use crate::time::now_ms;
 

@@ -3,10 +3,11 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
@@ -14,7 +15,8 @@ use weft_protocol::{
     SandboxPolicy, ThreadActiveFlag, ThreadId, ThreadItemDetails, ThreadStatus, TurnId,
 };
 
-use super::runtime::{ToolCall, ToolInput, ToolRuntime, ToolTurn};
+use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::runtime::ToolRuntime;
 use super::{COMMAND_REJECTED, PATCH_REJECTED};
 use crate::events::{EventSink, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 use crate::model::{ResponseItem, ToolOutput};
@@ -34,16 +36,16 @@ struct ScriptedSink {
 
 impl ScriptedSink {
     fn answer(&self, outcome: ServerRequestOutcome) {
-        self.answers.lock().unwrap().push_back(Some(outcome));
+        self.answers.lock().push_back(Some(outcome));
     }
 
     /// The next request never gets an answer.
     fn never_answer(&self) {
-        self.answers.lock().unwrap().push_back(None);
+        self.answers.lock().push_back(None);
     }
 
     fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.seen.lock().clone()
     }
 
     fn requests(&self) -> usize {
@@ -99,7 +101,7 @@ impl ScriptedSink {
 
 impl EventSink for ScriptedSink {
     fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
-        self.seen.lock().unwrap().push(Seen::Event(event));
+        self.seen.lock().push(Seen::Event(event));
         Box::pin(async {})
     }
 
@@ -108,8 +110,8 @@ impl EventSink for ScriptedSink {
         _thread: &'a ThreadId,
         params: ServerRequestParams,
     ) -> BoxFuture<'a, ServerRequestOutcome> {
-        self.seen.lock().unwrap().push(Seen::Request(params));
-        let answer = self.answers.lock().unwrap().pop_front();
+        self.seen.lock().push(Seen::Request(params));
+        let answer = self.answers.lock().pop_front();
         Box::pin(async move {
             match answer {
                 Some(Some(outcome)) => outcome,

@@ -1,0 +1,87 @@
+//! What every tool takes: the call the model made ([`ToolCall`]) and what the turn it runs in
+//! gives it ([`ToolTurn`]).
+
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+use weft_protocol::{AskForApproval, SandboxPolicy, ThreadId, TurnId};
+
+use crate::events::SharedSink;
+use crate::model::ResponseItem;
+
+/// One tool call from the model.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The call id (also the id of the item it produces).
+    pub call_id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments.
+    pub input: ToolInput,
+}
+
+/// How the model passed its arguments.
+#[derive(Debug, Clone)]
+pub enum ToolInput {
+    /// A function call: a JSON-encoded arguments object.
+    Function(String),
+    /// A custom (freeform) tool call: raw text.
+    Custom(String),
+}
+
+impl ToolCall {
+    /// The call from a history item, if it is one.
+    pub fn from_item(item: &ResponseItem) -> Option<ToolCall> {
+        match item {
+            ResponseItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => Some(ToolCall {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                input: ToolInput::Function(arguments.clone()),
+            }),
+            ResponseItem::CustomToolCall {
+                call_id,
+                name,
+                input,
+                ..
+            } => Some(ToolCall {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                input: ToolInput::Custom(input.clone()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The output item answering this call, of the matching kind.
+    pub fn output(&self, text: impl Into<String>) -> ResponseItem {
+        let text = text.into();
+        match self.input {
+            ToolInput::Function(_) => ResponseItem::function_call_output(&self.call_id, text),
+            ToolInput::Custom(_) => ResponseItem::custom_tool_call_output(&self.call_id, text),
+        }
+    }
+}
+
+/// What a tool call may need from the turn it runs in (frozen with the turn context).
+#[derive(Clone)]
+pub struct ToolTurn {
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The turn.
+    pub turn_id: TurnId,
+    /// Where events (items, deltas, server requests) go.
+    pub sink: SharedSink,
+    /// Cancelled by `turn/interrupt`: a running tool answers with its aborted output.
+    pub cancel: CancellationToken,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// When to ask before acting.
+    pub approval_policy: AskForApproval,
+    /// What commands and patches may touch.
+    pub sandbox: SandboxPolicy,
+}

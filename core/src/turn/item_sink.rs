@@ -1,0 +1,78 @@
+//! Where a turn's events go on their way to the client: every one is first noted by the turn's
+//! [`OpenItems`](super::open_items::OpenItems), and a completed item is also appended to the
+//! rollout. The turn loop's own events take this path through [`record`]; a tool's take it
+//! through [`ToolItemSink`], the sink its calls are given.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use weft_protocol::{ThreadId, TurnId};
+
+use super::TurnContext;
+use super::shared::TurnShared;
+use crate::events::{
+    EventSink, ServerRequestOutcome, ServerRequestParams, SharedSink, ThreadEvent,
+};
+use crate::rollout::{RolloutRecord, RolloutWriter};
+use crate::tools::context::ToolTurn;
+
+/// Note `event` among the turn's items, and append a completed item to the rollout. Returns
+/// false when the event must not be sent (the turn's items were sealed by a hard abort).
+pub(super) fn record(
+    shared: &TurnShared,
+    turn_id: &TurnId,
+    rollout: Option<&RolloutWriter>,
+    event: &ThreadEvent,
+) -> bool {
+    if !shared.items().observe(event) {
+        return false;
+    }
+    if let ThreadEvent::ItemCompleted { item, .. } = event
+        && let Some(rollout) = rollout
+    {
+        rollout.append(RolloutRecord::ItemCompleted {
+            turn_id: turn_id.clone(),
+            item: item.clone(),
+        });
+    }
+    true
+}
+
+/// The tool context for one call: the turn's, with a sink that records the items the tool
+/// starts and completes among the turn's items (so they are part of the finished turn, and
+/// completed if the task is aborted).
+pub(super) fn tool_turn(ctx: &TurnContext) -> ToolTurn {
+    let mut turn = ctx.tool_turn.clone();
+    turn.sink = Arc::new(ToolItemSink {
+        inner: ctx.sink.clone(),
+        shared: ctx.shared.clone(),
+        turn_id: ctx.turn_id.clone(),
+        rollout: ctx.rollout.clone(),
+    });
+    turn
+}
+
+/// Forwards a tool's events, recording its items as the turn loop's own are (see [`record`]).
+struct ToolItemSink {
+    inner: SharedSink,
+    shared: Arc<TurnShared>,
+    turn_id: TurnId,
+    rollout: Option<RolloutWriter>,
+}
+
+impl EventSink for ToolItemSink {
+    fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
+        if !record(&self.shared, &self.turn_id, self.rollout.as_ref(), &event) {
+            return Box::pin(std::future::ready(()));
+        }
+        self.inner.emit(thread, event)
+    }
+
+    fn request<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        params: ServerRequestParams,
+    ) -> BoxFuture<'a, ServerRequestOutcome> {
+        self.inner.request(thread, params)
+    }
+}

@@ -1,0 +1,79 @@
+//! What a running turn shares with its thread's actor: steered input waiting for the next step
+//! boundary, and the turn's items (see `open_items.rs`).
+
+use std::collections::VecDeque;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use weft_protocol::{ItemId, ThreadItem, UserInput};
+
+use super::open_items::OpenItems;
+
+/// User input waiting to enter the running turn at the next step boundary.
+#[derive(Debug, Clone)]
+pub struct PendingInput {
+    /// The `userMessage` item id minted for it.
+    pub item_id: ItemId,
+    /// What the user sent.
+    pub input: Vec<UserInput>,
+    /// `clientUserMessageId`, echoed as the item's `clientId`.
+    pub client_id: Option<String>,
+}
+
+/// State shared between a running turn and its thread's actor.
+#[derive(Debug, Default)]
+pub struct TurnShared {
+    pending: Mutex<VecDeque<PendingInput>>,
+    steered: Notify,
+    items: OpenItems,
+    last_agent_message: Mutex<Option<String>>,
+}
+
+impl TurnShared {
+    /// Queue steered input and wake the turn.
+    pub fn push_pending(&self, input: PendingInput) {
+        self.pending.lock().push_back(input);
+        self.steered.notify_one();
+    }
+
+    /// Whether input is waiting.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.lock().is_empty()
+    }
+
+    /// Take all waiting input.
+    pub fn take_pending(&self) -> Vec<PendingInput> {
+        self.pending.lock().drain(..).collect()
+    }
+
+    /// The items the turn has completed so far, in completion order.
+    pub fn completed_items(&self) -> Vec<ThreadItem> {
+        self.items.completed()
+    }
+
+    /// The last agent message's text.
+    pub fn last_agent_message(&self) -> Option<String> {
+        self.last_agent_message.lock().clone()
+    }
+
+    /// Items that were started and never completed (the task was aborted), as they should
+    /// complete: commands and file changes `failed`. Also counted among the turn's items; a
+    /// late event of the aborted task is dropped afterwards (see [`OpenItems::abandon`]).
+    pub fn complete_abandoned(&self, completed_at_ms: i64) -> Vec<ThreadItem> {
+        self.items.abandon(completed_at_ms)
+    }
+
+    /// The turn's items, open and completed.
+    pub(crate) fn items(&self) -> &OpenItems {
+        &self.items
+    }
+
+    /// Woken by [`TurnShared::push_pending`].
+    pub(crate) fn steered(&self) -> &Notify {
+        &self.steered
+    }
+
+    pub(crate) fn set_last_agent_message(&self, text: String) {
+        *self.last_agent_message.lock() = Some(text);
+    }
+}
