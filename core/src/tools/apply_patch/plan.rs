@@ -2,116 +2,18 @@
 //! disk; [`apply_plan`] writes them.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
-use std::fmt;
 use std::fs;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use super::contents::derive_new_contents;
 use super::diff::{git_file_diff, unified_hunks};
-use super::parser::{Chunk, FileOp, ParseError, parse_patch};
-use super::seek::seek_sequence;
+use super::error::PatchError;
+use super::parser::{FileOp, parse_patch};
+use super::paths::{absolute_cwd, normalize_lexically, path_exists, path_is_writable};
 
 /// Lines of context in the `diff` of a `fileChange` update (the reference uses 1).
 const FILE_CHANGE_CONTEXT: usize = 1;
-
-/// Why a patch was not (fully) applied.
-#[derive(Debug)]
-pub enum PatchError {
-    /// The patch text is malformed.
-    Parse(ParseError),
-    /// A chunk's `@@` context or old lines were not found in the file.
-    Match(String),
-    /// A file the patch needs could not be read (missing, a directory, not UTF-8, …).
-    Read {
-        /// E.g. `Failed to read file to update /abs/path`.
-        context: String,
-        /// The underlying error.
-        source: io::Error,
-    },
-    /// The patch contains no file operation.
-    Empty,
-    /// A path the patch would write is outside the writable roots (`can_write` said no).
-    NotWritable {
-        /// The absolute target path.
-        path: PathBuf,
-    },
-    /// A file changed on disk between [`plan_patch`] and [`apply_plan`]; nothing was written.
-    Stale {
-        /// The absolute path that changed.
-        path: PathBuf,
-    },
-    /// Writing failed part-way (earlier operations of the patch may already be applied).
-    Write {
-        /// E.g. `Failed to write file /abs/path`.
-        context: String,
-        /// The underlying error.
-        source: io::Error,
-    },
-}
-
-impl fmt::Display for PatchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PatchError::Parse(e) => write!(f, "{e}"),
-            PatchError::Match(message) => f.write_str(message),
-            PatchError::Read { context, source } | PatchError::Write { context, source } => {
-                write!(f, "{context}: {source}")
-            }
-            PatchError::Empty => f.write_str("empty patch"),
-            PatchError::NotWritable { path } => write!(
-                f,
-                "writing outside of the sandbox's writable roots: {}",
-                path.display()
-            ),
-            PatchError::Stale { path } => write!(
-                f,
-                "{} changed on disk after the patch was verified",
-                path.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for PatchError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PatchError::Parse(e) => Some(e),
-            PatchError::Read { source, .. } | PatchError::Write { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
-impl From<ParseError> for PatchError {
-    fn from(e: ParseError) -> Self {
-        PatchError::Parse(e)
-    }
-}
-
-impl PatchError {
-    /// The text returned to the model for this failure:
-    /// * parse, match, read and staleness errors: `apply_patch verification failed: <error>`;
-    /// * an empty patch: `patch rejected: empty patch`;
-    /// * a path outside the writable roots:
-    ///   `patch rejected: writing outside of the sandbox's writable roots: <abs path>`;
-    /// * a write failure: the error itself, e.g. `Failed to write file <abs path>: <io error>`.
-    pub fn model_text(&self) -> String {
-        match self {
-            PatchError::Parse(_)
-            | PatchError::Match(_)
-            | PatchError::Read { .. }
-            | PatchError::Stale { .. } => format!("apply_patch verification failed: {self}"),
-            PatchError::Empty | PatchError::NotWritable { .. } => format!("patch rejected: {self}"),
-            PatchError::Write { .. } => self.to_string(),
-        }
-    }
-
-    /// True for every error raised before anything was written (all but [`PatchError::Write`]).
-    pub fn wrote_nothing(&self) -> bool {
-        !matches!(self, PatchError::Write { .. })
-    }
-}
 
 /// The kind of one file change (mirrors the protocol's `PatchChangeKind`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,16 +58,6 @@ pub struct FileChange {
 }
 
 impl FileChange {
-    /// The absolute path where the file ends up (the rename destination, if any).
-    pub fn final_path(&self) -> &Path {
-        match &self.kind {
-            ChangeKind::Update {
-                move_path: Some(dest),
-            } => dest,
-            _ => &self.path,
-        }
-    }
-
     /// The protocol shape (`FileUpdateChange`) of this change.
     pub fn to_protocol(&self) -> weft_protocol::FileUpdateChange {
         let kind = match &self.kind {
@@ -200,7 +92,6 @@ enum Step {
 #[derive(Debug, Clone)]
 pub struct PatchPlan {
     cwd: PathBuf,
-    patch: String,
     changes: Vec<FileChange>,
     steps: Vec<Step>,
     /// Disk state of every touched path when it was read (`None`: absent).
@@ -238,11 +129,6 @@ impl PatchPlan {
     /// The absolute directory relative paths were resolved against.
     pub fn cwd(&self) -> &Path {
         &self.cwd
-    }
-
-    /// The patch text (without any heredoc wrapper).
-    pub fn patch_text(&self) -> &str {
-        &self.patch
     }
 
     /// One change per file operation, in patch order.
@@ -344,7 +230,6 @@ pub fn plan_patch(
     } = planner;
     Ok(PatchPlan {
         cwd,
-        patch: parsed.text,
         changes,
         steps,
         baseline,
@@ -415,93 +300,6 @@ pub fn apply_plan(plan: &PatchPlan) -> Result<ApplyOutcome, PatchError> {
         modified: plan.summary.modified.clone(),
         deleted: plan.summary.deleted.clone(),
     })
-}
-
-/// True when `can_write` allows `path` both as given and as its symlinks resolve.
-pub fn path_is_writable(path: &Path, can_write: &dyn Fn(&Path) -> bool) -> bool {
-    if !can_write(path) {
-        return false;
-    }
-    let real = resolve_symlinks(path);
-    real == path || can_write(&real)
-}
-
-fn path_exists(path: &Path) -> bool {
-    fs::metadata(path).is_ok()
-}
-
-fn absolute_cwd(cwd: &Path) -> Result<PathBuf, PatchError> {
-    if cwd.is_absolute() {
-        return Ok(normalize_lexically(cwd));
-    }
-    let here = std::env::current_dir().map_err(|source| PatchError::Read {
-        context: "Failed to resolve the working directory".to_string(),
-        source,
-    })?;
-    Ok(normalize_lexically(&here.join(cwd)))
-}
-
-/// Removes `.` and resolves `..` without touching the filesystem (`..` never climbs above
-/// the root).
-pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(name) => out.push(name),
-        }
-    }
-    out
-}
-
-/// Resolves symlinks along an absolute path, including dangling ones and components that
-/// do not exist yet (those are kept as they are). Bounded to 40 link hops.
-pub(crate) fn resolve_symlinks(path: &Path) -> PathBuf {
-    enum Part {
-        Root(OsString),
-        Parent,
-        Name(OsString),
-    }
-    fn parts(p: &Path) -> Vec<Part> {
-        p.components()
-            .filter_map(|c| match c {
-                Component::Prefix(_) | Component::RootDir => {
-                    Some(Part::Root(c.as_os_str().to_owned()))
-                }
-                Component::CurDir => None,
-                Component::ParentDir => Some(Part::Parent),
-                Component::Normal(n) => Some(Part::Name(n.to_owned())),
-            })
-            .collect()
-    }
-    let mut stack: Vec<Part> = parts(path).into_iter().rev().collect();
-    let mut out = PathBuf::new();
-    let mut hops = 0;
-    while let Some(part) = stack.pop() {
-        match part {
-            Part::Root(root) => out.push(root),
-            Part::Parent => {
-                out.pop();
-            }
-            Part::Name(name) => {
-                let candidate = out.join(&name);
-                if hops < 40
-                    && fs::symlink_metadata(&candidate).is_ok_and(|m| m.file_type().is_symlink())
-                    && let Ok(target) = fs::read_link(&candidate)
-                {
-                    hops += 1;
-                    stack.extend(parts(&target).into_iter().rev());
-                    continue;
-                }
-                out = candidate;
-            }
-        }
-    }
-    out
 }
 
 struct Planner<'a> {
@@ -719,98 +517,4 @@ impl Planner<'_> {
         }
         Ok(())
     }
-}
-
-/// Splits file contents into lines (without terminators) and reports the line ending to
-/// write back: `\r\n` when every newline in the file is CRLF, else `\n`.
-fn split_file(text: &str) -> (Vec<String>, &'static str) {
-    let newlines = text.matches('\n').count();
-    let crlf = newlines > 0 && text.matches("\r\n").count() == newlines;
-    let mut lines: Vec<&str> = text.split('\n').collect();
-    if lines.last() == Some(&"") {
-        lines.pop();
-    }
-    let lines = lines
-        .into_iter()
-        .map(|l| {
-            if crlf {
-                l.strip_suffix('\r').unwrap_or(l).to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    (lines, if crlf { "\r\n" } else { "\n" })
-}
-
-/// Applies `chunks` to `original` (the contents of `path`), returning the new contents,
-/// which always end with a line terminator unless empty.
-pub(crate) fn derive_new_contents(
-    path: &Path,
-    original: &str,
-    chunks: &[Chunk],
-) -> Result<String, PatchError> {
-    let (lines, eol) = split_file(original);
-    let mut replacements: Vec<(usize, usize, &[String])> = Vec::new();
-    let mut cursor = 0usize;
-    for chunk in chunks {
-        if let Some(ctx) = &chunk.context {
-            match seek_sequence(&lines, std::slice::from_ref(ctx), cursor, false) {
-                Some(i) => cursor = i + 1,
-                None => {
-                    return Err(PatchError::Match(format!(
-                        "Failed to find context '{ctx}' in {}",
-                        path.display()
-                    )));
-                }
-            }
-        }
-        if chunk.old_lines.is_empty() {
-            // Pure addition: right after the `@@` anchor when there is one, else at the end.
-            let at = if chunk.context.is_some() && !chunk.end_of_file {
-                cursor
-            } else {
-                lines.len()
-            };
-            replacements.push((at, 0, &chunk.new_lines));
-            continue;
-        }
-        let mut pattern: &[String] = &chunk.old_lines;
-        let mut new_lines: &[String] = &chunk.new_lines;
-        let mut found = seek_sequence(&lines, pattern, cursor, chunk.end_of_file);
-        if found.is_none() && pattern.last().is_some_and(String::is_empty) {
-            // A trailing empty old line usually stands for the file's final newline.
-            pattern = &pattern[..pattern.len() - 1];
-            if new_lines.last().is_some_and(String::is_empty) {
-                new_lines = &new_lines[..new_lines.len() - 1];
-            }
-            // (An old side that was only that empty line becomes an insertion at the cursor.)
-            found = seek_sequence(&lines, pattern, cursor, chunk.end_of_file);
-        }
-        let Some(start) = found else {
-            return Err(PatchError::Match(format!(
-                "Failed to find expected lines in {}:\n{}",
-                path.display(),
-                chunk.old_lines.join("\n")
-            )));
-        };
-        replacements.push((start, pattern.len(), new_lines));
-        cursor = start + pattern.len();
-    }
-    replacements.sort_by_key(|(start, _, _)| *start);
-    let mut result: Vec<&str> = Vec::with_capacity(lines.len());
-    let mut pos = 0usize;
-    for (start, len, new) in replacements {
-        let start = start.max(pos);
-        result.extend(lines[pos..start].iter().map(String::as_str));
-        result.extend(new.iter().map(String::as_str));
-        pos = (start + len).min(lines.len());
-    }
-    result.extend(lines[pos..].iter().map(String::as_str));
-    if result.is_empty() {
-        return Ok(String::new());
-    }
-    let mut out = result.join(eol);
-    out.push_str(eol);
-    Ok(out)
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use support::*;
 
-use super::plan::derive_new_contents;
+use super::contents::derive_new_contents;
 use super::*;
 
 /// Small helpers shared by the tests.

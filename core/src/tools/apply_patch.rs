@@ -12,10 +12,15 @@
 //! Texts for the model: [`PatchPlan::success_text`] / [`ApplyOutcome::success_text`] on
 //! success, [`PatchError::model_text`] on failure.
 //!
-//! Diffs come from a small Myers implementation in `diff.rs` (no extra dependency).
+//! Diffs come from a small Myers implementation in `diff.rs` (no extra dependency). `plan.rs`
+//! plans and applies; `contents.rs` computes one file's new text, `paths.rs` resolves and
+//! checks paths, `error.rs` says what went wrong.
 
+mod contents;
 mod diff;
+mod error;
 mod parser;
+mod paths;
 mod plan;
 mod seek;
 mod spec;
@@ -25,11 +30,10 @@ mod tracker;
 mod tests;
 
 pub use diff::{git_blob_oid, git_file_diff, unified_hunks};
+pub use error::PatchError;
 pub use parser::{Chunk, FileOp, ParseError, ParsedPatch, parse_patch};
-pub use plan::{
-    ApplyOutcome, ChangeKind, FileChange, PatchError, PatchPlan, apply_plan, path_is_writable,
-    plan_patch,
-};
+pub use paths::path_is_writable;
+pub use plan::{ApplyOutcome, ChangeKind, FileChange, PatchPlan, apply_plan, plan_patch};
 pub use seek::seek_sequence;
 pub use spec::{
     ApplyPatchArgs, FREEFORM_DESCRIPTION, FUNCTION_DESCRIPTION, LARK_GRAMMAR, TOOL_NAME,
