@@ -13,6 +13,11 @@
 //!   room (the model is told).
 //! * A command that is still in the foreground (no session id returned yet) is killed when the
 //!   turn is interrupted or when the `exec_command` future is dropped.
+//!
+//! Layout: this file holds the request, output and error types and the model-facing text;
+//! `sessions.rs` the session table ([`ExecSessions`]), `process.rs` one running command,
+//! `buffer.rs` its output, `spec.rs` the tool definitions and arguments, `truncate.rs` output
+//! truncation.
 
 mod buffer;
 mod process;
