@@ -76,3 +76,74 @@ impl EventSink for ToolItemSink {
         self.inner.request(thread, params)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use parking_lot::Mutex;
+    use weft_protocol::{ItemId, PlanItem, ThreadItem, ThreadItemDetails};
+
+    use super::*;
+
+    /// Keeps what reaches the client.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<ThreadEvent>>);
+
+    impl EventSink for Recorder {
+        fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
+            self.0.lock().push(event);
+            Box::pin(async {})
+        }
+
+        fn request<'a>(
+            &'a self,
+            _thread: &'a ThreadId,
+            _params: ServerRequestParams,
+        ) -> BoxFuture<'a, ServerRequestOutcome> {
+            Box::pin(async { ServerRequestOutcome::Cancelled })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_item_completes_once_even_after_a_hard_abort() {
+        let recorder = Arc::new(Recorder::default());
+        let shared = Arc::new(TurnShared::default());
+        let turn_id = TurnId::from("t".to_string());
+        let sink = ToolItemSink {
+            inner: recorder.clone(),
+            shared: shared.clone(),
+            turn_id: turn_id.clone(),
+            rollout: None,
+        };
+        let thread = ThreadId::from("th".to_string());
+        let item = ThreadItem::from(PlanItem {
+            id: ItemId::from("p1".to_string()),
+            text: String::new(),
+        });
+        sink.emit(
+            &thread,
+            ThreadEvent::ItemStarted {
+                turn_id: turn_id.clone(),
+                item: item.clone(),
+            },
+        )
+        .await;
+        // The actor aborted the task: the item completes from there...
+        let abandoned = shared.complete_abandoned(1);
+        assert_eq!(abandoned.len(), 1);
+        // ...and the aborted tool's own late completion does not reach the client.
+        sink.emit(
+            &thread,
+            ThreadEvent::ItemCompleted {
+                turn_id,
+                item: item.clone(),
+            },
+        )
+        .await;
+        let seen = recorder.0.lock();
+        assert_eq!(seen.len(), 1);
+        assert!(matches!(&seen[0], ThreadEvent::ItemStarted { .. }));
+        let items = shared.completed_items();
+        assert_eq!(items.len(), 1);
+        assert!(matches!(&items[0].details, ThreadItemDetails::Plan(_)));
+    }
+}

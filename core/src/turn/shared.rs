@@ -77,3 +77,34 @@ impl TurnShared {
         *self.last_agent_message.lock() = Some(text);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(id: &str) -> PendingInput {
+        PendingInput {
+            item_id: ItemId::from(id.to_string()),
+            input: Vec::new(),
+            client_id: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn steered_input_is_kept_in_order_and_wakes_the_turn() {
+        let shared = TurnShared::default();
+        assert!(!shared.has_pending());
+        shared.push_pending(input("u1"));
+        shared.push_pending(input("u2"));
+        // The wake-up is stored for the turn's next wait.
+        shared.steered().notified().await;
+        assert!(shared.has_pending());
+        let ids: Vec<String> = shared
+            .take_pending()
+            .into_iter()
+            .map(|p| p.item_id.to_string())
+            .collect();
+        assert_eq!(ids, ["u1", "u2"]);
+        assert!(!shared.has_pending());
+    }
+}
