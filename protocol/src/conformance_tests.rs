@@ -19,10 +19,10 @@ use crate::server_requests::{
     CommandExecutionRequestApprovalResponse, FileChangeRequestApprovalResponse,
     SERVER_REQUEST_METHODS, ServerRequest,
 };
-use crate::test_support::read_shared_json;
+use crate::test_support::{read_reference_json, reference_dir};
 use crate::*;
 
-const REF: &str = "reference/codex-app-server-schema/";
+const REF: &str = "codex-app-server-schema/";
 
 /// Thread keys Codex sends that are experimental (absent from the stable reference schema).
 const EXPERIMENTAL_KEYS: &[&str] = &[
@@ -42,9 +42,9 @@ struct Schemas {
 }
 
 impl Schemas {
-    fn load() -> Option<Self> {
-        // Probe that the reference is present.
-        read_shared_json(&format!("{REF}RequestId.json"))?;
+    fn load() -> Self {
+        // Fail early, with the path, when the reference is missing.
+        read_reference_json(&format!("{REF}RequestId.json"));
         let ours = schema_files()
             .into_iter()
             .map(|(path, text)| {
@@ -52,17 +52,16 @@ impl Schemas {
                 (key, Box::new(serde_json::from_str(&text).unwrap()))
             })
             .collect();
-        Some(Self {
+        Self {
             reference: BTreeMap::new(),
             ours,
             compiled: RefCell::new(HashMap::new()),
-        })
+        }
     }
 
     fn load_reference(&mut self, file: &str) {
         if !self.reference.contains_key(file) {
-            let value = read_shared_json(&format!("{REF}{file}"))
-                .unwrap_or_else(|| panic!("missing reference {file}"));
+            let value = read_reference_json(&format!("{REF}{file}"));
             self.reference.insert(file.to_owned(), Box::new(value));
         }
     }
@@ -235,12 +234,8 @@ fn to_value<T: Serialize>(value: &T) -> Value {
 
 #[test]
 fn catalog_messages_round_trip_and_validate() {
-    let Some(mut schemas) = Schemas::load() else {
-        return;
-    };
-    let Some(catalog) = read_shared_json("reference/codex-transcripts/message_catalog.json") else {
-        return;
-    };
+    let mut schemas = Schemas::load();
+    let catalog = read_reference_json("codex-transcripts/message_catalog.json");
     let mut covered = Vec::new();
     for (key, entry) in catalog.as_object().unwrap() {
         let example = &entry["example"];
@@ -570,9 +565,7 @@ fn sample_model() -> Model {
 
 #[test]
 fn responses_validate_and_write_every_key() {
-    let Some(mut schemas) = Schemas::load() else {
-        return;
-    };
+    let mut schemas = Schemas::load();
     let thread = sample_thread(vec![
         sample_turn(TurnStatus::Completed),
         sample_turn(TurnStatus::Failed),
@@ -767,9 +760,7 @@ fn responses_validate_and_write_every_key() {
 
 #[test]
 fn notifications_validate_and_write_every_key() {
-    let Some(mut schemas) = Schemas::load() else {
-        return;
-    };
+    let mut schemas = Schemas::load();
     let thread_id = ThreadId::from("th");
     let turn_id = TurnId::from("tu");
     let item_id = ItemId::from("it");
@@ -994,9 +985,7 @@ fn notifications_validate_and_write_every_key() {
 
 #[test]
 fn server_requests_validate_and_write_every_key() {
-    let Some(mut schemas) = Schemas::load() else {
-        return;
-    };
+    let mut schemas = Schemas::load();
     let requests = vec![
         ServerRequest::CommandExecutionRequestApproval {
             id: RequestId::Integer(0),
@@ -1136,9 +1125,7 @@ fn server_requests_validate_and_write_every_key() {
 
 #[test]
 fn params_we_send_validate() {
-    let Some(mut schemas) = Schemas::load() else {
-        return;
-    };
+    let mut schemas = Schemas::load();
     let requests = vec![
         ClientRequest::Initialize {
             id: RequestId::Integer(1),
@@ -1258,25 +1245,20 @@ fn params_we_send_validate() {
 
 #[test]
 fn schema_file_names_match_the_reference() {
-    let Some(_) = Schemas::load() else { return };
+    Schemas::load();
     for (path, _) in schema_files() {
         let name = path.to_string_lossy().replace('\\', "/");
         if name == crate::schema::BUNDLE_FILE {
             continue;
         }
-        let exists = crate::test_support::shared_dir()
-            .join(REF)
-            .join(&name)
-            .exists();
+        let exists = reference_dir().join(REF).join(&name).exists();
         assert!(exists, "{name} has no counterpart in the reference schema");
     }
 }
 
 #[test]
 fn key_check_detects_missing_keys() {
-    let Some(mut schemas) = Schemas::load() else {
-        return;
-    };
+    let mut schemas = Schemas::load();
     let thread = sample_thread(vec![sample_turn(TurnStatus::Completed)]);
     let mut value = to_value(&ThreadReadResponse { thread });
     let thread = value["thread"].as_object_mut().unwrap();

@@ -1,27 +1,40 @@
-//! Helpers for the crate's tests: access to the shared reference material.
+//! Helpers for the crate's tests: the reference material checked in under `tests/reference/`
+//! (the Codex reference schema, the transcript message catalog, the protocol subset; see
+//! `tests/reference/README.md` for where each file comes from). A missing file fails the test
+//! that needs it: conformance is never skipped.
 
 use std::path::PathBuf;
 
-/// `<workspace>/../shared` (protocol docs, reference schema and transcripts).
-pub(crate) fn shared_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+/// `<workspace>/tests/reference`.
+pub(crate) fn reference_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/reference")
 }
 
-/// Reads a file below [`shared_dir`]; `None` (with a note on stderr) when the shared reference
-/// material is not available, so tests that need it are skipped rather than failing.
+/// Reads a file below [`reference_dir`]; panics, naming the path, when it cannot be read.
+pub(crate) fn read_reference(relative: &str) -> String {
+    let path = reference_dir().join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| {
+        panic!(
+            "cannot read the reference file {}: {err} (the files under tests/reference are \
+             checked in; see tests/reference/README.md)",
+            path.display()
+        )
+    })
+}
+
+/// Parses a JSON file below [`reference_dir`]; panics when it is missing or invalid.
+pub(crate) fn read_reference_json(relative: &str) -> serde_json::Value {
+    let text = read_reference(relative);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("tests/reference/{relative}: {e}"))
+}
+
+/// The former name of [`read_reference`], taking the old relative paths
+/// (`docs/protocol-subset.txt`, `reference/…`), kept for tests elsewhere in the crate that have
+/// not moved to [`read_reference`] yet. Never returns `None`: a missing file panics.
 pub(crate) fn read_shared(relative: &str) -> Option<String> {
-    let path = shared_dir().join(relative);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(err) => {
-            eprintln!("skipping: cannot read {}: {err}", path.display());
-            None
-        }
-    }
-}
-
-/// Parses a JSON file below [`shared_dir`].
-pub(crate) fn read_shared_json(relative: &str) -> Option<serde_json::Value> {
-    let text = read_shared(relative)?;
-    Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{relative}: {e}")))
+    let relative = relative
+        .strip_prefix("docs/")
+        .or_else(|| relative.strip_prefix("reference/"))
+        .unwrap_or(relative);
+    Some(read_reference(relative))
 }

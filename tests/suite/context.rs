@@ -1,8 +1,8 @@
 //! Issue 6, the context window: token accounting, automatic compaction (mid-turn and before a
 //! turn), manual compaction (`thread/compact/start`), the reasoning boundary, environment-context
 //! diffs and resume after a compaction, end to end (the real daemon, the scripted mock model
-//! with scripted usage numbers). See `../shared/docs/protocol.md` §1.3 and §4.12,
-//! `../shared/docs/engine.md` §6 and `../shared/docs/runtime.md` §9.
+//! with scripted usage numbers). See `docs/protocol.md` §5 and §7.12 and
+//! `docs/architecture.md` §9.
 //!
 //! Every test configures a small auto-compaction limit ([`LIMIT`] tokens, in a large window),
 //! so a reply that reports more tokens than that puts the thread over the limit. A compaction

@@ -1,5 +1,5 @@
 //! Issue 2, the foundation: transports, envelope rules, handshake, errors, backpressure,
-//! shutdown, CLI and config. See `../shared/docs/protocol.md` §1–§2 and §7.7.
+//! shutdown, CLI and config. See `docs/protocol.md` §2–§5 and §11.5.
 
 mod backpressure;
 mod cli;
@@ -16,7 +16,7 @@ use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport};
 pub const INVALID_REQUEST: i64 = -32600;
 /// `-32001`, ingress queue full.
 pub const OVERLOADED: i64 = -32001;
-/// The exact overload message (§1.3).
+/// The exact overload message (docs/protocol.md §5.3).
 pub const OVERLOADED_MESSAGE: &str = "Server overloaded; retry later.";
 
 /// A daemon on `transport` with one connection, not yet initialized.

@@ -1,8 +1,9 @@
 //! Issue 5, persistence: rollouts, the SQLite state DB, `thread/resume`, `thread/fork`,
 //! `thread/list`, `thread/read`, `thread/archive` / `thread/unarchive`, `thread/name/set`,
 //! `thread/unsubscribe`, idle unloading and crash safety, end to end (the real daemon, restarted
-//! on the same `$WEFT_HOME`, the scripted mock model). See `../shared/docs/protocol.md` §1.3,
-//! §4.3–§4.11, §7.4–§7.5 and the reference transcripts `resume`, `resume_kill` and `fork`.
+//! on the same `$WEFT_HOME`, the scripted mock model). See `docs/protocol.md` §5,
+//! §7.3–§7.11, §11.3–§11.4 and §12, and the reference's `resume`, `resume_kill` and `fork`
+//! scenarios.
 //!
 //! Every test owns one mock model and one home; a "restart" stops the daemon (SIGTERM, or
 //! `kill -9` for the crash tests) and starts a new one on the same home and transport. Tests
@@ -239,7 +240,7 @@ pub fn conversation(request: &RecordedRequest) -> Vec<(String, String)> {
 
 /// Check that a request carries exactly one environment-context message. Resuming or forking
 /// a thread changes nothing in its environment, so the reference does not send the context
-/// again (transcripts `resume` and `fork`; runtime.md §9: the context is re-sent only when it
+/// again (the reference's `resume` and `fork`; docs/architecture.md §9.4: the context is re-sent only when it
 /// changed or its reference snapshot became invalid).
 pub fn assert_one_environment_context(request: &RecordedRequest) {
     let contexts = request

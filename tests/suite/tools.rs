@@ -1,8 +1,8 @@
 //! Issue 4, tools that act on the machine: `exec_command` / `write_stdin`, `apply_patch`,
 //! `update_plan`, approvals and the sandbox, end to end (the real daemon, the scripted mock
-//! model). See `../shared/docs/engine.md` §4–§5, `../shared/docs/protocol.md` §3.5, §5, §6 and
-//! §7.6; the orders follow the reference transcripts `tool*`, `patch_approval`, `steer_tool`
-//! and `interrupt_exec`.
+//! model). See `docs/architecture.md` §8 and `docs/protocol.md` §6.5, §8 and §9; the orders
+//! follow the reference's `tool*`, `patch_approval`, `steer_tool` and `interrupt_exec`
+//! scenarios.
 //!
 //! Every test runs its commands in a fresh workspace (`$WEFT_HOME/ws`) and ends with
 //! [`finish`]: the daemon is stopped with SIGTERM (which ends every command session) and no

@@ -1,8 +1,8 @@
-//! Issue 3, threads and turns: the Session actor, the turn loop, streaming, steer, interrupt,
+//! Issue 3, threads and turns: the thread actor, the turn loop, streaming, steer, interrupt,
 //! stop hooks, retries and the item notifications, driven end to end against the scripted mock
-//! model (`weft-mock-model`). See `../shared/docs/protocol.md` §3–§5 and §7 and
-//! `../shared/docs/runtime.md` §3–§6; the expected orders follow the reference transcripts in
-//! `../shared/reference/codex-transcripts/`.
+//! model (`weft-mock-model`). See `docs/protocol.md` §6–§8 and §10 and
+//! `docs/architecture.md` §5–§6; the expected orders follow the reference's recorded scenarios
+//! (one example of every message is in `tests/reference/codex-transcripts/message_catalog.json`).
 //!
 //! Every test starts its own mock model and daemon; the daemon is configured through
 //! `$WEFT_HOME/config.toml` with a `[model_providers.mock]` pointing at the mock. Tests wait on

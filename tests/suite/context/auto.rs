@@ -1,4 +1,4 @@
-//! Automatic compaction (engine.md §6.2, runtime.md §9): mid-turn when a response puts the
+//! Automatic compaction (docs/architecture.md §9.2): mid-turn when a response puts the
 //! window over the limit and the model needs a follow-up (the turn goes on, with the summary
 //! before the last user message), and before a new turn when the window is already over the
 //! limit (the new input comes after the summary).

@@ -1,6 +1,6 @@
-//! Manual compaction, `thread/compact/start` (protocol.md §4.12): the exact order on an idle
+//! Manual compaction, `thread/compact/start` (docs/protocol.md §7.12): the exact order on an idle
 //! thread, the running turn interrupted first on a busy one, and steering into the compaction
-//! turn rejected with the reference's error and `data` (§1.3).
+//! turn rejected with the reference's error and `data` (§5.4).
 
 use serde_json::{Value, json};
 use weft_mock_model::{Gate, Reply, Usage};
@@ -25,7 +25,7 @@ fn assert_compaction_turn_completed(message: &Value, turn: &str) {
 }
 
 /// Labels of `messages` with `thread/tokenUsage/updated` left out, after checking that any
-/// such notification sits where §4.12 allows it (between the compaction item's start and end;
+/// such notification sits where §7.12 allows it (between the compaction item's start and end;
 /// `messages` may begin after the start).
 fn labels_without_usage(messages: &[Value]) -> Vec<String> {
     let labels: Vec<String> = messages.iter().map(label).collect();
@@ -72,7 +72,7 @@ async fn manual_compaction_on_an_idle_thread(transport: Transport) {
             "thread/status/changed:idle",
             "turn/completed",
         ],
-        "the order of protocol.md §4.12"
+        "the order of docs/protocol.md §7.12"
     );
     for message in &messages[1..] {
         assert_eq!(message["params"]["threadId"], thread.as_str(), "{message}");
@@ -115,7 +115,7 @@ async fn manual_compaction_on_an_idle_thread(transport: Transport) {
         SUMMARY,
     );
 
-    // A thread that is not loaded: the reference's error (§4.12).
+    // A thread that is not loaded: the reference's error (§7.12).
     let unknown = crate::persistence::UNKNOWN_ID;
     let err = p
         .client
@@ -258,7 +258,7 @@ async fn steer_into_a_compaction_is_rejected(transport: Transport) {
     );
     assert_eq!(steer.data, Some(expected_data.clone()), "turn/steer data");
 
-    // Weft's documented choice (protocol.md §1.3): turn/start fails the same way (Codex
+    // Weft's documented choice (docs/protocol.md §13): turn/start fails the same way (Codex
     // answers -32603 here).
     let start = p
         .client

@@ -1,4 +1,4 @@
-//! What is sent again (runtime.md §9): reasoning from before the latest user message is not,
+//! What is sent again (docs/architecture.md §9.4): reasoning from before the latest user message is not,
 //! and the environment context is sent in full once, then only as a diff of what changed.
 
 use serde_json::json;

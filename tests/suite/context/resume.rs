@@ -55,7 +55,7 @@ async fn resume_after_compaction(transport: Transport) {
         SUMMARY,
     );
     // The compacted history has the environment context in full; nothing changed since, so
-    // the resumed thread does not send it again (runtime.md §9).
+    // the resumed thread does not send it again (docs/architecture.md §9.4).
     let contexts = environment_contexts(&requests[2]);
     assert_eq!(
         contexts.len(),

@@ -1,4 +1,4 @@
-//! Envelope rules (protocol.md §1.2–§1.3): the `jsonrpc` member, ids, bad input, decode
+//! Envelope rules (docs/protocol.md §3, §5): the `jsonrpc` member, ids, bad input, decode
 //! errors.
 
 use serde_json::{Value, json};
@@ -80,7 +80,7 @@ async fn ids_are_echoed_exactly(transport: Transport) {
 }
 
 /// Lines or frames that are not JSON, or JSON that is not a message, are ignored: no reply,
-/// and the connection keeps working (§1.2).
+/// and the connection keeps working (§3.4).
 async fn input_that_is_not_a_message_gets_no_reply(transport: Transport) {
     let (_home, _daemon, mut client) = initialized(transport).await;
     let bad = [
@@ -105,7 +105,7 @@ async fn input_that_is_not_a_message_gets_no_reply(transport: Transport) {
 }
 
 /// A request whose id is `null`, a float or another non-(string|integer) type is not valid:
-/// dropped without reply (§1.2).
+/// dropped without reply (§3.2).
 async fn invalid_ids_get_no_reply(transport: Transport) {
     let (_home, _daemon, mut client) = connect(transport).await;
     let init = r#""method":"initialize","params":{"clientInfo":{"name":"a","version":"1"}}"#;
@@ -144,7 +144,7 @@ async fn batches_are_ignored(transport: Transport) {
     client.expect_no_message_within(QUIET_PERIOD).await;
 }
 
-/// Wrong JSON types in params are decode errors with serde's wording (§1.3).
+/// Wrong JSON types in params are decode errors with serde's wording (§5.3).
 async fn wrong_types_are_invalid_requests(transport: Transport) {
     let (_home, _daemon, mut client) = connect(transport).await;
     assert_invalid_request(

@@ -1,4 +1,4 @@
-//! `initialize` / `initialized` (protocol.md §2) and experimental gating (§1.5).
+//! `initialize` / `initialized` (docs/protocol.md §4.1) and experimental gating (§4.2).
 
 use serde_json::json;
 use weft_test_support::{Daemon, TestHome, Transport};
@@ -61,7 +61,7 @@ async fn requests_before_initialize_are_not_initialized(transport: Transport) {
 }
 
 /// Decoding comes first: an unknown method or bad params before `initialize` get the decode
-/// error, not `Not initialized` (§1.3 processing order).
+/// error, not `Not initialized` (§5.2, the order of checks).
 async fn decode_errors_come_before_the_initialization_check(transport: Transport) {
     let (_home, _daemon, mut client) = connect(transport).await;
     let err = expect_error(client.request("foo/bar", json!({})).await);

@@ -1,4 +1,4 @@
-//! `capabilities.optOutNotificationMethods` (protocol.md §1.6).
+//! `capabilities.optOutNotificationMethods` (docs/protocol.md §4.3).
 //!
 //! The foundation has no notification yet: thread methods come with the next issues. These
 //! tests check what can be checked now (the capability is accepted, unknown names too), then

@@ -1,4 +1,4 @@
-//! The WebSocket listener (protocol.md §1.1): HTTP endpoints, `Origin`, frames, concurrent
+//! The WebSocket listener (docs/protocol.md §2.2–§2.4): HTTP endpoints, `Origin`, frames, concurrent
 //! connections, authentication, binding rules, and a strict JSON-RPC 2.0 client (jsonrpsee).
 
 use std::time::Duration;
@@ -196,7 +196,7 @@ async fn clients_disconnecting_mid_message_do_not_hurt_others() {
 }
 
 /// A client that stops reading while the daemon has lots to send fills its outbound queue and
-/// is disconnected; another connection keeps working meanwhile (§1.4, §7.7).
+/// is disconnected; another connection keeps working meanwhile (§11.5).
 ///
 /// The slow client makes the daemon produce answers of a chosen size: an unknown method's
 /// error message repeats the method name. It keeps sending (never reading) until the daemon

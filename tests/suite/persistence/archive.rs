@@ -1,4 +1,4 @@
-//! `thread/archive`, `thread/unarchive` (protocol.md §4.8–§4.9) and `thread/name/set` (§4.11):
+//! `thread/archive`, `thread/unarchive` (docs/protocol.md §7.8–§7.9) and `thread/name/set` (§7.11):
 //! their notification orders, broadcasts to every connection, errors, and that they survive a
 //! restart.
 

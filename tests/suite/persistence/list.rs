@@ -1,5 +1,5 @@
-//! `thread/list` (protocol.md §4.5) with every filter, both sort keys and directions, and
-//! keyset pagination across 250 threads; `thread/read` (§4.6) with and without turns, live and
+//! `thread/list` (docs/protocol.md §7.5) with every filter, both sort keys and directions, and
+//! keyset pagination across 250 threads; `thread/read` (§7.6) with and without turns, live and
 //! stored.
 
 use std::collections::HashSet;

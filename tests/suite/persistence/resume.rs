@@ -1,6 +1,6 @@
-//! `thread/resume` (protocol.md §4.3): after a graceful restart, after `kill -9` in the middle
+//! `thread/resume` (docs/protocol.md §7.3): after a graceful restart, after `kill -9` in the middle
 //! of a streaming turn and of a command, warm from a second connection, of a thread that never
-//! ran a turn; and the errors for unknown ids (§1.3).
+//! ran a turn; and the errors for unknown ids (§5.3).
 
 use std::path::{Path, PathBuf};
 

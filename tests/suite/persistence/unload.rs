@@ -1,4 +1,4 @@
-//! `thread/unsubscribe` (protocol.md §4.10) and idle unloading (§7.5): a thread with no
+//! `thread/unsubscribe` (docs/protocol.md §7.10) and idle unloading (§11.3): a thread with no
 //! subscriber and no activity for `thread_idle_timeout_secs` is unloaded with
 //! `thread/status/changed {notLoaded}` and `thread/closed`, and can be resumed again.
 

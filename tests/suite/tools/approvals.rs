@@ -1,4 +1,4 @@
-//! Approvals (protocol.md §6, §7.6): every decision for commands and patches, escalation under
+//! Approvals (docs/protocol.md §9): every decision for commands and patches, escalation under
 //! `on-request`, and an approval left pending by an interrupt or a disconnect.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! The sandbox end to end (protocol.md §7.6): `workspace-write` writes only the workspace (and
+//! The sandbox end to end (docs/protocol.md §9.5): `workspace-write` writes only the workspace (and
 //! temp dirs) and reaches no network, `read-only` writes nothing, `danger-full-access` does
 //! both; the model sees a denial as a failed command with a note. Where the kernel has no
 //! Landlock, the tests check that sandboxed commands are refused instead.

@@ -1,5 +1,5 @@
-//! Refused turn requests, with the exact codes and texts of protocol.md §1.3 (reference
-//! `errors` transcript). Refused input is never recorded nor sent to the model.
+//! Refused turn requests, with the exact codes and texts of docs/protocol.md §5.3 (the
+//! reference's `errors` scenario). Refused input is never recorded nor sent to the model.
 
 use serde_json::{Value, json};
 use weft_mock_model::{Gate, Reply};
@@ -14,7 +14,7 @@ use super::{
 const UNKNOWN_THREAD: &str = "01a2a2a2-0000-7000-8000-000000000000";
 
 /// The thread id `not-a-uuid` is refused with `invalid thread id: <uuid parser message>`
-/// (protocol.md §1.3; the parser's wording is the variable part: the reference's uuid version
+/// (docs/protocol.md §5.3; the parser's wording is the variable part: the reference's uuid version
 /// says ``invalid character: expected an optional prefix of `urn:uuid:` followed by
 /// [0-9a-fA-F-], found `n` at 1``).
 fn assert_invalid_thread_id(answer: Result<Value, weft_test_support::RpcError>) {
@@ -189,7 +189,7 @@ async fn errors_while_a_turn_runs(transport: Transport) {
 }
 
 /// `turn/start` with `input: []` on an idle thread is accepted: a turn with no userMessage
-/// item (protocol.md §4.14).
+/// item (docs/protocol.md §7.13).
 async fn turn_start_with_empty_input(transport: Transport) {
     let mut h = Harness::responses(transport).await;
     h.push(Reply::new().text("nothing asked, nothing to add"));

@@ -1,4 +1,4 @@
-//! Model failures (engine.md §3; protocol.md §4.14 "On failure"): request retries (5xx, 429 with
+//! Model failures (docs/architecture.md §7.4–§7.5; docs/protocol.md §10.3): request retries (5xx, 429 with
 //! `Retry-After`), stream retries (cut, stalled), a failure after the retries, and a provider
 //! without its API key.
 
@@ -155,7 +155,7 @@ async fn rate_limited_429_with_retry_after() {
 
 /// Every attempt fails: `error` with `willRetry: true` for the retry, then
 /// `thread/status/changed {systemError}` → `error {willRetry: false}` → `turn/completed
-/// {failed}` with the same `TurnError` (protocol.md §4.14, reference `model_error` transcript).
+/// {failed}` with the same `TurnError` (docs/protocol.md §8.2, the reference's `model_error` scenario).
 /// The next `turn/start` moves the thread from `systemError` to `active`.
 async fn failure_after_retries(transport: Transport) {
     let mut h = Harness::start(Setup::new(transport).retries(0, 1)).await;

@@ -1,4 +1,4 @@
-//! Stop hooks (`[[hooks.stop]]`, runtime.md §4): a block records a `hookPrompt` item and
+//! Stop hooks (`[[hooks.stop]]`, docs/architecture.md §6.4): a block records a `hookPrompt` item and
 //! continues the same turn; a stop ends it; a broken hook is a `warning` and does not block.
 
 use serde_json::Value;
@@ -113,8 +113,8 @@ async fn stop_hook_blocks_twice_then_allows(transport: Transport) {
 
 on_both_transports!(stop_hook_blocks_twice_then_allows);
 
-/// `{"continue":false}` ends the turn even though another hook blocks (stop wins, runtime.md
-/// §4): one model request, no hookPrompt item, the turn completes.
+/// `{"continue":false}` ends the turn even though another hook blocks (stop wins, docs/architecture.md
+/// §6.4): one model request, no hookPrompt item, the turn completes.
 #[tokio::test]
 async fn stop_hook_says_stop() {
     let mut h = harness_with_hooks(

@@ -1,4 +1,4 @@
-//! `turn/interrupt` (protocol.md §4.16, §7.2; runtime.md §6): the `{}` answer comes first, the
+//! `turn/interrupt` (docs/protocol.md §7.15, §10.2; docs/architecture.md §6.3): the `{}` answer comes first, the
 //! started items are completed, the model request is dropped, the thread goes idle, the turn
 //! ends `interrupted`, and the next request tells the model about the interruption.
 

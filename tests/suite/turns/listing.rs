@@ -1,5 +1,5 @@
 //! `model/list` (the configured model plus the provider's `GET /models`) and
-//! `thread/loaded/list` (protocol.md §4.7, §4.17).
+//! `thread/loaded/list` (docs/protocol.md §7.7, §7.16).
 
 use serde_json::{Value, json};
 use weft_test_support::Transport;

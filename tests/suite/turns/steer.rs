@@ -1,4 +1,4 @@
-//! Steering a running turn (protocol.md §4.14–§4.15, §7.1; runtime.md §3–§4): `turn/steer` and
+//! Steering a running turn (docs/protocol.md §7.13–§7.14, §10.1; docs/architecture.md §5.2, §6.3): `turn/steer` and
 //! `turn/start` on a busy thread add input to the running turn; the in-flight response is
 //! abandoned and the model is asked again with the input appended.
 
@@ -162,7 +162,7 @@ async fn steer_while_streaming(transport: Transport) {
 }
 
 /// `turn/start` on a busy thread steers: the running turn's id comes back (in progress,
-/// nothing loaded) and no second `turn/started` follows (protocol.md §4.14, §8 item 5).
+/// nothing loaded) and no second `turn/started` follows (docs/protocol.md §10.1).
 async fn turn_start_on_busy_thread_steers(transport: Transport) {
     let (h, _thread, turn, response, messages) = steer_mid_stream(transport, Via::TurnStart).await;
     let result_turn = &response["result"]["turn"];
@@ -177,7 +177,7 @@ on_both_transports!(steer_while_streaming, turn_start_on_busy_thread_steers);
 
 /// Requests to one thread are handled in the order they were sent, even when the client does
 /// not wait for each answer: of two pipelined `turn/start`s, the first starts the turn and the
-/// second steers into it (runtime.md §3: one queue, processed in order). Repeated, because a
+/// second steers into it (docs/architecture.md §5.1: one mailbox, processed in order). Repeated, because a
 /// reordering shows only now and then. Every model reply stalls (so the number of requests a
 /// round makes does not matter); each round ends with an interrupt.
 #[tokio::test]

@@ -64,7 +64,7 @@ async fn thousand_deltas_in_order(transport: Transport) {
     assert_eq!(run.completed_turn()["items"][0]["text"], deltas.concat());
 }
 
-/// The exact order of a simple turn (protocol.md §4.14, reference `text` transcript).
+/// The exact order of a simple turn (docs/protocol.md §8.2, the reference's `text` scenario).
 async fn notification_order_of_a_turn(transport: Transport) {
     let mut h = Harness::responses(transport).await;
     h.push(
@@ -143,7 +143,7 @@ async fn notification_order_of_a_turn(transport: Transport) {
 
 /// Reasoning: `summaryPartAdded` opens each part, `summaryTextDelta`s carry its index, raw
 /// reasoning streams as `textDelta`, and the completed item has the whole summary and content
-/// (protocol.md §5, Appendix A).
+/// (docs/protocol.md §8.4).
 #[tokio::test]
 async fn reasoning_summary_and_raw_text() {
     let mut h = Harness::responses(Transport::Stdio).await;
@@ -352,7 +352,7 @@ async fn chat_completions_text_turn(transport: Transport) {
 }
 
 /// `optOutNotificationMethods: ["item/agentMessage/delta"]` suppresses the deltas but not the
-/// item's start and completion (protocol.md §1.6).
+/// item's start and completion (docs/protocol.md §4.3).
 async fn opt_out_of_deltas(transport: Transport) {
     let setup = Setup::new(transport).init_params(json!({
         "clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
@@ -398,7 +398,7 @@ fn uuid_of(text: &str) {
 ///
 /// (Weft currently completes the reasoning item only at the end of the stream, after the
 /// answer started; the reference completes reasoning before the answer starts on the
-/// Responses wire. Not required by protocol.md §7.3, so only the invariants are checked.)
+/// Responses wire. Not required by docs/protocol.md §8.3, so only the invariants are checked.)
 #[tokio::test]
 async fn chat_completions_reasoning_content() {
     let mut h = Harness::start(Setup::new(Transport::Stdio).wire_api(WireApi::Chat)).await;

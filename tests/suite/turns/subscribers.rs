@@ -1,4 +1,4 @@
-//! Several connections (protocol.md §7.5): only `thread/start` subscribes; every initialized
+//! Several connections (docs/protocol.md §11.1–§11.2): only `thread/start` subscribes; every initialized
 //! connection gets the broadcasts (`thread/started`, `thread/status/changed`); only subscribers
 //! get a thread's turn and item events — also when another connection starts the turn.
 

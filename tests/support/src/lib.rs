@@ -1,7 +1,7 @@
 //! Test support for Weft's end-to-end suite: start the real `weft` binary, speak JSON-RPC to
 //! it over stdio or WebSocket, and validate every message it sends against Weft's own schema
 //! (`schema/`) and, for the methods we share with Codex, against the reference schema
-//! (`../shared/reference/codex-app-server-schema`).
+//! (`tests/reference/codex-app-server-schema`, checked in; see `tests/reference/README.md`).
 //!
 //! Layout:
 //! - [`binary`] finds (and if needed builds) the `weft` binary;
