@@ -474,9 +474,7 @@ mod tests {
 
     #[test]
     fn method_list_matches_subset() {
-        let Some(subset) = crate::test_support::read_shared("docs/protocol-subset.txt") else {
-            return;
-        };
+        let subset = crate::test_support::read_reference("protocol-subset.txt");
         let mut expected: Vec<&str> = subset
             .lines()
             .filter_map(|l| l.strip_prefix("notification "))

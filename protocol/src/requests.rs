@@ -312,9 +312,7 @@ mod tests {
         }
         assert_eq!(<methods::ThreadStart as Method>::NAME, "thread/start");
         assert_eq!(<methods::ThreadSetName as Method>::NAME, "thread/name/set");
-        let Some(subset) = crate::test_support::read_shared("docs/protocol-subset.txt") else {
-            return;
-        };
+        let subset = crate::test_support::read_reference("protocol-subset.txt");
         let expected: Vec<&str> = subset
             .lines()
             .filter_map(|l| l.strip_prefix("request "))

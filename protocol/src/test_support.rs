@@ -27,14 +27,3 @@ pub(crate) fn read_reference_json(relative: &str) -> serde_json::Value {
     let text = read_reference(relative);
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("tests/reference/{relative}: {e}"))
 }
-
-/// The former name of [`read_reference`], taking the old relative paths
-/// (`docs/protocol-subset.txt`, `reference/…`), kept for tests elsewhere in the crate that have
-/// not moved to [`read_reference`] yet. Never returns `None`: a missing file panics.
-pub(crate) fn read_shared(relative: &str) -> Option<String> {
-    let relative = relative
-        .strip_prefix("docs/")
-        .or_else(|| relative.strip_prefix("reference/"))
-        .unwrap_or(relative);
-    Some(read_reference(relative))
-}
