@@ -352,6 +352,32 @@ mod tests {
     }
 
     #[test]
+    fn gates_run_once_in_order() {
+        use tokio_util::sync::CancellationToken;
+
+        use crate::connection::{Backpressure, InitializeChoices};
+
+        let (connection, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        let init = json!({"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}});
+        let start = json!({"id":2,"method":"thread/start","params":{"dynamicTools":[]}});
+        let err = admit(&connection, "thread/start", start.clone()).unwrap_err();
+        assert_eq!(err.message, "Not initialized");
+        assert!(admit(&connection, "initialize", init.clone()).is_ok());
+        assert!(connection.initialize(InitializeChoices {
+            client_name: "t".into(),
+            experimental_api: false,
+            opt_out: Default::default(),
+        }));
+        let err = admit(&connection, "initialize", init).unwrap_err();
+        assert_eq!(err.message, "Already initialized");
+        let err = admit(&connection, "thread/start", start).unwrap_err();
+        assert_eq!(
+            err.message,
+            "thread/start.dynamicTools requires experimentalApi capability"
+        );
+    }
+
+    #[test]
     fn missing_params() {
         let err = decode(json!({"id":1,"method":"initialize"})).unwrap_err();
         assert_eq!(err.message, "Invalid request: missing field `params`");
