@@ -1,12 +1,9 @@
-//! The `weft` command line.
+//! The `weft` command line: its flags, and where `--listen` points.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-
-use crate::transport::ws::{WsAuth, WsOptions};
 
 /// Weft: an open agent runtime that speaks the Codex app-server protocol v2.
 #[derive(Debug, Parser)]
@@ -74,75 +71,45 @@ pub enum Listen {
     Off,
 }
 
+/// A `--listen` URL that is not one of the supported forms.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    /// Neither `stdio://`, `ws://…` nor `off`.
+    #[error("unsupported --listen URL `{url}`: expected stdio://, ws://IP:PORT or off")]
+    Unsupported {
+        /// The URL as given.
+        url: String,
+    },
+    /// `ws://` followed by something that is not `IP:PORT`.
+    #[error("invalid --listen address `{addr}`: {source} (expected ws://IP:PORT)")]
+    BadAddress {
+        /// The part after `ws://`.
+        addr: String,
+        /// Why it does not parse.
+        source: std::net::AddrParseError,
+    },
+}
+
 impl Listen {
     /// Parse the `--listen` URL.
-    pub fn parse(url: &str) -> Result<Listen, String> {
+    pub fn parse(url: &str) -> Result<Listen, ListenError> {
         match url {
             "stdio://" | "stdio" => Ok(Listen::Stdio),
             "off" => Ok(Listen::Off),
             _ => {
                 let Some(addr) = url.strip_prefix("ws://") else {
-                    return Err(format!(
-                        "unsupported --listen URL `{url}`: expected stdio://, ws://IP:PORT or off"
-                    ));
+                    return Err(ListenError::Unsupported {
+                        url: url.to_string(),
+                    });
                 };
                 let addr = addr.trim_end_matches('/');
-                addr.parse::<SocketAddr>().map(Listen::Ws).map_err(|err| {
-                    format!("invalid --listen address `{addr}`: {err} (expected ws://IP:PORT)")
-                })
+                addr.parse::<SocketAddr>()
+                    .map(Listen::Ws)
+                    .map_err(|source| ListenError::BadAddress {
+                        addr: addr.to_string(),
+                        source,
+                    })
             }
-        }
-    }
-}
-
-/// Entry point of the binary.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::GenerateJsonSchema { out } => generate_schema(&out),
-        Command::AppServer(args) => {
-            crate::logging::init();
-            match crate::processor::run_app_server(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    eprintln!("weft: error: {err}");
-                    ExitCode::from(err.exit_code())
-                }
-            }
-        }
-    }
-}
-
-fn generate_schema(out: &Path) -> ExitCode {
-    match weft_protocol::schema::write_schema(out) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!(
-                "weft: error: cannot write schema to {}: {err}",
-                out.display()
-            );
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// A failure to start the daemon; printed as one line.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// Bad flags or config: exit code 2.
-    #[error("{0}")]
-    Usage(String),
-    /// Anything else (cannot bind, cannot create the home…): exit code 1.
-    #[error("{0}")]
-    Runtime(String),
-}
-
-impl StartError {
-    /// The process exit code for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            StartError::Usage(_) => 2,
-            StartError::Runtime(_) => 1,
         }
     }
 }
@@ -154,48 +121,6 @@ impl AppServerArgs {
         all.extend(self.enable.iter().map(|f| format!("features.{f}=true")));
         all.extend(self.disable.iter().map(|f| format!("features.{f}=false")));
         all
-    }
-
-    /// Resolve the WebSocket options for `addr`, refusing a non-loopback bind without auth.
-    pub fn ws_options(&self, addr: SocketAddr) -> Result<WsOptions, StartError> {
-        let auth = match self.ws_auth {
-            None => {
-                if self.ws_token_file.is_some() {
-                    return Err(StartError::Usage(
-                        "--ws-token-file needs --ws-auth capability-token".into(),
-                    ));
-                }
-                if !addr.ip().is_loopback() {
-                    return Err(StartError::Usage(format!(
-                        "refusing to listen on non-loopback address {addr} without authentication: \
-                         pass --ws-auth capability-token --ws-token-file PATH"
-                    )));
-                }
-                WsAuth::None
-            }
-            Some(WsAuthMode::CapabilityToken) => {
-                let Some(path) = &self.ws_token_file else {
-                    return Err(StartError::Usage(
-                        "--ws-auth capability-token needs --ws-token-file PATH".into(),
-                    ));
-                };
-                let token = std::fs::read_to_string(path).map_err(|err| {
-                    StartError::Usage(format!(
-                        "cannot read --ws-token-file {}: {err}",
-                        path.display()
-                    ))
-                })?;
-                let token = token.trim().to_string();
-                if token.is_empty() {
-                    return Err(StartError::Usage(format!(
-                        "--ws-token-file {} is empty",
-                        path.display()
-                    )));
-                }
-                WsAuth::CapabilityToken(token)
-            }
-        };
-        Ok(WsOptions { addr, auth })
     }
 }
 
@@ -241,18 +166,5 @@ mod tests {
                 "features.plugins=false".to_string()
             ]
         );
-    }
-
-    #[test]
-    fn non_loopback_needs_auth() {
-        let cli = Cli::try_parse_from(["weft", "app-server"]).unwrap();
-        let Command::AppServer(args) = cli.command else {
-            panic!("expected app-server");
-        };
-        let err = args
-            .ws_options("0.0.0.0:4500".parse().unwrap())
-            .unwrap_err();
-        assert!(err.to_string().contains("--ws-auth"));
-        assert!(args.ws_options("127.0.0.1:0".parse().unwrap()).is_ok());
     }
 }

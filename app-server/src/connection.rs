@@ -1,4 +1,4 @@
-//! One client connection: its outbound queue and the settings it chose at `initialize`.
+//! One client connection: its outbound queue and the choices it made at `initialize`.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use weft_protocol::InitializeParams;
 
 /// Identifies a connection for the lifetime of the process.
 pub type ConnectionId = u64;
@@ -25,13 +26,28 @@ pub enum Backpressure {
 
 /// What a connection chose in its `initialize` request. Set once.
 #[derive(Debug)]
-pub struct Session {
+pub struct InitializeChoices {
     /// `clientInfo.name`.
     pub client_name: String,
     /// `capabilities.experimentalApi`.
     pub experimental_api: bool,
     /// `capabilities.optOutNotificationMethods`.
     pub opt_out: HashSet<String>,
+}
+
+impl From<&InitializeParams> for InitializeChoices {
+    fn from(params: &InitializeParams) -> Self {
+        let capabilities = params.capabilities.clone().unwrap_or_default();
+        InitializeChoices {
+            client_name: params.client_info.name.clone(),
+            experimental_api: capabilities.experimental_api,
+            opt_out: capabilities
+                .opt_out_notification_methods
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
+        }
+    }
 }
 
 /// A client connection, shared by the transport, the request processor and the threads the
@@ -42,10 +58,11 @@ pub struct Connection {
     pub id: ConnectionId,
     outbound: mpsc::Sender<Bytes>,
     backpressure: Backpressure,
-    session: OnceLock<Session>,
+    choices: OnceLock<InitializeChoices>,
     /// Cancelled when the connection is closed (by the peer, by shutdown or for being slow).
     pub closed: CancellationToken,
     overflowed: AtomicBool,
+    span: tracing::Span,
 }
 
 impl Connection {
@@ -60,27 +77,34 @@ impl Connection {
             id,
             outbound,
             backpressure,
-            session: OnceLock::new(),
+            choices: OnceLock::new(),
             closed,
             overflowed: AtomicBool::new(false),
+            span: tracing::debug_span!("connection", connection_id = id),
         };
         (connection, rx)
     }
 
-    /// The settings from `initialize`, once initialized.
-    pub fn session(&self) -> Option<&Session> {
-        self.session.get()
+    /// The choices from `initialize`, once initialized.
+    pub fn initialize_choices(&self) -> Option<&InitializeChoices> {
+        self.choices.get()
     }
 
     /// Record a successful `initialize`. Returns false if the connection was already initialized.
-    pub fn initialize(&self, session: Session) -> bool {
-        self.session.set(session).is_ok()
+    pub fn initialize(&self, choices: InitializeChoices) -> bool {
+        self.choices.set(choices).is_ok()
+    }
+
+    /// The `connection{connection_id}` span: the transport runs the connection's tasks in it and
+    /// each request's span is its child, so logs can be filtered per connection.
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// Whether this connection wants notifications of `method`: it must be initialized and
     /// must not have opted out of it.
     pub fn wants_notification(&self, method: &str) -> bool {
-        self.session
+        self.choices
             .get()
             .is_some_and(|s| s.opt_out.is_empty() || !s.opt_out.contains(method))
     }
@@ -139,7 +163,7 @@ mod tests {
         let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
         assert!(!conn.wants_notification("turn/started"));
         assert!(
-            conn.initialize(Session {
+            conn.initialize(InitializeChoices {
                 client_name: "t".into(),
                 experimental_api: false,
                 opt_out: ["item/agentMessage/delta".to_string()]

@@ -1,5 +1,15 @@
 //! The Weft daemon: transports (stdio, WebSocket), JSON-RPC routing, connections and
-//! subscriptions, and the `weft` command line.
+//! subscriptions. The `weft` binary (`main.rs`) parses the command line ([`cli`]) and calls
+//! [`server::run`].
+//!
+//! Modules, top to bottom (each uses only the ones below it):
+//! - [`server`]: start-up, signals, graceful shutdown.
+//! - [`transport`]: stdio and WebSocket, and the [`transport::ingress`] queue they feed.
+//! - [`processor`]: decoding, the `initialize` gate and the one routing table.
+//! - [`handlers`]: one file per domain; a handler returns its method's response.
+//! - [`state`]: [`state::AppState`] and the subscription registry.
+//! - [`subscriptions`], [`connection`], [`outgoing`]: who hears a thread, one connection, and
+//!   the bytes Weft sends.
 //!
 //! In stdio mode stdout *is* the protocol, so nothing here may print to stdout.
 #![deny(clippy::print_stdout)]
@@ -10,5 +20,7 @@ pub mod handlers;
 pub mod logging;
 pub mod outgoing;
 pub mod processor;
+pub mod server;
+pub mod state;
 pub mod subscriptions;
 pub mod transport;

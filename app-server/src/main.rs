@@ -1,5 +1,38 @@
 //! The `weft` binary: see `weft --help`.
+#![deny(clippy::print_stdout)]
 
-fn main() -> std::process::ExitCode {
-    weft_app_server::cli::main()
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+use weft_app_server::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::GenerateJsonSchema { out } => generate_schema(&out),
+        Command::AppServer(args) => {
+            weft_app_server::logging::init();
+            match weft_app_server::server::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("weft: error: {err}");
+                    ExitCode::from(err.exit_code())
+                }
+            }
+        }
+    }
+}
+
+fn generate_schema(out: &Path) -> ExitCode {
+    match weft_protocol::schema::write_schema(out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!(
+                "weft: error: cannot write schema to {}: {err}",
+                out.display()
+            );
+            ExitCode::FAILURE
+        }
+    }
 }

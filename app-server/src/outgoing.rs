@@ -3,21 +3,12 @@
 //! `emittedAtMs` timestamp. A notification is serialized once and the same bytes go to every
 //! subscribed connection.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use bytes::Bytes;
 use serde::Serialize;
+use weft_core::time::now_ms;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::ServerNotification;
 use weft_protocol::server_requests::ServerRequest;
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
-}
 
 /// `{"jsonrpc":"2.0","id":…,"result":…}`.
 pub fn response<T: Serialize>(id: &RequestId, result: &T) -> Bytes {

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 use weft_core::events::{EventSink, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
+use weft_core::time::now_ms;
 use weft_protocol::ThreadId;
 use weft_protocol::jsonrpc::RequestId;
 use weft_protocol::notifications::*;
@@ -311,7 +312,7 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
         }
         ThreadEvent::ItemStarted { turn_id, item } => (
             ItemStartedNotification {
-                started_at_ms: item.started_at_ms.unwrap_or_else(outgoing::now_ms),
+                started_at_ms: item.started_at_ms.unwrap_or_else(now_ms),
                 item,
                 thread_id,
                 turn_id,
@@ -321,7 +322,7 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
         ),
         ThreadEvent::ItemCompleted { turn_id, item } => (
             ItemCompletedNotification {
-                completed_at_ms: item.completed_at_ms.unwrap_or_else(outgoing::now_ms),
+                completed_at_ms: item.completed_at_ms.unwrap_or_else(now_ms),
                 item,
                 thread_id,
                 turn_id,

@@ -206,20 +206,111 @@ impl JsonRpcResponse {
 
 /// Why a JSON value is not a JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidMessage(pub String);
+pub enum InvalidMessage {
+    /// Not JSON at all (the parser's message).
+    NotJson(String),
+    /// JSON, but not a JSON-RPC message object (arrays, scalars, a non-string `method`,
+    /// missing members).
+    NotAMessage,
+    /// An `id` that is neither a string nor an int64 (`null`, a float, …).
+    BadId,
+    /// The members say what kind of message it is, but one of them has the wrong shape.
+    Malformed {
+        /// `request`, `notification`, `response` or `error`.
+        kind: &'static str,
+        /// serde's message.
+        error: String,
+    },
+}
 
 impl fmt::Display for InvalidMessage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid JSON-RPC message: {}", self.0)
+        f.write_str("invalid JSON-RPC message: ")?;
+        match self {
+            InvalidMessage::NotJson(err) => write!(f, "not JSON: {err}"),
+            InvalidMessage::NotAMessage => f.write_str("not a request, notification or response"),
+            InvalidMessage::BadId => f.write_str("`id` must be a string or an int64"),
+            InvalidMessage::Malformed { kind, error } => write!(f, "{kind}: {error}"),
+        }
     }
 }
 
 impl std::error::Error for InvalidMessage {}
 
+/// What a JSON-RPC message is, read from its members alone (not by trial and error), with the
+/// members a router needs: `method` + `id` = request, `method` without `id` = notification,
+/// `id` + `result` or `error` = response. The one classifier both [`JsonRpcMessage`] and the
+/// daemon's transports use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Envelope {
+    /// A request.
+    Request {
+        /// The id, to echo back.
+        id: RequestId,
+        /// The method name.
+        method: String,
+    },
+    /// A notification.
+    Notification {
+        /// The method name.
+        method: String,
+    },
+    /// A response (`result`) or an error response (`error`).
+    Response {
+        /// The id of the request it answers.
+        id: RequestId,
+    },
+}
+
+impl Envelope {
+    /// Classifies a parsed JSON value. A message whose `id` is neither a string nor an int64
+    /// (e.g. `null`, a float) is invalid; such messages are logged and dropped without a reply.
+    pub fn classify(value: &Value) -> Result<Envelope, InvalidMessage> {
+        let Value::Object(object) = value else {
+            return Err(InvalidMessage::NotAMessage);
+        };
+        let id = object.get("id");
+        if let Some(method) = object.get("method") {
+            let Value::String(method) = method else {
+                return Err(InvalidMessage::NotAMessage);
+            };
+            let method = method.clone();
+            return match id {
+                None => Ok(Envelope::Notification { method }),
+                Some(id) => Ok(Envelope::Request {
+                    id: request_id(id)?,
+                    method,
+                }),
+            };
+        }
+        match id {
+            Some(id) if object.contains_key("result") || object.contains_key("error") => {
+                Ok(Envelope::Response {
+                    id: request_id(id)?,
+                })
+            }
+            _ => Err(InvalidMessage::NotAMessage),
+        }
+    }
+}
+
+fn request_id(id: &Value) -> Result<RequestId, InvalidMessage> {
+    match id {
+        Value::String(s) => Ok(RequestId::String(s.clone())),
+        Value::Number(n) => n
+            .as_i64()
+            .map(RequestId::Integer)
+            .ok_or(InvalidMessage::BadId),
+        _ => Err(InvalidMessage::BadId),
+    }
+}
+
 /// Any JSON-RPC message, classified by its members (not by trial and error):
 /// `method` + `id` = request, `method` without `id` = notification, `id` + `result` = response,
 /// `id` + `error` = error. An `id` that is neither a string nor an int64 (e.g. `null`, a float)
 /// makes the message invalid; such messages are logged and dropped without a reply.
+// The schema's description comes from the doc comment above; the classification itself is
+// [`Envelope::classify`], shared with the daemon's transports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(rename = "JSONRPCMessage")]
@@ -237,33 +328,16 @@ pub enum JsonRpcMessage {
 impl JsonRpcMessage {
     /// Classifies a parsed JSON value.
     pub fn from_value(value: Value) -> Result<Self, InvalidMessage> {
-        let Value::Object(map) = &value else {
-            return Err(InvalidMessage("not a JSON object".to_owned()));
+        let kind = match Envelope::classify(&value)? {
+            Envelope::Request { .. } => "request",
+            Envelope::Notification { .. } => "notification",
+            Envelope::Response { .. } if value.get("result").is_some() => "response",
+            Envelope::Response { .. } => "error",
         };
-        let has_id = map.contains_key("id");
-        if has_id {
-            match map.get("id") {
-                Some(Value::String(_)) => {}
-                Some(Value::Number(n)) if n.is_i64() => {}
-                _ => {
-                    return Err(InvalidMessage(
-                        "`id` must be a string or an int64".to_owned(),
-                    ));
-                }
-            }
-        }
-        let kind = if map.contains_key("method") {
-            if has_id { "request" } else { "notification" }
-        } else if has_id && map.contains_key("result") {
-            "response"
-        } else if has_id && map.contains_key("error") {
-            "error"
-        } else {
-            return Err(InvalidMessage(
-                "not a request, notification or response".to_owned(),
-            ));
+        let invalid = |e: serde_json::Error| InvalidMessage::Malformed {
+            kind,
+            error: e.to_string(),
         };
-        let invalid = |e: serde_json::Error| InvalidMessage(format!("{kind}: {e}"));
         Ok(match kind {
             "request" => JsonRpcMessage::Request(serde_json::from_value(value).map_err(invalid)?),
             "notification" => {
@@ -277,7 +351,7 @@ impl JsonRpcMessage {
     /// Parses and classifies one line / frame.
     pub fn from_json_str(text: &str) -> Result<Self, InvalidMessage> {
         let value: Value =
-            serde_json::from_str(text).map_err(|e| InvalidMessage(format!("not JSON: {e}")))?;
+            serde_json::from_str(text).map_err(|e| InvalidMessage::NotJson(e.to_string()))?;
         Self::from_value(value)
     }
 }

@@ -206,6 +206,29 @@ pub struct ThreadResumeResponse {
     pub collaboration_mode: Option<CollaborationMode>,
 }
 
+impl From<ThreadStartResponse> for ThreadResumeResponse {
+    /// The settings part `thread/resume` shares with `thread/start`; the cursors and the
+    /// collaboration mode are `null`.
+    fn from(start: ThreadStartResponse) -> Self {
+        Self {
+            thread: start.thread,
+            model: start.model,
+            model_provider: start.model_provider,
+            service_tier: start.service_tier,
+            cwd: start.cwd,
+            instruction_sources: start.instruction_sources,
+            approval_policy: start.approval_policy,
+            approvals_reviewer: start.approvals_reviewer,
+            sandbox: start.sandbox,
+            reasoning_effort: start.reasoning_effort,
+            disabled_plugin_ids: start.disabled_plugin_ids,
+            turns_backwards_cursor: None,
+            items_backwards_cursor: None,
+            collaboration_mode: None,
+        }
+    }
+}
+
 /// Params of `thread/fork`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -309,6 +332,25 @@ pub struct ThreadForkResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
+}
+
+impl From<ThreadStartResponse> for ThreadForkResponse {
+    /// `thread/fork` answers with the same members as `thread/start`.
+    fn from(start: ThreadStartResponse) -> Self {
+        Self {
+            thread: start.thread,
+            model: start.model,
+            model_provider: start.model_provider,
+            service_tier: start.service_tier,
+            cwd: start.cwd,
+            instruction_sources: start.instruction_sources,
+            approval_policy: start.approval_policy,
+            approvals_reviewer: start.approvals_reviewer,
+            sandbox: start.sandbox,
+            reasoning_effort: start.reasoning_effort,
+            disabled_plugin_ids: start.disabled_plugin_ids,
+        }
+    }
 }
 
 /// `cwd` filter of `thread/list`: one path or several.

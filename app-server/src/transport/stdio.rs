@@ -7,10 +7,10 @@ use bytes::Bytes;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::connection::{Backpressure, Connection};
-use crate::processor::Ingress;
-use crate::transport::{classify, log_dropped};
+use crate::transport::ingress::{Ingress, classify, log_dropped};
 
 /// Longest line accepted (bytes). Longer lines are discarded with a warning.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -24,8 +24,19 @@ pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
         shutdown.child_token(),
     );
     let connection = Arc::new(connection);
+    let span = connection.span().clone();
     ingress.opened(connection.clone());
-    let writer = tokio::spawn(write_lines(outbound, shutdown.clone()));
+    let writer = tokio::spawn(write_lines(outbound, shutdown.clone()).instrument(span.clone()));
+    read_lines(&ingress, &connection, &shutdown)
+        .instrument(span)
+        .await;
+    ingress.closed(connection.id).await;
+    shutdown.cancel();
+    let _ = writer.await;
+}
+
+/// Hand stdin's lines to the ingress until EOF, a read error or shutdown.
+async fn read_lines(ingress: &Ingress, connection: &Arc<Connection>, shutdown: &CancellationToken) {
     let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
     let mut line = Vec::new();
     loop {
@@ -45,7 +56,7 @@ pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
                     continue;
                 }
                 match classify(text) {
-                    Ok(message) => ingress.submit(&connection, message).await,
+                    Ok(message) => ingress.submit(connection, message).await,
                     Err(reason) => log_dropped(connection.id, &reason, text),
                 }
             }
@@ -56,9 +67,6 @@ pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
         }
     }
     tracing::info!("stdin closed; shutting down");
-    ingress.closed(connection.id).await;
-    shutdown.cancel();
-    let _ = writer.await;
 }
 
 /// Write queued frames to stdout, one per line. Whatever is queued is written with one

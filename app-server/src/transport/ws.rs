@@ -18,10 +18,10 @@ use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::connection::{Backpressure, Connection};
-use crate::processor::Ingress;
-use crate::transport::{classify, log_dropped};
+use crate::transport::ingress::{Ingress, classify, log_dropped};
 
 /// Largest message accepted on a connection.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -135,10 +135,31 @@ async fn connection(socket: WebSocket, state: WsState) {
         closed.clone(),
     );
     let connection = Arc::new(connection);
-    tracing::debug!(connection = connection.id, "websocket connection opened");
-    ingress.opened(connection.clone());
-    let (sink, mut stream) = socket.split();
-    let writer = tokio::spawn(write_frames(sink, outbound, closed.clone()));
+    let span = connection.span().clone();
+    async move {
+        tracing::debug!(connection = connection.id, "websocket connection opened");
+        ingress.opened(connection.clone());
+        let (sink, stream) = socket.split();
+        let writer = tokio::spawn(
+            write_frames(sink, outbound, closed.clone()).instrument(tracing::Span::current()),
+        );
+        read_frames(stream, &ingress, &connection, &closed).await;
+        closed.cancel();
+        ingress.closed(connection.id).await;
+        let _ = writer.await;
+        tracing::debug!(connection = connection.id, "websocket connection closed");
+    }
+    .instrument(span)
+    .await;
+}
+
+/// Hand the client's text frames to the ingress until either side closes the connection.
+async fn read_frames(
+    mut stream: futures::stream::SplitStream<WebSocket>,
+    ingress: &Ingress,
+    connection: &Arc<Connection>,
+    closed: &CancellationToken,
+) {
     loop {
         let frame = tokio::select! {
             frame = stream.next() => frame,
@@ -146,7 +167,7 @@ async fn connection(socket: WebSocket, state: WsState) {
         };
         match frame {
             Some(Ok(Message::Text(text))) => match classify(text.as_str()) {
-                Ok(message) => ingress.submit(&connection, message).await,
+                Ok(message) => ingress.submit(connection, message).await,
                 Err(reason) => log_dropped(connection.id, &reason, text.as_str()),
             },
             Some(Ok(Message::Binary(_))) => {
@@ -163,10 +184,6 @@ async fn connection(socket: WebSocket, state: WsState) {
             }
         }
     }
-    closed.cancel();
-    ingress.closed(connection.id).await;
-    let _ = writer.await;
-    tracing::debug!(connection = connection.id, "websocket connection closed");
 }
 
 async fn write_frames(

@@ -1,0 +1,281 @@
+//! Stored threads: `thread/list`, `thread/read`, `thread/resume`, `thread/fork`,
+//! `thread/archive`, `thread/unarchive` and `thread/name/set`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use weft_core::session::ThreadHandle;
+use weft_core::state::{ListQuery, ListSortKey};
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::notifications::{
+    ThreadArchivedNotification, ThreadNameUpdatedNotification, ThreadStartedNotification,
+    ThreadStatusChangedNotification, ThreadUnarchivedNotification,
+};
+use weft_protocol::thread_api::{
+    ThreadArchiveParams, ThreadArchiveResponse, ThreadForkParams, ThreadForkResponse,
+    ThreadListParams, ThreadListResponse, ThreadReadParams, ThreadReadResponse, ThreadResumeParams,
+    ThreadResumeResponse, ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams,
+    ThreadUnarchiveResponse,
+};
+use weft_protocol::{ThreadId, ThreadSortKey, ThreadStatus};
+
+use crate::connection::Connection;
+use crate::handlers::threads::{ThreadSettings, replay_token_usage, settings_response};
+use crate::handlers::{Answer, check_reviewer, core_error, parse_thread_id, wire_name};
+use crate::state::AppState;
+
+/// `thread/resume`. A cold resume tells everyone the thread's status before the response;
+/// the caller then gets the thread's last token usage.
+pub async fn resume(
+    state: &AppState,
+    connection: &Arc<Connection>,
+    params: ThreadResumeParams,
+) -> Result<Answer<ThreadResumeResponse>, JsonRpcError> {
+    parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))?;
+    let options = ThreadSettings {
+        model: params.model,
+        model_provider: params.model_provider,
+        cwd: params.cwd,
+        approval_policy: params.approval_policy,
+        sandbox: params.sandbox,
+        base_instructions: params.base_instructions,
+        developer_instructions: params.developer_instructions,
+        config: params.config,
+        ephemeral: false,
+        thread_source: None,
+    }
+    .into_options(connection);
+    let subscribers = state.new_subscribers();
+    // A cold resume registers the new thread's subscribers before anyone else can see it
+    // loaded, so a concurrent warm resume from another connection joins this list.
+    let register =
+        |handle: &ThreadHandle| state.add_thread(handle.id().clone(), subscribers.clone());
+    let (handle, mut snapshot, warm) = state
+        .threads
+        .resume_thread(&params.thread_id, options, subscribers.clone(), register)
+        .await
+        .map_err(core_error)?;
+    let subscribers = if warm {
+        state.subscribers_of(handle.id()).unwrap_or(subscribers)
+    } else {
+        // A thread coming back into memory announces its status to everyone.
+        state
+            .connections
+            .broadcast(
+                &ThreadStatusChangedNotification {
+                    thread_id: handle.id().clone(),
+                    status: snapshot.thread.status.clone(),
+                }
+                .into(),
+            )
+            .await;
+        subscribers
+    };
+    subscribers.subscribe(connection);
+    let mut response = settings_response(&snapshot);
+    if !params.exclude_turns {
+        response.thread.turns = std::mem::take(&mut snapshot.turns);
+    }
+    let answer = Answer::new(ThreadResumeResponse::from(response));
+    Ok(replay_token_usage(
+        answer,
+        handle.id(),
+        snapshot.token_usage,
+    ))
+}
+
+/// `thread/fork`. The reference replays the copied token usage before announcing the new
+/// thread (protocol.md §4.4): response → `thread/tokenUsage/updated` → `thread/started`.
+pub async fn fork(
+    state: &AppState,
+    connection: &Arc<Connection>,
+    params: ThreadForkParams,
+) -> Result<Answer<ThreadForkResponse>, JsonRpcError> {
+    parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))?;
+    let options = ThreadSettings {
+        model: params.model,
+        model_provider: params.model_provider,
+        cwd: params.cwd,
+        approval_policy: params.approval_policy,
+        sandbox: params.sandbox,
+        base_instructions: params.base_instructions,
+        developer_instructions: params.developer_instructions,
+        config: params.config,
+        ephemeral: params.ephemeral,
+        thread_source: params.thread_source,
+    }
+    .into_options(connection);
+    let subscribers = state.new_subscribers();
+    subscribers.subscribe(connection);
+    let (handle, mut snapshot) = state
+        .threads
+        .fork_thread(
+            &params.thread_id,
+            params.last_turn_id.as_ref(),
+            options,
+            subscribers.clone(),
+        )
+        .await
+        .map_err(core_error)?;
+    state.add_thread(handle.id().clone(), subscribers);
+    let mut response = settings_response(&snapshot);
+    if !params.exclude_turns {
+        response.thread.turns = std::mem::take(&mut snapshot.turns);
+    }
+    let answer = Answer::new(ThreadForkResponse::from(response));
+    Ok(
+        replay_token_usage(answer, handle.id(), snapshot.token_usage).then_broadcast(
+            ThreadStartedNotification {
+                thread: snapshot.thread,
+            },
+        ),
+    )
+}
+
+/// `thread/list`.
+pub async fn list(
+    state: &AppState,
+    params: ThreadListParams,
+) -> Result<ThreadListResponse, JsonRpcError> {
+    let sort_key = match params.sort_key.unwrap_or_default() {
+        ThreadSortKey::CreatedAt => ListSortKey::CreatedAt,
+        ThreadSortKey::UpdatedAt => ListSortKey::UpdatedAt,
+        other => {
+            return Err(JsonRpcError::invalid_request(format!(
+                "sortKey `{}` is not supported by Weft; use `created_at` or `updated_at`",
+                wire_name(&other).unwrap_or_default()
+            )));
+        }
+    };
+    let cwd = params.cwd.as_ref().map(|filter| {
+        filter
+            .paths()
+            .into_iter()
+            .map(|p| {
+                let path = PathBuf::from(p);
+                if path.is_absolute() {
+                    p.to_string()
+                } else {
+                    std::env::current_dir()
+                        .map(|d| d.join(&path).display().to_string())
+                        .unwrap_or_else(|_| p.to_string())
+                }
+            })
+            .collect()
+    });
+    let query = ListQuery {
+        limit: params.limit.unwrap_or(0),
+        cursor: params.cursor,
+        sort_key,
+        direction: params.sort_direction.unwrap_or_default(),
+        model_providers: params.model_providers,
+        source_kinds: params
+            .source_kinds
+            .map(|kinds| kinds.iter().filter_map(wire_name).collect()),
+        archived: params.archived.unwrap_or(false),
+        cwd,
+        search_term: params.search_term,
+    };
+    let (data, next_cursor) = state
+        .threads
+        .list_threads(&query)
+        .await
+        .map_err(core_error)?;
+    Ok(ThreadListResponse {
+        data,
+        next_cursor,
+        backwards_cursor: None,
+    })
+}
+
+/// `thread/read`.
+pub async fn read(
+    state: &AppState,
+    params: ThreadReadParams,
+) -> Result<ThreadReadResponse, JsonRpcError> {
+    parse_thread_id(&params.thread_id)?;
+    let thread = state
+        .threads
+        .read_thread(&params.thread_id, params.include_turns)
+        .await
+        .map_err(core_error)?;
+    Ok(ThreadReadResponse { thread })
+}
+
+/// `thread/archive`. A loaded thread is unloaded first (`thread/status/changed {notLoaded}`
+/// to everyone, before the response); `thread/archived` follows the response.
+pub async fn archive(
+    state: &AppState,
+    params: ThreadArchiveParams,
+) -> Result<Answer<ThreadArchiveResponse>, JsonRpcError> {
+    let thread_id = params.thread_id;
+    parse_thread_id(&thread_id)?;
+    match state.threads.archive_thread(&thread_id).await {
+        Ok(was_loaded) => {
+            if was_loaded {
+                unloaded(state, &thread_id).await;
+            }
+            Ok(Answer::new(ThreadArchiveResponse {})
+                .then_broadcast(ThreadArchivedNotification { thread_id }))
+        }
+        Err(err) => {
+            // The thread may have been unloaded before the move failed: say so.
+            if state.threads.get(&thread_id).is_none() && state.subscribers_of(&thread_id).is_some()
+            {
+                unloaded(state, &thread_id).await;
+            }
+            Err(core_error(err))
+        }
+    }
+}
+
+/// Forget an unloaded thread's subscribers and tell everyone it is not loaded any more.
+async fn unloaded(state: &AppState, thread_id: &ThreadId) {
+    state.forget_thread(thread_id);
+    state
+        .connections
+        .broadcast(
+            &ThreadStatusChangedNotification {
+                thread_id: thread_id.clone(),
+                status: ThreadStatus::NotLoaded,
+            }
+            .into(),
+        )
+        .await;
+}
+
+/// `thread/unarchive`; `thread/unarchived` follows the response.
+pub async fn unarchive(
+    state: &AppState,
+    params: ThreadUnarchiveParams,
+) -> Result<Answer<ThreadUnarchiveResponse>, JsonRpcError> {
+    let thread_id = params.thread_id;
+    parse_thread_id(&thread_id)?;
+    let thread = state
+        .threads
+        .unarchive_thread(&thread_id)
+        .await
+        .map_err(core_error)?;
+    Ok(Answer::new(ThreadUnarchiveResponse { thread })
+        .then_broadcast(ThreadUnarchivedNotification { thread_id }))
+}
+
+/// `thread/name/set`; `thread/name/updated` follows the response.
+pub async fn set_name(
+    state: &AppState,
+    params: ThreadSetNameParams,
+) -> Result<Answer<ThreadSetNameResponse>, JsonRpcError> {
+    let ThreadSetNameParams { thread_id, name } = params;
+    parse_thread_id(&thread_id)?;
+    state
+        .threads
+        .set_thread_name(&thread_id, &name)
+        .await
+        .map_err(core_error)?;
+    Ok(
+        Answer::new(ThreadSetNameResponse {}).then_broadcast(ThreadNameUpdatedNotification {
+            thread_id,
+            thread_name: Some(name.trim().to_string()),
+        }),
+    )
+}

@@ -1,0 +1,55 @@
+//! `initialize`: record the connection's choices and describe the server.
+
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::{InitializeParams, InitializeResponse};
+
+use crate::connection::{Connection, InitializeChoices};
+use crate::state::AppState;
+
+/// `initialize`, on a connection the router found not initialized yet.
+pub async fn initialize(
+    state: &AppState,
+    connection: &Connection,
+    params: InitializeParams,
+) -> Result<InitializeResponse, JsonRpcError> {
+    if !connection.initialize(InitializeChoices::from(&params)) {
+        // The router handles a connection's messages one at a time and lets `initialize`
+        // through only while the connection has no choices recorded.
+        return Err(JsonRpcError::internal(
+            "connection initialized concurrently",
+        ));
+    }
+    Ok(InitializeResponse {
+        user_agent: user_agent(&params.client_info.name, &params.client_info.version),
+        codex_home: state.home.display().to_string(),
+        platform_family: std::env::consts::FAMILY.to_string(),
+        platform_os: std::env::consts::OS.to_string(),
+    })
+}
+
+/// `<client>/<weft version> (<os> <os version>; <arch>) <terminal> (<client>; <client version>)`,
+/// the shape the reference uses.
+fn user_agent(client_name: &str, client_version: &str) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let (os, os_version) = os_release();
+    let arch = std::env::consts::ARCH;
+    let terminal = std::env::var("TERM_PROGRAM")
+        .or_else(|_| std::env::var("TERM"))
+        .unwrap_or_else(|_| "unknown".into());
+    format!(
+        "{client_name}/{version} ({os} {os_version}; {arch}) {terminal} ({client_name}; {client_version})"
+    )
+}
+
+fn os_release() -> (String, String) {
+    let text = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix('='))
+            .map(|v| v.trim_matches('"').to_string())
+    };
+    (
+        field("NAME").unwrap_or_else(|| std::env::consts::OS.to_string()),
+        field("VERSION_ID").unwrap_or_default(),
+    )
+}

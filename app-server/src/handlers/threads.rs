@@ -1,0 +1,207 @@
+//! Starting threads and the loaded ones: `thread/start`, `thread/unsubscribe`,
+//! `thread/loaded/list`, and the settings `thread/start`, `thread/resume` and `thread/fork`
+//! share.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use weft_core::manager::StartThreadOptions;
+use weft_core::session::ThreadSnapshot;
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::notifications::{
+    ThreadStartedNotification, ThreadTokenUsageUpdatedNotification,
+};
+use weft_protocol::thread_api::{
+    ThreadLoadedListParams, ThreadLoadedListResponse, ThreadStartParams, ThreadStartResponse,
+    ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
+};
+use weft_protocol::{
+    ApprovalsReviewer, AskForApproval, ReasoningEffort, SandboxMode, ThreadId, ThreadTokenUsage,
+    TurnId,
+};
+
+use crate::connection::Connection;
+use crate::handlers::{Answer, check_reviewer, core_error, page, parse_thread_id};
+use crate::state::AppState;
+
+/// `thread/start`: the response, then `thread/started` to everyone.
+pub async fn start(
+    state: &AppState,
+    connection: &Arc<Connection>,
+    params: ThreadStartParams,
+) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
+    check_reviewer(params.approvals_reviewer)?;
+    let options = ThreadSettings {
+        model: params.model,
+        model_provider: params.model_provider,
+        cwd: params.cwd,
+        approval_policy: params.approval_policy,
+        sandbox: params.sandbox,
+        base_instructions: params.base_instructions,
+        developer_instructions: params.developer_instructions,
+        config: params.config,
+        ephemeral: params.ephemeral.unwrap_or(false),
+        thread_source: params.thread_source,
+    }
+    .into_options(connection);
+    let subscribers = state.new_subscribers();
+    subscribers.subscribe(connection);
+    let (handle, snapshot) = state
+        .threads
+        .start_thread(options, subscribers.clone())
+        .await
+        .map_err(core_error)?;
+    state.add_thread(handle.id().clone(), subscribers);
+    let response = settings_response(&snapshot);
+    Ok(
+        Answer::new(response).then_broadcast(ThreadStartedNotification {
+            thread: snapshot.thread,
+        }),
+    )
+}
+
+/// `thread/unsubscribe`.
+pub async fn unsubscribe(
+    state: &AppState,
+    connection: &Connection,
+    params: ThreadUnsubscribeParams,
+) -> Result<ThreadUnsubscribeResponse, JsonRpcError> {
+    parse_thread_id(&params.thread_id)?;
+    let status = state.unsubscribe(&params.thread_id, connection.id);
+    Ok(ThreadUnsubscribeResponse { status })
+}
+
+/// `thread/loaded/list`: the loaded threads' ids in order, paged by the last id seen.
+pub async fn loaded_list(
+    state: &AppState,
+    params: ThreadLoadedListParams,
+) -> Result<ThreadLoadedListResponse, JsonRpcError> {
+    let ids = state.threads.loaded_ids();
+    let start = match &params.cursor {
+        Some(cursor) => ids.partition_point(|id| id.as_str() <= cursor.as_str()),
+        None => 0,
+    };
+    let (data, more) = page(&ids, start, params.limit);
+    let next_cursor = if more {
+        data.last().map(|id| id.to_string())
+    } else {
+        None
+    };
+    Ok(ThreadLoadedListResponse {
+        data: data.to_vec(),
+        next_cursor,
+    })
+}
+
+/// What `thread/start`, `thread/resume` and `thread/fork` may set on the thread they open.
+pub struct ThreadSettings {
+    /// `model`.
+    pub model: Option<String>,
+    /// `modelProvider`.
+    pub model_provider: Option<String>,
+    /// `cwd`.
+    pub cwd: Option<String>,
+    /// `approvalPolicy`.
+    pub approval_policy: Option<AskForApproval>,
+    /// `sandbox`.
+    pub sandbox: Option<SandboxMode>,
+    /// `baseInstructions`.
+    pub base_instructions: Option<String>,
+    /// `developerInstructions`.
+    pub developer_instructions: Option<String>,
+    /// `config`: the keys Weft understands override the fields above.
+    pub config: Option<Map<String, Value>>,
+    /// `ephemeral` (`false` for `thread/resume`).
+    pub ephemeral: bool,
+    /// `threadSource` (none for `thread/resume`).
+    pub thread_source: Option<String>,
+}
+
+impl ThreadSettings {
+    /// The core's thread options; the originator is the connection's client name.
+    pub fn into_options(self, connection: &Connection) -> StartThreadOptions {
+        let mut options = StartThreadOptions {
+            model: self.model,
+            model_provider: self.model_provider,
+            cwd: self.cwd.map(PathBuf::from),
+            approval_policy: self.approval_policy,
+            sandbox: self.sandbox,
+            base_instructions: self.base_instructions,
+            developer_instructions: self.developer_instructions,
+            ephemeral: self.ephemeral,
+            reasoning_effort: None,
+            originator: connection
+                .initialize_choices()
+                .map(|c| c.client_name.clone()),
+            thread_source: self.thread_source,
+        };
+        if let Some(config) = &self.config {
+            apply_config_overrides(&mut options, config);
+        }
+        options
+    }
+}
+
+/// The `config` map of `thread/start`: the keys Weft understands; others are ignored.
+fn apply_config_overrides(options: &mut StartThreadOptions, config: &Map<String, Value>) {
+    for (key, value) in config {
+        match (key.as_str(), value) {
+            ("model", Value::String(model)) => options.model = Some(model.clone()),
+            ("model_provider", Value::String(provider)) => {
+                options.model_provider = Some(provider.clone());
+            }
+            ("model_reasoning_effort", Value::String(effort)) => {
+                options.reasoning_effort = Some(ReasoningEffort(effort.clone()));
+            }
+            ("developer_instructions", Value::String(text)) => {
+                options.developer_instructions = Some(text.clone());
+            }
+            ("base_instructions", Value::String(text)) => {
+                options.base_instructions = Some(text.clone());
+            }
+            _ => tracing::debug!(%key, "ignoring thread/start config override"),
+        }
+    }
+}
+
+/// The `thread/start` result for a thread; `thread/resume` and `thread/fork` convert it into
+/// theirs.
+pub fn settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
+    let settings = &snapshot.settings;
+    ThreadStartResponse {
+        thread: snapshot.thread.clone(),
+        model: settings.model.clone(),
+        model_provider: settings.model_provider.clone(),
+        service_tier: None,
+        cwd: settings.cwd.display().to_string(),
+        instruction_sources: weft_core::instructions::discover_agents_md(&settings.cwd)
+            .into_iter()
+            .map(|doc| doc.path.display().to_string())
+            .collect(),
+        approval_policy: settings.approval_policy,
+        approvals_reviewer: ApprovalsReviewer::User,
+        sandbox: settings.sandbox.clone(),
+        reasoning_effort: settings.reasoning_effort.clone(),
+        disabled_plugin_ids: Vec::new(),
+    }
+}
+
+/// Resume and fork replay the thread's last token usage to the caller, right after their
+/// response (protocol.md §4.3).
+pub fn replay_token_usage<R>(
+    answer: Answer<R>,
+    thread_id: &ThreadId,
+    usage: Option<(TurnId, ThreadTokenUsage)>,
+) -> Answer<R> {
+    match usage {
+        None => answer,
+        Some((turn_id, token_usage)) => {
+            answer.then_tell_caller(ThreadTokenUsageUpdatedNotification {
+                thread_id: thread_id.clone(),
+                turn_id,
+                token_usage,
+            })
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Requests a thread answers itself, through its mailbox: `turn/start`, `turn/steer`,
+//! `turn/interrupt` and `thread/compact/start`. These handlers never wait: they check the
+//! params, queue the op with the router's [`ThreadReply`] and return, so the router can run
+//! them in arrival order and two requests sent back to back reach the thread in that order.
+
+use std::path::PathBuf;
+
+use weft_core::session::{InputMode, Op, Submitted, TurnOverrides};
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::thread_api::{ThreadCompactStartParams, ThreadCompactStartResponse};
+use weft_protocol::turn_api::{
+    TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
+    TurnSteerParams, TurnSteerResponse,
+};
+use weft_protocol::{Turn, TurnId, TurnItemsView, TurnStatus, UserInput};
+
+use crate::handlers::{ThreadReply, check_reviewer, core_error, loaded_thread};
+use crate::state::AppState;
+
+/// `turn/start`: starts a turn, or steers the input into the running one.
+pub fn start(
+    state: &AppState,
+    params: TurnStartParams,
+    reply: ThreadReply<TurnStartResponse>,
+) -> Result<(), JsonRpcError> {
+    let handle = loaded_thread(state, &params.thread_id)?;
+    check_input(&params.input).and(check_reviewer(params.approvals_reviewer))?;
+    let overrides = TurnOverrides {
+        model: params.model,
+        cwd: params.cwd.map(PathBuf::from),
+        approval_policy: params.approval_policy,
+        sandbox: params.sandbox_policy,
+        reasoning_effort: params.effort,
+        reasoning_summary: params.summary,
+    };
+    let reply = reply.into_core(|submitted: Submitted| {
+        let turn = match submitted {
+            Submitted::Started(turn) => *turn,
+            Submitted::Steered(turn_id) => running_turn(turn_id),
+        };
+        TurnStartResponse { turn }
+    });
+    handle
+        .try_send(Op::Submit {
+            input: params.input,
+            mode: InputMode::StartOrSteer,
+            overrides,
+            client_id: params.client_user_message_id,
+            reply,
+        })
+        .map_err(core_error)
+}
+
+/// `turn/steer`: more input for the running turn, which must be `expectedTurnId`.
+pub fn steer(
+    state: &AppState,
+    params: TurnSteerParams,
+    reply: ThreadReply<TurnSteerResponse>,
+) -> Result<(), JsonRpcError> {
+    let handle = loaded_thread(state, &params.thread_id)?;
+    check_input(&params.input)?;
+    let reply = reply.into_core(|submitted: Submitted| {
+        let turn_id = match submitted {
+            Submitted::Started(turn) => turn.id,
+            Submitted::Steered(turn_id) => turn_id,
+        };
+        TurnSteerResponse { turn_id }
+    });
+    handle
+        .try_send(Op::Submit {
+            input: params.input,
+            mode: InputMode::Steer {
+                expected_turn_id: params.expected_turn_id.to_string(),
+            },
+            overrides: TurnOverrides::default(),
+            client_id: params.client_user_message_id,
+            reply,
+        })
+        .map_err(core_error)
+}
+
+/// `turn/interrupt`.
+pub fn interrupt(
+    state: &AppState,
+    params: TurnInterruptParams,
+    reply: ThreadReply<TurnInterruptResponse>,
+) -> Result<(), JsonRpcError> {
+    let handle = loaded_thread(state, &params.thread_id)?;
+    handle
+        .try_send(Op::Interrupt {
+            turn_id: params.turn_id.to_string(),
+            reply: reply.into_core(|()| TurnInterruptResponse {}),
+        })
+        .map_err(core_error)
+}
+
+/// `thread/compact/start`: a compaction turn.
+pub fn compact(
+    state: &AppState,
+    params: ThreadCompactStartParams,
+    reply: ThreadReply<ThreadCompactStartResponse>,
+) -> Result<(), JsonRpcError> {
+    let handle = loaded_thread(state, &params.thread_id)?;
+    handle
+        .try_send(Op::Compact {
+            reply: reply.into_core(|()| ThreadCompactStartResponse {}),
+        })
+        .map_err(core_error)
+}
+
+/// A running turn as `turn/start` reports it when the input steered into it.
+fn running_turn(id: TurnId) -> Turn {
+    Turn {
+        root_turn_id: Some(id.clone()),
+        id,
+        items: Vec::new(),
+        items_view: TurnItemsView::NotLoaded,
+        status: TurnStatus::InProgress,
+        error: None,
+        started_at: None,
+        completed_at: None,
+        duration_ms: None,
+    }
+}
+
+/// Input kinds Weft cannot send to a model are refused up front rather than dropped.
+fn check_input(input: &[UserInput]) -> Result<(), JsonRpcError> {
+    for part in input {
+        let problem = match part {
+            UserInput::Image {
+                url: None,
+                file_id: Some(_),
+                ..
+            } => {
+                "image inputs by `fileId` are not supported by Weft; send a `url` or a `localImage`"
+            }
+            UserInput::Image {
+                url: None,
+                file_id: None,
+                ..
+            } => "image input needs a `url`",
+            UserInput::Image {
+                url: Some(_),
+                file_id: Some(_),
+                ..
+            } => "image input takes either `url` or `fileId`, not both",
+            UserInput::Text { .. } | UserInput::Image { .. } | UserInput::LocalImage { .. } => {
+                continue;
+            }
+            _ => "this input type is not supported by Weft yet",
+        };
+        return Err(JsonRpcError::invalid_request(problem));
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! Start-up, signals and graceful shutdown: resolve the flags and the config, open the thread
+//! manager, start request processing and the chosen transport, and wind everything down when
+//! the transport ends or a signal arrives.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use weft_core::config::{Config, ConfigError};
+use weft_core::manager::ThreadManager;
+
+use crate::cli::{AppServerArgs, Listen, ListenError, WsAuthMode};
+use crate::processor;
+use crate::state::AppState;
+use crate::transport;
+use crate::transport::ingress::Ingress;
+use crate::transport::ws::{WsAuth, WsOptions};
+
+/// A failure to start the daemon; printed as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// `--listen` is not a supported URL.
+    #[error(transparent)]
+    Listen(#[from] ListenError),
+    /// `--ws-token-file` without `--ws-auth`.
+    #[error("--ws-token-file needs --ws-auth capability-token")]
+    TokenFileWithoutAuth,
+    /// `--ws-auth capability-token` without `--ws-token-file`.
+    #[error("--ws-auth capability-token needs --ws-token-file PATH")]
+    AuthWithoutTokenFile,
+    /// A non-loopback WebSocket bind without authentication.
+    #[error(
+        "refusing to listen on non-loopback address {0} without authentication: \
+         pass --ws-auth capability-token --ws-token-file PATH"
+    )]
+    UnauthenticatedBind(SocketAddr),
+    /// The token file cannot be read.
+    #[error("cannot read --ws-token-file {}: {source}", .path.display())]
+    TokenFile {
+        /// The `--ws-token-file` path.
+        path: PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// The token file holds only whitespace.
+    #[error("--ws-token-file {} is empty", .0.display())]
+    EmptyTokenFile(PathBuf),
+    /// The config file or a `-c` override is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `$WEFT_HOME` cannot be created.
+    #[error("cannot create home directory {}: {source}", .path.display())]
+    Home {
+        /// The home directory.
+        path: PathBuf,
+        /// Why it cannot be created.
+        source: std::io::Error,
+    },
+    /// The async runtime cannot start.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The thread manager (state database, rollouts) cannot open.
+    #[error("{0}")]
+    Threads(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The WebSocket listener cannot bind.
+    #[error("cannot listen on ws://{addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why binding failed.
+        source: std::io::Error,
+    },
+    /// The WebSocket server stopped with an error.
+    #[error("websocket server failed: {0}")]
+    WebSocket(#[source] std::io::Error),
+}
+
+impl StartError {
+    /// The process exit code for this error: 2 for bad flags or config, 1 for anything else
+    /// (cannot bind, cannot create the home…).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            StartError::Listen(_)
+            | StartError::TokenFileWithoutAuth
+            | StartError::AuthWithoutTokenFile
+            | StartError::UnauthenticatedBind(_)
+            | StartError::TokenFile { .. }
+            | StartError::EmptyTokenFile(_)
+            | StartError::Config(_) => 2,
+            StartError::Home { .. }
+            | StartError::Runtime(_)
+            | StartError::Threads(_)
+            | StartError::Bind { .. }
+            | StartError::WebSocket(_) => 1,
+        }
+    }
+}
+
+/// The transport `--listen` resolved to.
+enum Transport {
+    Stdio,
+    Ws(WsOptions),
+    Off,
+}
+
+/// Start the daemon with these arguments and run until shutdown.
+pub fn run(args: AppServerArgs) -> Result<(), StartError> {
+    let transport = match Listen::parse(&args.listen)? {
+        Listen::Stdio => Transport::Stdio,
+        Listen::Ws(addr) => Transport::Ws(ws_options(&args, addr)?),
+        Listen::Off => Transport::Off,
+    };
+    let home = Config::default_home();
+    std::fs::create_dir_all(&home).map_err(|source| StartError::Home {
+        path: home.clone(),
+        source,
+    })?;
+    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    let (config, report) = Config::load(&home, &args.overrides())?;
+    for key in &report.ignored_override_keys {
+        tracing::warn!("ignoring unknown config key or feature `{key}`");
+    }
+    for key in &report.ignored_file_keys {
+        tracing::debug!("ignoring unknown config key `{key}`");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(StartError::Runtime)?;
+    let result = runtime.block_on(serve(config, transport));
+    // A blocking read of stdin may still be parked on a runtime thread; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    result
+}
+
+/// Resolve the WebSocket options for `addr`, refusing a non-loopback bind without auth.
+fn ws_options(args: &AppServerArgs, addr: SocketAddr) -> Result<WsOptions, StartError> {
+    let auth = match args.ws_auth {
+        None => {
+            if args.ws_token_file.is_some() {
+                return Err(StartError::TokenFileWithoutAuth);
+            }
+            if !addr.ip().is_loopback() {
+                return Err(StartError::UnauthenticatedBind(addr));
+            }
+            WsAuth::None
+        }
+        Some(WsAuthMode::CapabilityToken) => {
+            let Some(path) = &args.ws_token_file else {
+                return Err(StartError::AuthWithoutTokenFile);
+            };
+            let token = std::fs::read_to_string(path).map_err(|source| StartError::TokenFile {
+                path: path.clone(),
+                source,
+            })?;
+            let token = token.trim().to_string();
+            if token.is_empty() {
+                return Err(StartError::EmptyTokenFile(path.clone()));
+            }
+            WsAuth::CapabilityToken(token)
+        }
+    };
+    Ok(WsOptions { addr, auth })
+}
+
+async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
+    let shutdown = CancellationToken::new();
+    let config = Arc::new(config);
+    let threads = ThreadManager::open(config.clone())
+        .await
+        .map_err(|err| StartError::Threads(err.into()))?;
+    let state = Arc::new(AppState::new(config, threads));
+    tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
+    let (ingress, events) = Ingress::new(state.connections.clone());
+    let processor = tokio::spawn(processor::run(state.clone(), events));
+    tokio::spawn(shutdown_on_signal(shutdown.clone()));
+    match transport {
+        Transport::Stdio => transport::stdio::serve(ingress, shutdown.clone()).await,
+        Transport::Ws(options) => {
+            let listener =
+                transport::ws::bind(&options)
+                    .await
+                    .map_err(|source| StartError::Bind {
+                        addr: options.addr,
+                        source,
+                    })?;
+            transport::ws::serve(listener, options, ingress, shutdown.clone())
+                .await
+                .map_err(StartError::WebSocket)?;
+        }
+        Transport::Off => {
+            tracing::info!("listening: off (no transport); waiting for a signal");
+            drop(ingress);
+            shutdown.cancelled().await;
+        }
+    }
+    shutdown.cancel();
+    processor.abort();
+    state.threads.shutdown().await;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Every so often, unload threads nobody listens to and nothing runs in.
+async fn unload_idle_threads(state: Arc<AppState>, shutdown: CancellationToken) {
+    let idle = Duration::from_secs(state.config.thread_idle_timeout_secs.max(1));
+    let period = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(period) => state.unload_idle_threads(idle).await,
+            () = shutdown.cancelled() => return,
+        }
+    }
+}
+
+async fn shutdown_on_signal(shutdown: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot install signal handlers");
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received; shutting down"),
+        _ = int.recv() => tracing::info!("SIGINT received; shutting down"),
+    }
+    shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn non_loopback_needs_auth() {
+        let cli = Cli::try_parse_from(["weft", "app-server"]).unwrap();
+        let Command::AppServer(args) = cli.command else {
+            panic!("expected app-server");
+        };
+        let err = ws_options(&args, "0.0.0.0:4500".parse().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("--ws-auth"));
+        assert!(ws_options(&args, "127.0.0.1:0".parse().unwrap()).is_ok());
+    }
+}

@@ -1,0 +1,141 @@
+//! [`AppState`]: what every connection and handler shares, and the registry of who subscribes
+//! to which loaded thread.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use weft_core::config::Config;
+use weft_core::manager::ThreadManager;
+use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
+use weft_protocol::{ThreadId, ThreadStatus, ThreadUnsubscribeStatus};
+
+use crate::connection::ConnectionId;
+use crate::subscriptions::{Connections, PendingRequests, ThreadSubscribers};
+
+/// State shared by every connection and handler.
+pub struct AppState {
+    /// The daemon's configuration.
+    pub config: Arc<Config>,
+    /// Absolute path of `$WEFT_HOME`.
+    pub home: PathBuf,
+    /// Every open connection.
+    pub connections: Arc<Connections>,
+    /// Loaded threads.
+    pub threads: ThreadManager,
+    /// Server → client requests waiting for an answer.
+    pub pending_requests: Arc<PendingRequests>,
+    /// The subscription registry: each loaded thread's subscribers.
+    subscriptions: Mutex<HashMap<ThreadId, Arc<ThreadSubscribers>>>,
+}
+
+impl AppState {
+    /// The state of a daemon with this configuration and thread manager.
+    pub fn new(config: Arc<Config>, threads: ThreadManager) -> AppState {
+        AppState {
+            home: config.home.clone(),
+            threads,
+            config,
+            connections: Arc::new(Connections::default()),
+            pending_requests: Arc::new(PendingRequests::default()),
+            subscriptions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The subscribers of a loaded thread.
+    pub fn subscribers_of(&self, id: &ThreadId) -> Option<Arc<ThreadSubscribers>> {
+        self.subscriptions.lock().ok()?.get(id).cloned()
+    }
+
+    /// Forget an unloaded thread's subscribers (cancelling its pending requests).
+    pub fn forget_thread(&self, id: &ThreadId) {
+        if let Ok(mut subscriptions) = self.subscriptions.lock() {
+            subscriptions.remove(id);
+        }
+        self.pending_requests.cancel_thread(id);
+    }
+
+    /// `thread/unsubscribe` for one connection.
+    pub fn unsubscribe(&self, id: &ThreadId, connection: ConnectionId) -> ThreadUnsubscribeStatus {
+        match self.subscribers_of(id) {
+            None => ThreadUnsubscribeStatus::NotLoaded,
+            Some(subscribers) => {
+                if subscribers.unsubscribe(connection) {
+                    if subscribers.is_empty() {
+                        self.pending_requests.cancel_thread(id);
+                    }
+                    ThreadUnsubscribeStatus::Unsubscribed
+                } else {
+                    ThreadUnsubscribeStatus::NotSubscribed
+                }
+            }
+        }
+    }
+
+    /// Unload every loaded thread that has had no subscriber and no activity for `idle`:
+    /// `thread/status/changed {notLoaded}` and `thread/closed` go to everyone.
+    pub async fn unload_idle_threads(&self, idle: Duration) {
+        let candidates: Vec<ThreadId> = self
+            .subscriptions
+            .lock()
+            .map(|s| {
+                s.iter()
+                    .filter(|(_, subscribers)| subscribers.is_empty())
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for id in candidates {
+            let Some(since) = self.threads.idle_since(&id).await else {
+                continue;
+            };
+            let still_alone = self.subscribers_of(&id).is_some_and(|s| s.is_empty());
+            if since.elapsed() < idle || !still_alone {
+                continue;
+            }
+            if !self.threads.unload(&id).await {
+                continue;
+            }
+            self.forget_thread(&id);
+            tracing::info!(thread = %id, "unloaded an idle thread with no subscribers");
+            self.connections
+                .broadcast(
+                    &ThreadStatusChangedNotification {
+                        thread_id: id.clone(),
+                        status: ThreadStatus::NotLoaded,
+                    }
+                    .into(),
+                )
+                .await;
+            self.connections
+                .broadcast(&ThreadClosedNotification { thread_id: id }.into())
+                .await;
+        }
+    }
+
+    /// Remember a loaded thread's subscribers.
+    pub fn add_thread(&self, id: ThreadId, subscribers: Arc<ThreadSubscribers>) {
+        if let Ok(mut subscriptions) = self.subscriptions.lock() {
+            subscriptions.insert(id, subscribers);
+        }
+    }
+
+    /// A new subscriber list for a thread about to be created.
+    pub fn new_subscribers(&self) -> Arc<ThreadSubscribers> {
+        ThreadSubscribers::new(&self.connections, &self.pending_requests)
+    }
+
+    /// A closed connection is no one's subscriber any more; requests of threads left with no
+    /// subscriber are cancelled, so no turn waits for an answer that cannot come.
+    pub fn connection_closed(&self, id: ConnectionId) {
+        self.connections.remove(id);
+        if let Ok(subscriptions) = self.subscriptions.lock() {
+            for (thread_id, subscribers) in subscriptions.iter() {
+                if subscribers.unsubscribe(id) && subscribers.is_empty() {
+                    self.pending_requests.cancel_thread(thread_id);
+                }
+            }
+        }
+    }
+}
