@@ -28,7 +28,7 @@ use weft_core::events::Reply;
 use weft_core::session::{CoreError, ThreadHandle};
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::ServerNotification;
-use weft_protocol::{ApprovalsReviewer, CodexErrorInfo, ThreadId, TurnError};
+use weft_protocol::{ApprovalsReviewer, CodexErrorInfo, ThreadId, TurnError, wire_name};
 
 use crate::connection::Connection;
 use crate::outgoing;
@@ -177,13 +177,6 @@ pub fn check_reviewer(reviewer: Option<ApprovalsReviewer>) -> Result<(), JsonRpc
             wire_name(&other).unwrap_or_default()
         ))),
     }
-}
-
-/// A unit enum's name on the wire (`None` for values that do not serialize to a string).
-pub fn wire_name<T: Serialize>(value: &T) -> Option<String> {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
 }
 
 /// One page of `items` from index `start`: at most `limit` items (at least one; all when

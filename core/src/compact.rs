@@ -253,10 +253,7 @@ fn strip_images(item: &mut ResponseItem) {
 fn truncated_message(item: &ResponseItem, budget: u64) -> ResponseItem {
     let text = user_text_of(item).unwrap_or_default();
     let keep = usize::try_from(budget.saturating_mul(4)).unwrap_or(usize::MAX);
-    let mut end = keep.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(keep);
     ResponseItem::user_text(format!("{}… [truncated when compacting]", &text[..end]))
 }
 

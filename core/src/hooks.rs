@@ -432,7 +432,10 @@ fn command_display(command: &HookCommand) -> String {
     if text.len() <= COMMAND_DISPLAY_BYTES {
         text.to_string()
     } else {
-        format!("{}…", truncate_at_char(text, COMMAND_DISPLAY_BYTES))
+        format!(
+            "{}…",
+            &text[..text.floor_char_boundary(COMMAND_DISPLAY_BYTES)]
+        )
     }
 }
 
@@ -442,16 +445,11 @@ fn excerpt(bytes: &[u8]) -> String {
     if text.len() <= STDERR_EXCERPT_BYTES {
         text.to_string()
     } else {
-        format!("{}…", truncate_at_char(text, STDERR_EXCERPT_BYTES))
+        format!(
+            "{}…",
+            &text[..text.floor_char_boundary(STDERR_EXCERPT_BYTES)]
+        )
     }
-}
-
-fn truncate_at_char(text: &str, max: usize) -> &str {
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 fn serialize_path_lossy<S: Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {

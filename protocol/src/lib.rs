@@ -24,6 +24,8 @@ pub mod usage;
 
 mod serde_util;
 
+pub use serde_util::wire_name;
+
 #[cfg(test)]
 mod conformance_tests;
 #[cfg(test)]

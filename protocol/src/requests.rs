@@ -149,11 +149,6 @@ impl ClientRequest {
         }
         serde_json::from_value(Value::Object(map))
     }
-
-    /// Whether `method` is one of [`CLIENT_METHODS`].
-    pub fn is_known_method(method: &str) -> bool {
-        CLIENT_METHODS.contains(&method)
-    }
 }
 
 /// A notification sent by the client. Unknown client notifications should be ignored.

@@ -1,6 +1,6 @@
 //! Small serde helpers shared by the wire types.
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Deserializes `null` like an omitted key: the field's `Default`.
 ///
@@ -12,4 +12,28 @@ where
     T: Default + Deserialize<'de>,
 {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// The wire name of a unit enum variant (or any value that serialises to a JSON string):
+/// `wire_name(&SandboxMode::WorkspaceWrite) == Some("workspace-write")`. `None` for values that
+/// serialise to anything else.
+pub fn wire_name<T: Serialize + ?Sized>(value: &T) -> Option<String> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => Some(name),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_name_gives_the_serialised_string() {
+        assert_eq!(
+            wire_name(&crate::ImageDetail::High).as_deref(),
+            Some("high")
+        );
+        assert_eq!(wire_name(&42), None);
+    }
 }

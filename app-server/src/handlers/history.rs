@@ -17,11 +17,11 @@ use weft_protocol::thread_api::{
     ThreadResumeResponse, ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams,
     ThreadUnarchiveResponse,
 };
-use weft_protocol::{ThreadId, ThreadSortKey, ThreadStatus};
+use weft_protocol::{ThreadId, ThreadSortKey, ThreadStatus, wire_name};
 
 use crate::connection::Connection;
 use crate::handlers::threads::{ThreadSettings, replay_token_usage, settings_response};
-use crate::handlers::{Answer, check_reviewer, core_error, parse_thread_id, wire_name};
+use crate::handlers::{Answer, check_reviewer, core_error, parse_thread_id};
 use crate::state::AppState;
 
 /// `thread/resume`. A cold resume tells everyone the thread's status before the response;

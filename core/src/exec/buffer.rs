@@ -1,7 +1,7 @@
 //! A bounded output buffer that keeps the first and the last bytes of a command's output and
 //! counts what it drops in between.
 
-use super::truncate::{Gap, Truncated, TruncationPolicy, ceil_char_boundary, floor_char_boundary};
+use super::truncate::{Gap, Truncated, TruncationPolicy};
 
 /// Output kept as head + (dropped gap) + tail, at most about `cap` bytes (the tail may briefly
 /// hold up to twice its share before it is trimmed, which keeps appends amortised O(1)).
@@ -54,7 +54,7 @@ impl OutputBuffer {
                 self.head.push_str(text);
                 return;
             }
-            let cut = floor_char_boundary(text, room);
+            let cut = text.floor_char_boundary(room);
             self.head.push_str(&text[..cut]);
             text = &text[cut..];
             self.head_closed = true;
@@ -125,7 +125,9 @@ impl OutputBuffer {
         if self.tail.len() <= self.tail_cap {
             return;
         }
-        let cut = ceil_char_boundary(&self.tail, self.tail.len() - self.tail_cap);
+        let cut = self
+            .tail
+            .ceil_char_boundary(self.tail.len() - self.tail_cap);
         self.gap.add_text(&self.tail[..cut]);
         self.tail.drain(..cut);
     }

@@ -150,8 +150,10 @@ pub(crate) fn truncate_parts(
                 original_bytes,
             };
         }
-        let head_end = floor_char_boundary(text, head_budget);
-        let tail_start = ceil_char_boundary(text, text.len() - tail_budget).max(head_end);
+        let head_end = text.floor_char_boundary(head_budget);
+        let tail_start = text
+            .ceil_char_boundary(text.len() - tail_budget)
+            .max(head_end);
         let removed = &text[head_end..tail_start];
         (
             text[..head_end].to_string(),
@@ -160,8 +162,8 @@ pub(crate) fn truncate_parts(
             removed.chars().count(),
         )
     } else {
-        let head_end = floor_char_boundary(head, head_budget.min(head.len()));
-        let tail_start = ceil_char_boundary(tail, tail.len().saturating_sub(tail_budget));
+        let head_end = head.floor_char_boundary(head_budget);
+        let tail_start = tail.ceil_char_boundary(tail.len().saturating_sub(tail_budget));
         let removed_head = &head[head_end..];
         let removed_tail = &tail[..tail_start];
         (
@@ -184,24 +186,6 @@ pub(crate) fn truncate_parts(
         original_lines,
         original_bytes,
     }
-}
-
-/// The largest char boundary `<= index` (clamped to the text).
-pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut i = index.min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// The smallest char boundary `>= index` (clamped to the text).
-pub(crate) fn ceil_char_boundary(text: &str, index: usize) -> usize {
-    let mut i = index.min(text.len());
-    while !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 fn newlines(text: &str) -> usize {

@@ -497,11 +497,7 @@ fn cut(text: &str) -> &str {
     if text.len() <= MAX_BODY_IN_MESSAGE {
         return text;
     }
-    let mut end = MAX_BODY_IN_MESSAGE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(MAX_BODY_IN_MESSAGE)]
 }
 
 /// An error with its sources, `a: b: c`.

@@ -95,9 +95,7 @@ async fn user_content(input: &[UserInput]) -> Vec<ContentItem> {
 }
 
 fn detail_name(detail: Option<&ImageDetail>) -> Option<String> {
-    detail
-        .and_then(|d| serde_json::to_value(d).ok())
-        .and_then(|v| v.as_str().map(str::to_string))
+    detail.and_then(weft_protocol::wire_name)
 }
 
 fn image_mime(path: &str) -> &'static str {
