@@ -7,10 +7,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use weft_core::events::Reply;
-use weft_core::manager::StartThreadOptions;
-use weft_core::session::ThreadSnapshot;
-use weft_core::session::{CoreError, InputMode, Op, Submitted, ThreadHandle, TurnOverrides};
 use weft_core::state::{ListQuery, ListSortKey};
+use weft_core::thread::StartThreadOptions;
+use weft_core::thread::ThreadSnapshot;
+use weft_core::thread::{CoreError, InputMode, Op, Submitted, ThreadHandle, TurnOverrides};
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::models::{Model, ModelListParams, ModelListResponse, ReasoningEffortOption};
 use weft_protocol::notifications::{

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use weft_core::config::Config;
 use weft_core::events::ServerRequestOutcome;
-use weft_core::manager::ThreadManager;
+use weft_core::thread::ThreadManager;
 use weft_protocol::ClientRequest;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};

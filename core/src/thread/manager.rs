@@ -1,73 +1,25 @@
-//! The `ThreadManager`: creates threads and holds the loaded ones (one Session actor each).
+//! The `ThreadManager`: creates threads and holds the loaded ones (one actor each).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use weft_protocol::{
-    AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy, SessionSource, Thread,
-    ThreadHistoryMode, ThreadId, ThreadStatus,
-};
+use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus};
 
+use super::actor::ThreadActor;
+use super::error::CoreError;
+use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
+use super::options::StartThreadOptions;
+use super::services::Services;
 use crate::config::Config;
 use crate::events::SharedSink;
-use crate::hooks::StopHookConfig;
 use crate::rollout::{
     Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
     find_rollout, fork_lines, load_rollout, read_lines, unarchive,
 };
-use crate::session::{CoreError, Op, Restored, Session, ThreadHandle, ThreadSnapshot};
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
 use crate::time::{new_thread_id, now_secs};
-
-/// What every thread shares: immutable config, the HTTP client, the hooks, the state DB.
-#[derive(Debug)]
-pub struct Services {
-    /// The daemon's configuration.
-    pub config: Arc<Config>,
-    /// One HTTP client (connection pool) for every model request, made on first use (it
-    /// loads the system's root certificates, which start-up need not wait for).
-    http: std::sync::OnceLock<reqwest::Client>,
-    /// `[[hooks.stop]]`.
-    pub stop_hooks: Arc<Vec<StopHookConfig>>,
-    /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
-    pub state: Option<StateDb>,
-}
-
-impl Services {
-    /// The shared HTTP client.
-    pub fn http(&self) -> reqwest::Client {
-        self.http.get_or_init(reqwest::Client::new).clone()
-    }
-}
-
-/// Options of a new thread (`thread/start`); unset ones come from config.
-#[derive(Debug, Clone, Default)]
-pub struct StartThreadOptions {
-    /// Model.
-    pub model: Option<String>,
-    /// Provider id.
-    pub model_provider: Option<String>,
-    /// Working directory; the daemon's cwd when unset; relative paths resolve against it.
-    pub cwd: Option<PathBuf>,
-    /// Approval policy.
-    pub approval_policy: Option<AskForApproval>,
-    /// Sandbox mode.
-    pub sandbox: Option<SandboxMode>,
-    /// Replaces the base instructions.
-    pub base_instructions: Option<String>,
-    /// Developer instructions.
-    pub developer_instructions: Option<String>,
-    /// In-memory only.
-    pub ephemeral: bool,
-    /// Reasoning effort.
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// The creating client's name.
-    pub originator: Option<String>,
-    /// `thread/start.threadSource`.
-    pub thread_source: Option<String>,
-}
 
 /// Creates and holds loaded threads.
 pub struct ThreadManager {
@@ -109,14 +61,8 @@ impl ThreadManager {
     }
 
     fn with_state(config: Arc<Config>, state: Option<StateDb>) -> ThreadManager {
-        let stop_hooks = Arc::new(config.stop_hooks.clone());
         ThreadManager {
-            services: Arc::new(Services {
-                config,
-                http: std::sync::OnceLock::new(),
-                stop_hooks,
-                state,
-            }),
+            services: Arc::new(Services::new(config, state)),
             threads: Mutex::new(HashMap::new()),
             stored_ops: tokio::sync::Mutex::new(()),
         }
@@ -133,7 +79,7 @@ impl ThreadManager {
         options: StartThreadOptions,
         sink: SharedSink,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let settings = self.resolve_settings(&options)?;
+        let settings = options.settings(&self.services.config)?;
         let id = new_thread_id();
         let now = now_secs();
         let thread = Thread {
@@ -205,7 +151,7 @@ impl ThreadManager {
         register: impl FnOnce(&ThreadHandle),
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
         let id = thread.id.clone();
-        let handle = Session::spawn(thread, settings, self.services.clone(), sink, restored);
+        let handle = ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored);
         register(&handle);
         if let Ok(mut threads) = self.threads.lock() {
             threads.insert(id, handle.clone());
@@ -256,7 +202,7 @@ impl ThreadManager {
         let replay = load_rollout(&path).await.map_err(storage)?;
         let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
         let mut settings = replay.settings();
-        self.apply_options(&mut settings, &options)?;
+        options.apply_to(&mut settings, &self.services.config)?;
         let mut thread = replay.thread(Some(&path));
         thread.status = ThreadStatus::Idle;
         let restored = Restored {
@@ -323,7 +269,7 @@ impl ThreadManager {
             other => storage(other),
         })?;
         let mut settings = source.settings();
-        self.apply_options(&mut settings, &options)?;
+        options.apply_to(&mut settings, &self.services.config)?;
         let new_id = new_thread_id();
         let now = now_secs();
         let mut thread = source.thread(None);
@@ -367,44 +313,6 @@ impl ThreadManager {
             restored.rollout = Some(writer);
         }
         self.load(thread, settings, sink, restored).await
-    }
-
-    /// Thread-level options of resume and fork, over the thread's last settings.
-    fn apply_options(
-        &self,
-        settings: &mut ThreadSettings,
-        options: &StartThreadOptions,
-    ) -> Result<(), CoreError> {
-        if let Some(provider) = &options.model_provider {
-            if self.services.config.provider(provider).is_none() {
-                return Err(CoreError::InvalidSettings(format!(
-                    "unknown model provider `{provider}`"
-                )));
-            }
-            settings.model_provider = provider.clone();
-        }
-        if let Some(model) = &options.model {
-            settings.model = model.clone();
-        }
-        if options.cwd.is_some() {
-            settings.cwd = resolve_cwd(options.cwd.as_deref())?;
-        }
-        if let Some(policy) = options.approval_policy {
-            settings.approval_policy = policy;
-        }
-        if let Some(mode) = options.sandbox {
-            settings.sandbox = SandboxPolicy::from_mode(mode);
-        }
-        if options.base_instructions.is_some() {
-            settings.base_instructions = options.base_instructions.clone();
-        }
-        if options.developer_instructions.is_some() {
-            settings.developer_instructions = options.developer_instructions.clone();
-        }
-        if options.reasoning_effort.is_some() {
-            settings.reasoning_effort = options.reasoning_effort.clone();
-        }
-        Ok(())
     }
 
     /// `thread/read`: a loaded thread's live state, else its rollout. Never loads it.
@@ -562,48 +470,6 @@ impl ThreadManager {
         rx.await.ok().flatten()
     }
 
-    fn resolve_settings(&self, options: &StartThreadOptions) -> Result<ThreadSettings, CoreError> {
-        let config = &self.services.config;
-        let model_provider = options
-            .model_provider
-            .clone()
-            .unwrap_or_else(|| config.model_provider.clone());
-        if config.provider(&model_provider).is_none() {
-            return Err(CoreError::InvalidSettings(format!(
-                "unknown model provider `{model_provider}`"
-            )));
-        }
-        let cwd = resolve_cwd(options.cwd.as_deref())?;
-        let approval_policy = match options.approval_policy {
-            Some(policy) => policy,
-            None => parse_config_enum(config.approval_policy.as_deref(), AskForApproval::OnRequest),
-        };
-        let sandbox_mode = match options.sandbox {
-            Some(mode) => mode,
-            None => parse_config_enum(config.sandbox_mode.as_deref(), SandboxMode::WorkspaceWrite),
-        };
-        Ok(ThreadSettings {
-            model: options
-                .model
-                .clone()
-                .unwrap_or_else(|| config.model.clone()),
-            model_provider,
-            cwd,
-            approval_policy,
-            sandbox: SandboxPolicy::from_mode(sandbox_mode),
-            base_instructions: options.base_instructions.clone(),
-            developer_instructions: options.developer_instructions.clone(),
-            reasoning_effort: options
-                .reasoning_effort
-                .clone()
-                .or_else(|| config.model_reasoning_effort.clone().map(ReasoningEffort)),
-            reasoning_summary: config
-                .model_reasoning_summary
-                .as_deref()
-                .and_then(|s| serde_json::from_value(serde_json::Value::String(s.into())).ok()),
-        })
-    }
-
     /// The handle of a loaded thread.
     pub fn get(&self, id: &ThreadId) -> Option<ThreadHandle> {
         self.threads.lock().ok()?.get(id).cloned()
@@ -635,29 +501,4 @@ impl ThreadManager {
 
 fn storage(err: impl std::fmt::Display) -> CoreError {
     CoreError::Storage(err.to_string())
-}
-
-fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, default: T) -> T {
-    value
-        .and_then(|v| serde_json::from_value(serde_json::Value::String(v.to_string())).ok())
-        .unwrap_or(default)
-}
-
-/// Resolve a thread's cwd: absolute, existing directory.
-fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, CoreError> {
-    let base = std::env::current_dir().map_err(|err| {
-        CoreError::InvalidSettings(format!("cannot read the daemon's cwd: {err}"))
-    })?;
-    let cwd = match cwd {
-        Some(path) if path.is_absolute() => path.to_path_buf(),
-        Some(path) => base.join(path),
-        None => base,
-    };
-    if !cwd.is_dir() {
-        return Err(CoreError::InvalidSettings(format!(
-            "cwd is not a directory: {}",
-            cwd.display()
-        )));
-    }
-    Ok(cwd)
 }

@@ -10,8 +10,10 @@ use weft_protocol::{ThreadId, TurnStatus, UserInput};
 
 use crate::config::Config;
 use crate::events::{EventSink, Reply as CoreReply, ThreadEvent};
-use crate::manager::{StartThreadOptions, ThreadManager};
-use crate::session::{CoreError, InputMode, Op, Submitted, ThreadHandle, TurnOverrides};
+use crate::thread::{
+    CoreError, InputMode, Op, StartThreadOptions, Submitted, ThreadHandle, ThreadManager,
+    TurnOverrides,
+};
 
 const WAIT: Duration = Duration::from_secs(10);
 
