@@ -191,7 +191,7 @@ impl AppState {
         let config = Arc::new(config);
         let threads = ThreadManager::open(config.clone())
             .await
-            .map_err(StartError::Runtime)?;
+            .map_err(|err| StartError::Runtime(err.to_string()))?;
         Ok(AppState {
             home: config.home.clone(),
             threads,

@@ -68,13 +68,21 @@ pub enum StateError {
     /// A `thread/list` cursor this DB did not hand out.
     #[error("invalid cursor: {0}")]
     InvalidCursor(String),
-    /// A row that does not decode (e.g. a bad `source_json`).
-    #[error("state db: corrupt row {id}: {reason}")]
+    /// A row whose `source_json` cannot be written.
+    #[error("state db: corrupt row {id}: {source}")]
+    Encode {
+        /// The row id.
+        id: String,
+        /// Why the source does not serialize.
+        source: serde_json::Error,
+    },
+    /// A row that does not decode (a bad `source_json`).
+    #[error("state db: corrupt row {id}: source_json: {source}")]
     Corrupt {
         /// The row id.
         id: String,
-        /// What is wrong.
-        reason: String,
+        /// Why `source_json` does not parse.
+        source: serde_json::Error,
     },
 }
 
@@ -260,7 +268,7 @@ impl StateDb {
         .await
         .map_err(|err| StateError::Io {
             path: home.to_path_buf(),
-            source: std::io::Error::other(err.to_string()),
+            source: std::io::Error::other(err),
         })?;
 
         let mut report = RebuildReport::default();
@@ -312,9 +320,9 @@ async fn upsert_with<'e, E>(executor: E, row: &ThreadRow) -> Result<(), StateErr
 where
     E: sqlx::Executor<'e, Database = Sqlite>,
 {
-    let source_json = serde_json::to_string(&row.source).map_err(|err| StateError::Corrupt {
+    let source_json = serde_json::to_string(&row.source).map_err(|source| StateError::Encode {
         id: row.id.to_string(),
-        reason: err.to_string(),
+        source,
     })?;
     let sql = format!(
         "INSERT INTO threads ({COLUMNS}) VALUES \
@@ -359,9 +367,9 @@ where
 fn decode_row(row: &SqliteRow) -> Result<ThreadRow, StateError> {
     let id: String = row.try_get("id")?;
     let source_json: String = row.try_get("source_json")?;
-    let source = serde_json::from_str(&source_json).map_err(|err| StateError::Corrupt {
+    let source = serde_json::from_str(&source_json).map_err(|source| StateError::Corrupt {
         id: id.clone(),
-        reason: format!("source_json: {err}"),
+        source,
     })?;
     let rollout_path: String = row.try_get("rollout_path")?;
     let effort: Option<String> = row.try_get("reasoning_effort")?;

@@ -19,7 +19,7 @@ mod options;
 mod services;
 
 pub use actor::ThreadActor;
-pub use error::CoreError;
+pub use error::{CoreError, OpenError, StorageError};
 pub use handle::{InputMode, Op, Restored, Submitted, ThreadHandle, ThreadSnapshot, TurnOverrides};
 pub use manager::ThreadManager;
 pub use options::StartThreadOptions;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus};
 
 use super::actor::ThreadActor;
-use super::error::CoreError;
+use super::error::{CoreError, OpenError};
 use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
 use super::options::StartThreadOptions;
 use super::services::Services;
@@ -42,10 +42,10 @@ impl ThreadManager {
 
     /// A manager with the state DB of `config.home`, rebuilt from the rollouts when it is
     /// missing or behind them.
-    pub async fn open(config: Arc<Config>) -> Result<ThreadManager, String> {
+    pub async fn open(config: Arc<Config>) -> Result<ThreadManager, OpenError> {
         let (state, report) = StateDb::open_and_rebuild_if_needed(&config.home)
             .await
-            .map_err(|err| format!("cannot open the state DB: {err}"))?;
+            .map_err(OpenError::StateDb)?;
         if let Some(report) = report {
             tracing::info!(
                 indexed = report.indexed,
@@ -119,8 +119,7 @@ impl ThreadManager {
                 &self.services.config.home,
                 SessionMeta::new(&thread, &settings),
             )
-            .await
-            .map_err(storage)?;
+            .await?;
             thread.path = Some(writer.path().display().to_string());
             self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
                 .await;
@@ -170,7 +169,7 @@ impl ThreadManager {
 
     /// The stored (not archived) rollout of a thread, or the reference's error.
     fn stored_rollout(&self, id: &ThreadId) -> Result<PathBuf, CoreError> {
-        match find_rollout(&self.services.config.home, id).map_err(storage)? {
+        match find_rollout(&self.services.config.home, id)? {
             Some(found) if !found.archived => Ok(found.path),
             _ => Err(CoreError::NoRollout(id.to_string())),
         }
@@ -199,8 +198,8 @@ impl ThreadManager {
             return Ok(warm);
         }
         let path = self.stored_rollout(id)?;
-        let replay = load_rollout(&path).await.map_err(storage)?;
-        let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
+        let replay = load_rollout(&path).await?;
+        let writer = RolloutWriter::resume(&path).await?;
         let mut settings = replay.settings();
         options.apply_to(&mut settings, &self.services.config)?;
         let mut thread = replay.thread(Some(&path));
@@ -254,19 +253,12 @@ impl ThreadManager {
         }
         let path = self.stored_rollout(id)?;
         let source_path = path.clone();
-        let (lines, _) = tokio::task::spawn_blocking(move || read_lines(&source_path))
-            .await
-            .map_err(|err| CoreError::Storage(err.to_string()))?
-            .map_err(storage)?;
-        let source = Replay::from_lines(&path, lines.clone(), 0).map_err(storage)?;
+        let (lines, _) = tokio::task::spawn_blocking(move || read_lines(&source_path)).await??;
+        let source = Replay::from_lines(&path, lines.clone(), 0)?;
         let body = fork_lines(&lines, last_turn_id).map_err(|err| match err {
-            RolloutError::TurnNotFound(turn) => {
-                CoreError::InvalidSettings(format!("turn not found: {turn}"))
-            }
-            RolloutError::TurnInProgress(turn) => {
-                CoreError::InvalidSettings(format!("turn is still in progress: {turn}"))
-            }
-            other => storage(other),
+            RolloutError::TurnNotFound(turn) => CoreError::ForkTurnNotFound(turn),
+            RolloutError::TurnInProgress(turn) => CoreError::ForkTurnInProgress(turn),
+            other => CoreError::from(other),
         })?;
         let mut settings = source.settings();
         options.apply_to(&mut settings, &self.services.config)?;
@@ -292,7 +284,7 @@ impl ThreadManager {
             meta.clone(),
         )))];
         copy.extend(body.iter().cloned());
-        let replay = Replay::from_lines(&path, copy, 0).map_err(storage)?;
+        let replay = Replay::from_lines(&path, copy, 0)?;
         let mut restored = Restored {
             history: replay.history,
             turns: replay.turns,
@@ -300,13 +292,11 @@ impl ThreadManager {
             rollout: None,
         };
         if !options.ephemeral {
-            let writer = RolloutWriter::create(&self.services.config.home, meta)
-                .await
-                .map_err(storage)?;
+            let writer = RolloutWriter::create(&self.services.config.home, meta).await?;
             for line in body {
                 writer.append_line(line);
             }
-            writer.flush(true).await.map_err(storage)?;
+            writer.flush(true).await?;
             thread.path = Some(writer.path().display().to_string());
             self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
                 .await;
@@ -330,10 +320,9 @@ impl ThreadManager {
             }
             return Ok(thread);
         }
-        let found = find_rollout(&self.services.config.home, id)
-            .map_err(storage)?
+        let found = find_rollout(&self.services.config.home, id)?
             .ok_or_else(|| CoreError::NotLoaded(id.to_string()))?;
-        let replay = load_rollout(&found.path).await.map_err(storage)?;
+        let replay = load_rollout(&found.path).await?;
         let mut thread = replay.thread(Some(&found.path));
         if include_turns {
             thread.turns = replay.turns;
@@ -349,7 +338,7 @@ impl ThreadManager {
         let Some(state) = &self.services.state else {
             return Ok((Vec::new(), None));
         };
-        let (rows, next) = state.list(query).await.map_err(storage)?;
+        let (rows, next) = state.list(query).await?;
         let mut threads = Vec::with_capacity(rows.len());
         for row in rows {
             let status = match self.get(&row.id) {
@@ -377,10 +366,7 @@ impl ThreadManager {
         };
         let was_loaded = self.unload_locked(id).await;
         let home = self.services.config.home.clone();
-        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path))
-            .await
-            .map_err(|err| CoreError::Storage(err.to_string()))?
-            .map_err(storage)?;
+        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path)).await??;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_archived(id, true, &new_path).await
         {
@@ -392,21 +378,18 @@ impl ThreadManager {
     /// `thread/unarchive`: move the rollout back; the thread (not loaded).
     pub async fn unarchive_thread(&self, id: &ThreadId) -> Result<Thread, CoreError> {
         let _stored = self.stored_ops.lock().await;
-        let path = match find_rollout(&self.services.config.home, id).map_err(storage)? {
+        let path = match find_rollout(&self.services.config.home, id)? {
             Some(found) if found.archived => found.path,
             _ => return Err(CoreError::NoArchivedRollout(id.to_string())),
         };
         let home = self.services.config.home.clone();
-        let new_path = tokio::task::spawn_blocking(move || unarchive(&home, &path))
-            .await
-            .map_err(|err| CoreError::Storage(err.to_string()))?
-            .map_err(storage)?;
+        let new_path = tokio::task::spawn_blocking(move || unarchive(&home, &path)).await??;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_archived(id, false, &new_path).await
         {
             tracing::warn!(thread = %id, %err, "cannot index the unarchived thread");
         }
-        let replay = load_rollout(&new_path).await.map_err(storage)?;
+        let replay = load_rollout(&new_path).await?;
         Ok(replay.thread(Some(&new_path)))
     }
 
@@ -430,11 +413,11 @@ impl ThreadManager {
                 .map_err(|_| CoreError::ThreadNotFound(id.to_string()))?;
         }
         let path = self.stored_rollout(id)?;
-        let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
+        let writer = RolloutWriter::resume(&path).await?;
         writer.append(RolloutRecord::ThreadNameSet {
             name: name.to_string(),
         });
-        writer.close().await.map_err(storage)?;
+        writer.close().await?;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_name(id, Some(name)).await
         {
@@ -497,8 +480,4 @@ impl ThreadManager {
             handle.shutdown().await;
         }
     }
-}
-
-fn storage(err: impl std::fmt::Display) -> CoreError {
-    CoreError::Storage(err.to_string())
 }

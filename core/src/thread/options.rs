@@ -43,9 +43,7 @@ impl StartThreadOptions {
             .clone()
             .unwrap_or_else(|| config.model_provider.clone());
         if config.provider(&model_provider).is_none() {
-            return Err(CoreError::InvalidSettings(format!(
-                "unknown model provider `{model_provider}`"
-            )));
+            return Err(CoreError::UnknownProvider(model_provider));
         }
         let cwd = resolve_cwd(self.cwd.as_deref())?;
         let approval_policy = match self.approval_policy {
@@ -83,9 +81,7 @@ impl StartThreadOptions {
     ) -> Result<(), CoreError> {
         if let Some(provider) = &self.model_provider {
             if config.provider(provider).is_none() {
-                return Err(CoreError::InvalidSettings(format!(
-                    "unknown model provider `{provider}`"
-                )));
+                return Err(CoreError::UnknownProvider(provider.clone()));
             }
             settings.model_provider = provider.clone();
         }
@@ -122,19 +118,14 @@ fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, defaul
 
 /// Resolve a thread's cwd: absolute, existing directory.
 fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, CoreError> {
-    let base = std::env::current_dir().map_err(|err| {
-        CoreError::InvalidSettings(format!("cannot read the daemon's cwd: {err}"))
-    })?;
+    let base = std::env::current_dir().map_err(CoreError::DaemonCwd)?;
     let cwd = match cwd {
         Some(path) if path.is_absolute() => path.to_path_buf(),
         Some(path) => base.join(path),
         None => base,
     };
     if !cwd.is_dir() {
-        return Err(CoreError::InvalidSettings(format!(
-            "cwd is not a directory: {}",
-            cwd.display()
-        )));
+        return Err(CoreError::CwdNotADirectory(cwd));
     }
     Ok(cwd)
 }

@@ -88,10 +88,9 @@ impl ThreadActor {
             .cloned()
         else {
             reply
-                .send(Err(CoreError::InvalidSettings(format!(
-                    "unknown model provider `{}`",
-                    settings.model_provider
-                ))))
+                .send(Err(CoreError::UnknownProvider(
+                    settings.model_provider.clone(),
+                )))
                 .await;
             return;
         };
@@ -151,10 +150,9 @@ impl ThreadActor {
             .cloned()
         else {
             reply
-                .send(Err(CoreError::InvalidSettings(format!(
-                    "unknown model provider `{}`",
-                    self.settings.model_provider
-                ))))
+                .send(Err(CoreError::UnknownProvider(
+                    self.settings.model_provider.clone(),
+                )))
                 .await;
             return;
         };
