@@ -13,7 +13,7 @@ mod start;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use tokio::sync::mpsc;
@@ -174,7 +174,7 @@ impl ThreadActor {
         thread.model_provider = self.settings.model_provider.clone();
         thread.reasoning_effort = self.settings.reasoning_effort.clone();
         thread.cwd = self.settings.cwd.display().to_string();
-        let usage = self.token_usage.lock().map(|u| *u).unwrap_or_default();
+        let usage = *lock(&self.token_usage);
         let token_usage = match (usage.total.total_tokens, self.turns.last()) {
             (0, _) | (_, None) => None,
             (_, Some(turn)) => Some((turn.id.clone(), usage)),
@@ -216,9 +216,7 @@ impl ThreadActor {
 
     async fn close_rollout(&mut self) {
         if let Some(rollout) = self.rollout.take() {
-            if let Ok(mut history) = self.history.lock() {
-                history.detach_journal();
-            }
+            lock(&self.history).detach_journal();
             if let Err(err) = rollout.close().await {
                 tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
             }
@@ -245,4 +243,14 @@ impl ThreadActor {
     pub(super) async fn emit(&self, event: ThreadEvent) {
         self.sink.emit(&self.thread.id, event).await;
     }
+}
+
+/// Lock the history or the token totals, which the actor shares with the turn task.
+///
+/// Their type is std's `Mutex` because the turn task's `TurnContext` declares it so. A panic
+/// in the turn task while it holds one must not make the actor skip what it records (the
+/// interrupt marker, the context messages, detaching the journal), so a poisoned lock is
+/// recovered rather than ignored: both are append-only logs whose every write is whole.
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

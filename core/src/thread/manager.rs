@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus};
 
@@ -152,9 +154,7 @@ impl ThreadManager {
         let id = thread.id.clone();
         let handle = ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored);
         register(&handle);
-        if let Ok(mut threads) = self.threads.lock() {
-            threads.insert(id, handle.clone());
-        }
+        self.threads.lock().insert(id, handle.clone());
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot))
     }
@@ -435,7 +435,7 @@ impl ThreadManager {
 
     /// [`unload`](ThreadManager::unload) with `stored_ops` already held.
     async fn unload_locked(&self, id: &ThreadId) -> bool {
-        let handle = self.threads.lock().ok().and_then(|mut t| t.remove(id));
+        let handle = self.threads.lock().remove(id);
         match handle {
             Some(handle) => {
                 handle.shutdown().await;
@@ -455,27 +455,19 @@ impl ThreadManager {
 
     /// The handle of a loaded thread.
     pub fn get(&self, id: &ThreadId) -> Option<ThreadHandle> {
-        self.threads.lock().ok()?.get(id).cloned()
+        self.threads.lock().get(id).cloned()
     }
 
     /// Ids of every loaded thread, sorted.
     pub fn loaded_ids(&self) -> Vec<ThreadId> {
-        let mut ids: Vec<ThreadId> = self
-            .threads
-            .lock()
-            .map(|t| t.keys().cloned().collect())
-            .unwrap_or_default();
+        let mut ids: Vec<ThreadId> = self.threads.lock().keys().cloned().collect();
         ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
         ids
     }
 
     /// Stop every thread (interrupting running turns).
     pub async fn shutdown(&self) {
-        let handles: Vec<ThreadHandle> = self
-            .threads
-            .lock()
-            .map(|mut t| t.drain().map(|(_, h)| h).collect())
-            .unwrap_or_default();
+        let handles: Vec<ThreadHandle> = self.threads.lock().drain().map(|(_, h)| h).collect();
         for handle in handles {
             handle.shutdown().await;
         }

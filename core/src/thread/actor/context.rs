@@ -1,7 +1,7 @@
 //! What the model is told before a turn's input: the step prompt every request is built from,
 //! the instruction messages (once per thread) and the environment context (when it changed).
 
-use super::ThreadActor;
+use super::{ThreadActor, lock};
 use crate::env_context::EnvironmentContext;
 use crate::instructions::{base_instructions, discover_agents_md, render_user_instructions};
 use crate::model::{ContentItem, Prompt, ResponseItem};
@@ -34,9 +34,7 @@ impl ThreadActor {
     /// Record the context messages the model needs before this turn's input: the developer
     /// instructions and AGENTS.md once, and the environment context whenever it changed.
     pub(super) fn record_context(&mut self) {
-        let Ok(mut history) = self.history.lock() else {
-            return;
-        };
+        let mut history = lock(&self.history);
         if !self.instructions_recorded {
             self.instructions_recorded = true;
             if let Some(developer) = &self.settings.developer_instructions {

@@ -7,7 +7,7 @@ use weft_protocol::{
     NonSteerableTurnKind, ThreadItem, ThreadItemDetails, Turn, TurnError, TurnItemsView, TurnStatus,
 };
 
-use super::ThreadActor;
+use super::{ThreadActor, lock};
 use crate::events::{Reply, ThreadEvent};
 use crate::model::{ContentItem, ResponseItem};
 use crate::rollout::{RolloutRecord, TURN_ABORTED_MARKER};
@@ -77,10 +77,8 @@ impl ThreadActor {
             TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
             TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
         };
-        if status == TurnStatus::Interrupted
-            && let Ok(mut history) = self.history.lock()
-        {
-            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+        if status == TurnStatus::Interrupted {
+            lock(&self.history).record(ResponseItem::user_message(vec![ContentItem::InputText {
                 text: TURN_ABORTED_MARKER.to_string(),
             }]));
         }
