@@ -19,6 +19,7 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use weft_protocol::{
     NonSteerableTurnKind, Thread, ThreadStatus, ThreadTokenUsage, Turn, TurnId, TurnStatus,
 };
@@ -105,7 +106,10 @@ impl ThreadActor {
             last_activity: Instant::now(),
         };
         drop(tx);
-        tokio::spawn(actor.run(rx));
+        // The thread outlives the request that loaded it, so its span has no parent: every
+        // line the actor (and the turns it runs) logs carries `thread_id`, and nothing else.
+        let span = tracing::info_span!(parent: None, "thread", thread_id = %actor.thread.id);
+        tokio::spawn(actor.run(rx).instrument(span));
         handle
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use weft_protocol::{
     NonSteerableTurnKind, ThreadStatus, Turn, TurnId, TurnItemsView, TurnStatus, UserInput,
 };
@@ -240,20 +241,25 @@ impl ThreadActor {
         };
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();
-        let task = tokio::spawn(async move {
-            let end = match task {
-                TaskKind::Regular(initial) => turn::run_task(ctx, initial).await,
-                TaskKind::Compact => turn::run_compact_task(ctx).await,
-            };
-            if let Some(ops) = ops.upgrade() {
-                let _ = ops
-                    .send(Op::TurnFinished {
-                        turn_id: finished_id,
-                    })
-                    .await;
+        // A child of the actor's `thread` span (current here), with both ids of its own.
+        let span = tracing::info_span!("turn", thread_id = %self.thread.id, turn_id = %turn_id);
+        let task = tokio::spawn(
+            async move {
+                let end = match task {
+                    TaskKind::Regular(initial) => turn::run_task(ctx, initial).await,
+                    TaskKind::Compact => turn::run_compact_task(ctx).await,
+                };
+                if let Some(ops) = ops.upgrade() {
+                    let _ = ops
+                        .send(Op::TurnFinished {
+                            turn_id: finished_id,
+                        })
+                        .await;
+                }
+                end
             }
-            end
-        });
+            .instrument(span),
+        );
         self.active = Some(ActiveTurn {
             turn_id,
             kind,
