@@ -56,8 +56,8 @@ pub struct ListQuery {
     pub direction: SortDirection,
     /// Providers to keep; `None` or empty = all.
     pub model_providers: Option<Vec<String>>,
-    /// Source kinds to keep ([`source_kind`] spellings; `subAgent` = every sub-agent kind);
-    /// `None` or empty = [`INTERACTIVE_SOURCE_KINDS`].
+    /// Source kinds to keep ([`source_kind`](super::source_kind) spellings; `subAgent` = every
+    /// sub-agent kind); `None` or empty = [`INTERACTIVE_SOURCE_KINDS`].
     pub source_kinds: Option<Vec<String>>,
     /// `true` = archived threads only; `false` = non-archived only.
     pub archived: bool,
