@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use weft_core::events::Reply;
-use weft_core::session::{CoreError, ThreadHandle};
+use weft_core::thread::{CoreError, ThreadHandle};
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::ServerNotification;
 use weft_protocol::{ApprovalsReviewer, CodexErrorInfo, ThreadId, TurnError, wire_name};

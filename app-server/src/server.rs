@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use weft_core::config::{Config, ConfigError};
-use weft_core::manager::ThreadManager;
+use weft_core::thread::ThreadManager;
 
 use crate::cli::{AppServerArgs, Listen, ListenError, WsAuthMode};
 use crate::processor;

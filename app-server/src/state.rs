@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weft_core::config::Config;
-use weft_core::manager::ThreadManager;
+use weft_core::thread::ThreadManager;
 use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
 use weft_protocol::{ThreadId, ThreadStatus, ThreadUnsubscribeStatus};
 

@@ -1,4 +1,4 @@
-//! Weft's runtime: threads and their Session actors, the turn loop, the model client, hooks
+//! Weft's runtime: threads and their actors, the turn loop, the model client, hooks
 //! and instructions. It speaks in protocol data types (ids, items, turns) but never sees the
 //! JSON-RPC envelope: the app-server turns [`events::ThreadEvent`]s into notifications.
 
@@ -10,13 +10,12 @@ pub mod exec;
 pub mod history;
 pub mod hooks;
 pub mod instructions;
-pub mod manager;
 pub mod model;
 pub mod rollout;
 pub mod sandbox;
-pub mod session;
 pub mod settings;
 pub mod state;
+pub mod thread;
 pub mod time;
 pub mod tools;
 pub mod turn;

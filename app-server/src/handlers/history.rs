@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use weft_core::session::ThreadHandle;
+use weft_core::thread::ThreadHandle;
 use weft_core::state::{ListQuery, ListSortKey};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::{

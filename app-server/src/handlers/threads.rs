@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use weft_core::manager::StartThreadOptions;
-use weft_core::session::ThreadSnapshot;
+use weft_core::thread::StartThreadOptions;
+use weft_core::thread::ThreadSnapshot;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::{
     ThreadStartedNotification, ThreadTokenUsageUpdatedNotification,

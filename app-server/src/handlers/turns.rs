@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use weft_core::session::{InputMode, Op, Submitted, TurnOverrides};
+use weft_core::thread::{InputMode, Op, Submitted, TurnOverrides};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::thread_api::{ThreadCompactStartParams, ThreadCompactStartResponse};
 use weft_protocol::turn_api::{

@@ -10,7 +10,7 @@ use weft_protocol::{
 };
 
 use super::record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
-use super::{RolloutError, TURN_ABORTED_MARKER};
+use super::{HeaderProblem, RolloutError, TURN_ABORTED_MARKER};
 use crate::model::{ContentItem, ResponseItem};
 use crate::settings::ThreadSettings;
 use crate::time::now_ms;
@@ -127,7 +127,7 @@ impl Replay {
             _ => {
                 return Err(RolloutError::BadHeader {
                     path: path.to_path_buf(),
-                    reason: "the first record is not session_meta".into(),
+                    problem: HeaderProblem::NotSessionMeta,
                 });
             }
         };
@@ -160,7 +160,7 @@ pub async fn load_rollout(path: &Path) -> Result<Replay, RolloutError> {
     let owned = path.to_path_buf();
     tokio::task::spawn_blocking(move || read_rollout(&owned))
         .await
-        .map_err(|err| RolloutError::io(path, std::io::Error::other(err.to_string())))?
+        .map_err(|err| RolloutError::io(path, std::io::Error::other(err)))?
 }
 
 /// Every parsable line of a rollout and the number of lines skipped. The first line returned
@@ -169,9 +169,9 @@ pub async fn load_rollout(path: &Path) -> Result<Replay, RolloutError> {
 /// other line that does not parse.
 pub fn read_lines(path: &Path) -> Result<(Vec<RolloutLine>, usize), RolloutError> {
     let data = std::fs::read(path).map_err(|e| RolloutError::io(path, e))?;
-    let bad_header = |reason: String| RolloutError::BadHeader {
+    let bad_header = |problem: HeaderProblem| RolloutError::BadHeader {
         path: path.to_path_buf(),
-        reason,
+        problem,
     };
     let terminated = data.last() == Some(&b'\n');
     // (line number, bytes) of every non-blank line.
@@ -182,12 +182,12 @@ pub fn read_lines(path: &Path) -> Result<(Vec<RolloutLine>, usize), RolloutError
         .collect();
     let last_index = data.split(|b| *b == b'\n').count().saturating_sub(1);
     if raw.is_empty() {
-        return Err(bad_header("the file is empty".into()));
+        return Err(bad_header(HeaderProblem::Empty));
     }
     let header = match serde_json::from_slice::<RolloutLine>(raw[0].1) {
         Ok(line) if matches!(line.record, RolloutRecord::SessionMeta(_)) => line,
-        Ok(_) => return Err(bad_header("the first record is not session_meta".into())),
-        Err(err) => return Err(bad_header(err.to_string())),
+        Ok(_) => return Err(bad_header(HeaderProblem::NotSessionMeta)),
+        Err(err) => return Err(bad_header(HeaderProblem::Parse(err))),
     };
     let body = raw.split_off(1);
     let mut lines = Vec::with_capacity(body.len() + 1);

@@ -132,7 +132,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, RolloutError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|err| RolloutError::io(path, std::io::Error::other(err.to_string())))?
+        .map_err(|err| RolloutError::io(path, std::io::Error::other(err)))?
 }
 
 fn create_file(path: &Path, header: &RolloutLine) -> Result<File, RolloutError> {
@@ -148,7 +148,7 @@ fn create_file(path: &Path, header: &RolloutLine) -> Result<File, RolloutError> 
     lock_exclusive(&file, path)?;
     let mut line = serde_json::to_vec(header).map_err(|e| RolloutError::WriteFailed {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        source: Arc::new(std::io::Error::from(e)),
     })?;
     line.push(b'\n');
     file.write_all(&line)
@@ -217,7 +217,7 @@ fn repair_tail(file: &mut File, path: &Path) -> std::io::Result<()> {
 async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
     let mut file = Some(file);
     // The first write error; from then on nothing more is written and every flush fails.
-    let mut failed: Option<String> = None;
+    let mut failed: Option<Arc<std::io::Error>> = None;
     loop {
         let Some(first) = rx.recv().await else {
             break;
@@ -270,20 +270,20 @@ async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
                     file = Some(owned);
                     if let Err(err) = result {
                         tracing::error!(path = %path.display(), %err, "rollout write failed");
-                        failed = Some(err.to_string());
+                        failed = Some(Arc::new(err));
                     }
                 }
                 Err(err) => {
                     tracing::error!(path = %path.display(), %err, "rollout write task failed");
-                    failed = Some(err.to_string());
+                    failed = Some(Arc::new(std::io::Error::other(err)));
                 }
             }
         }
         let result = || match &failed {
             None => Ok(()),
-            Some(reason) => Err(RolloutError::WriteFailed {
+            Some(source) => Err(RolloutError::WriteFailed {
                 path: path.clone(),
-                reason: reason.clone(),
+                source: source.clone(),
             }),
         };
         for done in waiters {

@@ -8,6 +8,7 @@ use weft_protocol::{
     UserMessageItem,
 };
 
+use super::list::{escape_like, expand_source_kinds};
 use super::*;
 use crate::rollout::{RolloutRecord, RolloutWriter, SessionMeta, archive};
 

@@ -1,73 +1,27 @@
-//! The `ThreadManager`: creates threads and holds the loaded ones (one Session actor each).
+//! The `ThreadManager`: creates threads and holds the loaded ones (one actor each).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use weft_protocol::{
-    AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy, SessionSource, Thread,
-    ThreadHistoryMode, ThreadId, ThreadStatus,
-};
+use parking_lot::Mutex;
 
+use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus};
+
+use super::actor::ThreadActor;
+use super::error::{CoreError, OpenError};
+use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
+use super::options::StartThreadOptions;
+use super::services::Services;
 use crate::config::Config;
 use crate::events::SharedSink;
-use crate::hooks::StopHookConfig;
 use crate::rollout::{
     Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
     find_rollout, fork_lines, load_rollout, read_lines, unarchive,
 };
-use crate::session::{CoreError, Op, Restored, Session, ThreadHandle, ThreadSnapshot};
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
 use crate::time::{new_thread_id, now_secs};
-
-/// What every thread shares: immutable config, the HTTP client, the hooks, the state DB.
-#[derive(Debug)]
-pub struct Services {
-    /// The daemon's configuration.
-    pub config: Arc<Config>,
-    /// One HTTP client (connection pool) for every model request, made on first use (it
-    /// loads the system's root certificates, which start-up need not wait for).
-    http: std::sync::OnceLock<reqwest::Client>,
-    /// `[[hooks.stop]]`.
-    pub stop_hooks: Arc<Vec<StopHookConfig>>,
-    /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
-    pub state: Option<StateDb>,
-}
-
-impl Services {
-    /// The shared HTTP client.
-    pub fn http(&self) -> reqwest::Client {
-        self.http.get_or_init(reqwest::Client::new).clone()
-    }
-}
-
-/// Options of a new thread (`thread/start`); unset ones come from config.
-#[derive(Debug, Clone, Default)]
-pub struct StartThreadOptions {
-    /// Model.
-    pub model: Option<String>,
-    /// Provider id.
-    pub model_provider: Option<String>,
-    /// Working directory; the daemon's cwd when unset; relative paths resolve against it.
-    pub cwd: Option<PathBuf>,
-    /// Approval policy.
-    pub approval_policy: Option<AskForApproval>,
-    /// Sandbox mode.
-    pub sandbox: Option<SandboxMode>,
-    /// Replaces the base instructions.
-    pub base_instructions: Option<String>,
-    /// Developer instructions.
-    pub developer_instructions: Option<String>,
-    /// In-memory only.
-    pub ephemeral: bool,
-    /// Reasoning effort.
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// The creating client's name.
-    pub originator: Option<String>,
-    /// `thread/start.threadSource`.
-    pub thread_source: Option<String>,
-}
 
 /// Creates and holds loaded threads.
 pub struct ThreadManager {
@@ -90,10 +44,10 @@ impl ThreadManager {
 
     /// A manager with the state DB of `config.home`, rebuilt from the rollouts when it is
     /// missing or behind them.
-    pub async fn open(config: Arc<Config>) -> Result<ThreadManager, String> {
+    pub async fn open(config: Arc<Config>) -> Result<ThreadManager, OpenError> {
         let (state, report) = StateDb::open_and_rebuild_if_needed(&config.home)
             .await
-            .map_err(|err| format!("cannot open the state DB: {err}"))?;
+            .map_err(OpenError::StateDb)?;
         if let Some(report) = report {
             tracing::info!(
                 indexed = report.indexed,
@@ -109,14 +63,8 @@ impl ThreadManager {
     }
 
     fn with_state(config: Arc<Config>, state: Option<StateDb>) -> ThreadManager {
-        let stop_hooks = Arc::new(config.stop_hooks.clone());
         ThreadManager {
-            services: Arc::new(Services {
-                config,
-                http: std::sync::OnceLock::new(),
-                stop_hooks,
-                state,
-            }),
+            services: Arc::new(Services::new(config, state)),
             threads: Mutex::new(HashMap::new()),
             stored_ops: tokio::sync::Mutex::new(()),
         }
@@ -133,7 +81,7 @@ impl ThreadManager {
         options: StartThreadOptions,
         sink: SharedSink,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let settings = self.resolve_settings(&options)?;
+        let settings = options.settings(&self.services.config)?;
         let id = new_thread_id();
         let now = now_secs();
         let thread = Thread {
@@ -173,8 +121,7 @@ impl ThreadManager {
                 &self.services.config.home,
                 SessionMeta::new(&thread, &settings),
             )
-            .await
-            .map_err(storage)?;
+            .await?;
             thread.path = Some(writer.path().display().to_string());
             self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
                 .await;
@@ -205,11 +152,9 @@ impl ThreadManager {
         register: impl FnOnce(&ThreadHandle),
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
         let id = thread.id.clone();
-        let handle = Session::spawn(thread, settings, self.services.clone(), sink, restored);
+        let handle = ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored);
         register(&handle);
-        if let Ok(mut threads) = self.threads.lock() {
-            threads.insert(id, handle.clone());
-        }
+        self.threads.lock().insert(id, handle.clone());
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot))
     }
@@ -224,7 +169,7 @@ impl ThreadManager {
 
     /// The stored (not archived) rollout of a thread, or the reference's error.
     fn stored_rollout(&self, id: &ThreadId) -> Result<PathBuf, CoreError> {
-        match find_rollout(&self.services.config.home, id).map_err(storage)? {
+        match find_rollout(&self.services.config.home, id)? {
             Some(found) if !found.archived => Ok(found.path),
             _ => Err(CoreError::NoRollout(id.to_string())),
         }
@@ -253,10 +198,10 @@ impl ThreadManager {
             return Ok(warm);
         }
         let path = self.stored_rollout(id)?;
-        let replay = load_rollout(&path).await.map_err(storage)?;
-        let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
+        let replay = load_rollout(&path).await?;
+        let writer = RolloutWriter::resume(&path).await?;
         let mut settings = replay.settings();
-        self.apply_options(&mut settings, &options)?;
+        options.apply_to(&mut settings, &self.services.config)?;
         let mut thread = replay.thread(Some(&path));
         thread.status = ThreadStatus::Idle;
         let restored = Restored {
@@ -308,22 +253,15 @@ impl ThreadManager {
         }
         let path = self.stored_rollout(id)?;
         let source_path = path.clone();
-        let (lines, _) = tokio::task::spawn_blocking(move || read_lines(&source_path))
-            .await
-            .map_err(|err| CoreError::Storage(err.to_string()))?
-            .map_err(storage)?;
-        let source = Replay::from_lines(&path, lines.clone(), 0).map_err(storage)?;
+        let (lines, _) = tokio::task::spawn_blocking(move || read_lines(&source_path)).await??;
+        let source = Replay::from_lines(&path, lines.clone(), 0)?;
         let body = fork_lines(&lines, last_turn_id).map_err(|err| match err {
-            RolloutError::TurnNotFound(turn) => {
-                CoreError::InvalidSettings(format!("turn not found: {turn}"))
-            }
-            RolloutError::TurnInProgress(turn) => {
-                CoreError::InvalidSettings(format!("turn is still in progress: {turn}"))
-            }
-            other => storage(other),
+            RolloutError::TurnNotFound(turn) => CoreError::ForkTurnNotFound(turn),
+            RolloutError::TurnInProgress(turn) => CoreError::ForkTurnInProgress(turn),
+            other => CoreError::from(other),
         })?;
         let mut settings = source.settings();
-        self.apply_options(&mut settings, &options)?;
+        options.apply_to(&mut settings, &self.services.config)?;
         let new_id = new_thread_id();
         let now = now_secs();
         let mut thread = source.thread(None);
@@ -346,7 +284,7 @@ impl ThreadManager {
             meta.clone(),
         )))];
         copy.extend(body.iter().cloned());
-        let replay = Replay::from_lines(&path, copy, 0).map_err(storage)?;
+        let replay = Replay::from_lines(&path, copy, 0)?;
         let mut restored = Restored {
             history: replay.history,
             turns: replay.turns,
@@ -354,57 +292,17 @@ impl ThreadManager {
             rollout: None,
         };
         if !options.ephemeral {
-            let writer = RolloutWriter::create(&self.services.config.home, meta)
-                .await
-                .map_err(storage)?;
+            let writer = RolloutWriter::create(&self.services.config.home, meta).await?;
             for line in body {
                 writer.append_line(line);
             }
-            writer.flush(true).await.map_err(storage)?;
+            writer.flush(true).await?;
             thread.path = Some(writer.path().display().to_string());
             self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
                 .await;
             restored.rollout = Some(writer);
         }
         self.load(thread, settings, sink, restored).await
-    }
-
-    /// Thread-level options of resume and fork, over the thread's last settings.
-    fn apply_options(
-        &self,
-        settings: &mut ThreadSettings,
-        options: &StartThreadOptions,
-    ) -> Result<(), CoreError> {
-        if let Some(provider) = &options.model_provider {
-            if self.services.config.provider(provider).is_none() {
-                return Err(CoreError::InvalidSettings(format!(
-                    "unknown model provider `{provider}`"
-                )));
-            }
-            settings.model_provider = provider.clone();
-        }
-        if let Some(model) = &options.model {
-            settings.model = model.clone();
-        }
-        if options.cwd.is_some() {
-            settings.cwd = resolve_cwd(options.cwd.as_deref())?;
-        }
-        if let Some(policy) = options.approval_policy {
-            settings.approval_policy = policy;
-        }
-        if let Some(mode) = options.sandbox {
-            settings.sandbox = SandboxPolicy::from_mode(mode);
-        }
-        if options.base_instructions.is_some() {
-            settings.base_instructions = options.base_instructions.clone();
-        }
-        if options.developer_instructions.is_some() {
-            settings.developer_instructions = options.developer_instructions.clone();
-        }
-        if options.reasoning_effort.is_some() {
-            settings.reasoning_effort = options.reasoning_effort.clone();
-        }
-        Ok(())
     }
 
     /// `thread/read`: a loaded thread's live state, else its rollout. Never loads it.
@@ -422,10 +320,9 @@ impl ThreadManager {
             }
             return Ok(thread);
         }
-        let found = find_rollout(&self.services.config.home, id)
-            .map_err(storage)?
+        let found = find_rollout(&self.services.config.home, id)?
             .ok_or_else(|| CoreError::NotLoaded(id.to_string()))?;
-        let replay = load_rollout(&found.path).await.map_err(storage)?;
+        let replay = load_rollout(&found.path).await?;
         let mut thread = replay.thread(Some(&found.path));
         if include_turns {
             thread.turns = replay.turns;
@@ -441,7 +338,7 @@ impl ThreadManager {
         let Some(state) = &self.services.state else {
             return Ok((Vec::new(), None));
         };
-        let (rows, next) = state.list(query).await.map_err(storage)?;
+        let (rows, next) = state.list(query).await?;
         let mut threads = Vec::with_capacity(rows.len());
         for row in rows {
             let status = match self.get(&row.id) {
@@ -469,10 +366,7 @@ impl ThreadManager {
         };
         let was_loaded = self.unload_locked(id).await;
         let home = self.services.config.home.clone();
-        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path))
-            .await
-            .map_err(|err| CoreError::Storage(err.to_string()))?
-            .map_err(storage)?;
+        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path)).await??;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_archived(id, true, &new_path).await
         {
@@ -484,21 +378,18 @@ impl ThreadManager {
     /// `thread/unarchive`: move the rollout back; the thread (not loaded).
     pub async fn unarchive_thread(&self, id: &ThreadId) -> Result<Thread, CoreError> {
         let _stored = self.stored_ops.lock().await;
-        let path = match find_rollout(&self.services.config.home, id).map_err(storage)? {
+        let path = match find_rollout(&self.services.config.home, id)? {
             Some(found) if found.archived => found.path,
             _ => return Err(CoreError::NoArchivedRollout(id.to_string())),
         };
         let home = self.services.config.home.clone();
-        let new_path = tokio::task::spawn_blocking(move || unarchive(&home, &path))
-            .await
-            .map_err(|err| CoreError::Storage(err.to_string()))?
-            .map_err(storage)?;
+        let new_path = tokio::task::spawn_blocking(move || unarchive(&home, &path)).await??;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_archived(id, false, &new_path).await
         {
             tracing::warn!(thread = %id, %err, "cannot index the unarchived thread");
         }
-        let replay = load_rollout(&new_path).await.map_err(storage)?;
+        let replay = load_rollout(&new_path).await?;
         Ok(replay.thread(Some(&new_path)))
     }
 
@@ -522,11 +413,11 @@ impl ThreadManager {
                 .map_err(|_| CoreError::ThreadNotFound(id.to_string()))?;
         }
         let path = self.stored_rollout(id)?;
-        let writer = RolloutWriter::resume(&path).await.map_err(storage)?;
+        let writer = RolloutWriter::resume(&path).await?;
         writer.append(RolloutRecord::ThreadNameSet {
             name: name.to_string(),
         });
-        writer.close().await.map_err(storage)?;
+        writer.close().await?;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_name(id, Some(name)).await
         {
@@ -544,7 +435,7 @@ impl ThreadManager {
 
     /// [`unload`](ThreadManager::unload) with `stored_ops` already held.
     async fn unload_locked(&self, id: &ThreadId) -> bool {
-        let handle = self.threads.lock().ok().and_then(|mut t| t.remove(id));
+        let handle = self.threads.lock().remove(id);
         match handle {
             Some(handle) => {
                 handle.shutdown().await;
@@ -562,102 +453,23 @@ impl ThreadManager {
         rx.await.ok().flatten()
     }
 
-    fn resolve_settings(&self, options: &StartThreadOptions) -> Result<ThreadSettings, CoreError> {
-        let config = &self.services.config;
-        let model_provider = options
-            .model_provider
-            .clone()
-            .unwrap_or_else(|| config.model_provider.clone());
-        if config.provider(&model_provider).is_none() {
-            return Err(CoreError::InvalidSettings(format!(
-                "unknown model provider `{model_provider}`"
-            )));
-        }
-        let cwd = resolve_cwd(options.cwd.as_deref())?;
-        let approval_policy = match options.approval_policy {
-            Some(policy) => policy,
-            None => parse_config_enum(config.approval_policy.as_deref(), AskForApproval::OnRequest),
-        };
-        let sandbox_mode = match options.sandbox {
-            Some(mode) => mode,
-            None => parse_config_enum(config.sandbox_mode.as_deref(), SandboxMode::WorkspaceWrite),
-        };
-        Ok(ThreadSettings {
-            model: options
-                .model
-                .clone()
-                .unwrap_or_else(|| config.model.clone()),
-            model_provider,
-            cwd,
-            approval_policy,
-            sandbox: SandboxPolicy::from_mode(sandbox_mode),
-            base_instructions: options.base_instructions.clone(),
-            developer_instructions: options.developer_instructions.clone(),
-            reasoning_effort: options
-                .reasoning_effort
-                .clone()
-                .or_else(|| config.model_reasoning_effort.clone().map(ReasoningEffort)),
-            reasoning_summary: config
-                .model_reasoning_summary
-                .as_deref()
-                .and_then(|s| serde_json::from_value(serde_json::Value::String(s.into())).ok()),
-        })
-    }
-
     /// The handle of a loaded thread.
     pub fn get(&self, id: &ThreadId) -> Option<ThreadHandle> {
-        self.threads.lock().ok()?.get(id).cloned()
+        self.threads.lock().get(id).cloned()
     }
 
     /// Ids of every loaded thread, sorted.
     pub fn loaded_ids(&self) -> Vec<ThreadId> {
-        let mut ids: Vec<ThreadId> = self
-            .threads
-            .lock()
-            .map(|t| t.keys().cloned().collect())
-            .unwrap_or_default();
+        let mut ids: Vec<ThreadId> = self.threads.lock().keys().cloned().collect();
         ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
         ids
     }
 
     /// Stop every thread (interrupting running turns).
     pub async fn shutdown(&self) {
-        let handles: Vec<ThreadHandle> = self
-            .threads
-            .lock()
-            .map(|mut t| t.drain().map(|(_, h)| h).collect())
-            .unwrap_or_default();
+        let handles: Vec<ThreadHandle> = self.threads.lock().drain().map(|(_, h)| h).collect();
         for handle in handles {
             handle.shutdown().await;
         }
     }
-}
-
-fn storage(err: impl std::fmt::Display) -> CoreError {
-    CoreError::Storage(err.to_string())
-}
-
-fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, default: T) -> T {
-    value
-        .and_then(|v| serde_json::from_value(serde_json::Value::String(v.to_string())).ok())
-        .unwrap_or(default)
-}
-
-/// Resolve a thread's cwd: absolute, existing directory.
-fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, CoreError> {
-    let base = std::env::current_dir().map_err(|err| {
-        CoreError::InvalidSettings(format!("cannot read the daemon's cwd: {err}"))
-    })?;
-    let cwd = match cwd {
-        Some(path) if path.is_absolute() => path.to_path_buf(),
-        Some(path) => base.join(path),
-        None => base,
-    };
-    if !cwd.is_dir() {
-        return Err(CoreError::InvalidSettings(format!(
-            "cwd is not a directory: {}",
-            cwd.display()
-        )));
-    }
-    Ok(cwd)
 }

@@ -15,44 +15,31 @@
 //! comparisons, and `LIKE … ESCAPE` for the search (case-sensitive: SQLite connections set
 //! `case_sensitive_like`, PostgreSQL's `LIKE` already is).
 
+mod list;
+mod row;
+
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
     SqliteSynchronous,
 };
-use sqlx::{QueryBuilder, Row, Sqlite};
-use weft_protocol::{
-    ReasoningEffort, SessionSource, SortDirection, SubAgentSource, Thread, ThreadHistoryMode,
-    ThreadId, ThreadStatus,
-};
+use sqlx::{Row, Sqlite};
+use weft_protocol::{ReasoningEffort, ThreadId};
 
-use crate::rollout::{self, Replay};
+use crate::rollout;
+
+pub use list::{
+    DEFAULT_LIST_LIMIT, INTERACTIVE_SOURCE_KINDS, ListQuery, ListSortKey, MAX_LIST_LIMIT,
+};
+pub use row::{ThreadRow, source_kind};
 
 /// The DB file name under `$WEFT_HOME`.
 pub const STATE_DB_FILE: &str = "state.sqlite";
-
-/// Page size used when a [`ListQuery`] asks for 0 rows.
-pub const DEFAULT_LIST_LIMIT: u32 = 25;
-
-/// Largest page [`StateDb::list`] returns.
-pub const MAX_LIST_LIMIT: u32 = 1000;
-
-/// The source kinds `thread/list` shows when the request names none (protocol.md §4.5).
-pub const INTERACTIVE_SOURCE_KINDS: &[&str] = &["cli", "vscode"];
-
-/// The sub-agent kinds the `subAgent` filter stands for.
-const SUB_AGENT_KINDS: &[&str] = &[
-    "subAgentReview",
-    "subAgentCompact",
-    "subAgentThreadSpawn",
-    "subAgentOther",
-];
 
 const COLUMNS: &str = "id, rollout_path, cwd, model, model_provider, reasoning_effort, source, \
      source_json, originator, cli_version, thread_source, preview, name, created_at, updated_at, \
@@ -81,186 +68,22 @@ pub enum StateError {
     /// A `thread/list` cursor this DB did not hand out.
     #[error("invalid cursor: {0}")]
     InvalidCursor(String),
-    /// A row that does not decode (e.g. a bad `source_json`).
-    #[error("state db: corrupt row {id}: {reason}")]
+    /// A row whose `source_json` cannot be written.
+    #[error("state db: corrupt row {id}: {source}")]
+    Encode {
+        /// The row id.
+        id: String,
+        /// Why the source does not serialize.
+        source: serde_json::Error,
+    },
+    /// A row that does not decode (a bad `source_json`).
+    #[error("state db: corrupt row {id}: source_json: {source}")]
     Corrupt {
         /// The row id.
         id: String,
-        /// What is wrong.
-        reason: String,
+        /// Why `source_json` does not parse.
+        source: serde_json::Error,
     },
-}
-
-/// One indexed thread.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThreadRow {
-    /// Thread id.
-    pub id: ThreadId,
-    /// The rollout file (in `sessions/` or `archived_sessions/`).
-    pub rollout_path: PathBuf,
-    /// Working directory (as last used).
-    pub cwd: String,
-    /// Model (as last used).
-    pub model: Option<String>,
-    /// Provider id (as last used).
-    pub model_provider: String,
-    /// Reasoning effort (as last used).
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Which kind of client created the thread (the `source` column holds its
-    /// [`source_kind`]).
-    pub source: SessionSource,
-    /// The creating client's name.
-    pub originator: Option<String>,
-    /// Version of the Weft that created the thread.
-    pub cli_version: String,
-    /// `thread/start.threadSource`.
-    pub thread_source: Option<String>,
-    /// First user message (`""` when none yet).
-    pub preview: String,
-    /// User-facing name.
-    pub name: Option<String>,
-    /// Unix seconds.
-    pub created_at: i64,
-    /// Unix seconds.
-    pub updated_at: i64,
-    /// Whether the rollout is in `archived_sessions/`.
-    pub archived: bool,
-    /// Source of a fork.
-    pub forked_from_id: Option<ThreadId>,
-}
-
-impl ThreadRow {
-    /// The row of a thread as its rollout tells it.
-    pub fn from_replay(replay: &Replay, path: &Path, archived: bool) -> ThreadRow {
-        let thread = replay.thread(Some(path));
-        let mut row = ThreadRow::from_thread(&thread, path, archived);
-        row.updated_at = replay.updated_at;
-        row
-    }
-
-    /// The row of a live thread (e.g. right after `thread/start`).
-    pub fn from_thread(thread: &Thread, path: &Path, archived: bool) -> ThreadRow {
-        ThreadRow {
-            id: thread.id.clone(),
-            rollout_path: path.to_path_buf(),
-            cwd: thread.cwd.clone(),
-            model: thread.model.clone(),
-            model_provider: thread.model_provider.clone(),
-            reasoning_effort: thread.reasoning_effort.clone(),
-            source: thread.source.clone(),
-            originator: thread.originator.clone(),
-            cli_version: thread.cli_version.clone(),
-            thread_source: thread.thread_source.clone(),
-            preview: thread.preview.clone(),
-            name: thread.name.clone(),
-            created_at: thread.created_at,
-            updated_at: thread.updated_at,
-            archived,
-            forked_from_id: thread.forked_from_id.clone(),
-        }
-    }
-
-    /// The wire thread for `thread/list` / `thread/read` (`turns: []`).
-    pub fn to_thread(&self, status: ThreadStatus) -> Thread {
-        let parent_thread_id = match &self.source {
-            SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
-                parent_thread_id, ..
-            }) => Some(parent_thread_id.clone()),
-            _ => None,
-        };
-        Thread {
-            id: self.id.clone(),
-            session_id: self.id.to_string(),
-            forked_from_id: self.forked_from_id.clone(),
-            parent_thread_id,
-            preview: self.preview.clone(),
-            ephemeral: false,
-            section: None,
-            section_entered_at: None,
-            project_id: None,
-            history_mode: ThreadHistoryMode::default(),
-            model_provider: self.model_provider.clone(),
-            model: self.model.clone(),
-            reasoning_effort: self.reasoning_effort.clone(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-            recency_at: None,
-            status,
-            path: Some(self.rollout_path.display().to_string()),
-            cwd: self.cwd.clone(),
-            cli_version: self.cli_version.clone(),
-            originator: self.originator.clone(),
-            source: self.source.clone(),
-            thread_source: self.thread_source.clone(),
-            agent_nickname: None,
-            agent_role: None,
-            git_info: None,
-            name: self.name.clone(),
-            turns: Vec::new(),
-        }
-    }
-}
-
-/// The `thread/list` filter kind of a source: `cli`, `vscode`, `exec`, `appServer`,
-/// `subAgentReview`, `subAgentCompact`, `subAgentThreadSpawn`, `subAgentOther` or `unknown`
-/// (custom sources count as `unknown`).
-pub fn source_kind(source: &SessionSource) -> &'static str {
-    match source {
-        SessionSource::Cli => "cli",
-        SessionSource::Vscode => "vscode",
-        SessionSource::Exec => "exec",
-        SessionSource::AppServer => "appServer",
-        SessionSource::Unknown | SessionSource::Custom(_) => "unknown",
-        SessionSource::SubAgent(sub) => match sub {
-            SubAgentSource::Review => "subAgentReview",
-            SubAgentSource::Compact => "subAgentCompact",
-            SubAgentSource::ThreadSpawn { .. } => "subAgentThreadSpawn",
-            SubAgentSource::MemoryConsolidation | SubAgentSource::Other(_) => "subAgentOther",
-        },
-    }
-}
-
-/// What `thread/list` orders by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ListSortKey {
-    /// Creation time (default).
-    #[default]
-    CreatedAt,
-    /// Last update time.
-    UpdatedAt,
-}
-
-impl ListSortKey {
-    fn column(self) -> &'static str {
-        match self {
-            ListSortKey::CreatedAt => "created_at",
-            ListSortKey::UpdatedAt => "updated_at",
-        }
-    }
-}
-
-/// A `thread/list` page request.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ListQuery {
-    /// Page size (0 = [`DEFAULT_LIST_LIMIT`]; at most [`MAX_LIST_LIMIT`]).
-    pub limit: u32,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-    /// Order (ties broken by id, same direction).
-    pub sort_key: ListSortKey,
-    /// `desc` (newest first, default) or `asc`.
-    pub direction: SortDirection,
-    /// Providers to keep; `None` or empty = all.
-    pub model_providers: Option<Vec<String>>,
-    /// Source kinds to keep ([`source_kind`] spellings; `subAgent` = every sub-agent kind);
-    /// `None` or empty = [`INTERACTIVE_SOURCE_KINDS`].
-    pub source_kinds: Option<Vec<String>>,
-    /// `true` = archived threads only; `false` = non-archived only.
-    pub archived: bool,
-    /// Working directories to keep (exact match on any); `None` or empty = all.
-    pub cwd: Option<Vec<String>>,
-    /// Case-sensitive substring of the name or the preview.
-    pub search_term: Option<String>,
 }
 
 /// What a rebuild did.
@@ -428,78 +251,6 @@ impl StateDb {
         Ok(done.rows_affected() > 0)
     }
 
-    /// One page of threads and the cursor of the next page (`None` on the last page). Keyset
-    /// pagination on `(sort value, id)`: a page never repeats or skips a row because rows were
-    /// inserted meanwhile (rows whose sort value changes may move, as with any live order).
-    pub async fn list(
-        &self,
-        query: &ListQuery,
-    ) -> Result<(Vec<ThreadRow>, Option<String>), StateError> {
-        let limit = match query.limit {
-            0 => DEFAULT_LIST_LIMIT,
-            n => n.min(MAX_LIST_LIMIT),
-        };
-        let column = query.sort_key.column();
-        let (cmp, order) = match query.direction {
-            SortDirection::Desc => ("<", "DESC"),
-            SortDirection::Asc => (">", "ASC"),
-        };
-        let mut sql =
-            QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM threads WHERE archived = "));
-        sql.push_bind(query.archived);
-
-        if let Some(providers) = query.model_providers.as_ref().filter(|p| !p.is_empty()) {
-            sql.push(" AND model_provider IN (");
-            push_list(&mut sql, providers.iter().map(String::as_str));
-            sql.push(")");
-        }
-        let kinds = expand_source_kinds(query.source_kinds.as_deref());
-        sql.push(" AND source IN (");
-        push_list(&mut sql, kinds.iter().copied());
-        sql.push(")");
-        if let Some(cwds) = query.cwd.as_ref().filter(|c| !c.is_empty()) {
-            sql.push(" AND cwd IN (");
-            push_list(&mut sql, cwds.iter().map(String::as_str));
-            sql.push(")");
-        }
-        if let Some(term) = query.search_term.as_deref().filter(|t| !t.is_empty()) {
-            let pattern = format!("%{}%", escape_like(term));
-            sql.push(" AND (name LIKE ");
-            sql.push_bind(pattern.clone());
-            sql.push(" ESCAPE '\\' OR preview LIKE ");
-            sql.push_bind(pattern);
-            sql.push(" ESCAPE '\\')");
-        }
-        if let Some(cursor) = &query.cursor {
-            let (value, id) = parse_cursor(cursor)?;
-            sql.push(format!(" AND ({column} {cmp} "));
-            sql.push_bind(value);
-            sql.push(format!(" OR ({column} = "));
-            sql.push_bind(value);
-            sql.push(format!(" AND id {cmp} "));
-            sql.push_bind(id);
-            sql.push("))");
-        }
-        sql.push(format!(" ORDER BY {column} {order}, id {order} LIMIT "));
-        sql.push_bind(i64::from(limit) + 1);
-
-        let rows = sql.build().fetch_all(&self.pool).await?;
-        let mut out = rows.iter().map(decode_row).collect::<Result<Vec<_>, _>>()?;
-        let next = if out.len() > limit as usize {
-            out.truncate(limit as usize);
-            out.last().map(|row| {
-                let value = match query.sort_key {
-                    ListSortKey::CreatedAt => row.created_at,
-                    ListSortKey::UpdatedAt => row.updated_at,
-                };
-                format!("{value}:{}", row.id)
-            })
-        } else {
-            None
-        };
-        Ok((out, next))
-    }
-
     /// Re-index every rollout under `sessions/` and `archived_sessions/` (the rollouts win over
     /// what the DB holds), and drop rows whose rollout is gone. A rollout that cannot be read is
     /// logged, reported and skipped; it never stops the scan.
@@ -517,7 +268,7 @@ impl StateDb {
         .await
         .map_err(|err| StateError::Io {
             path: home.to_path_buf(),
-            source: std::io::Error::other(err.to_string()),
+            source: std::io::Error::other(err),
         })?;
 
         let mut report = RebuildReport::default();
@@ -569,9 +320,9 @@ async fn upsert_with<'e, E>(executor: E, row: &ThreadRow) -> Result<(), StateErr
 where
     E: sqlx::Executor<'e, Database = Sqlite>,
 {
-    let source_json = serde_json::to_string(&row.source).map_err(|err| StateError::Corrupt {
+    let source_json = serde_json::to_string(&row.source).map_err(|source| StateError::Encode {
         id: row.id.to_string(),
-        reason: err.to_string(),
+        source,
     })?;
     let sql = format!(
         "INSERT INTO threads ({COLUMNS}) VALUES \
@@ -616,9 +367,9 @@ where
 fn decode_row(row: &SqliteRow) -> Result<ThreadRow, StateError> {
     let id: String = row.try_get("id")?;
     let source_json: String = row.try_get("source_json")?;
-    let source = serde_json::from_str(&source_json).map_err(|err| StateError::Corrupt {
+    let source = serde_json::from_str(&source_json).map_err(|source| StateError::Corrupt {
         id: id.clone(),
-        reason: format!("source_json: {err}"),
+        source,
     })?;
     let rollout_path: String = row.try_get("rollout_path")?;
     let effort: Option<String> = row.try_get("reasoning_effort")?;
@@ -641,52 +392,4 @@ fn decode_row(row: &SqliteRow) -> Result<ThreadRow, StateError> {
         archived: row.try_get("archived")?,
         forked_from_id: forked.map(ThreadId::from),
     })
-}
-
-/// The concrete kinds a `sourceKinds` filter stands for.
-fn expand_source_kinds(kinds: Option<&[String]>) -> Vec<&str> {
-    let Some(kinds) = kinds.filter(|k| !k.is_empty()) else {
-        return INTERACTIVE_SOURCE_KINDS.to_vec();
-    };
-    let mut out = Vec::new();
-    for kind in kinds {
-        if kind == "subAgent" {
-            out.extend_from_slice(SUB_AGENT_KINDS);
-        } else {
-            out.push(kind.as_str());
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-fn push_list<'a>(sql: &mut QueryBuilder<Sqlite>, values: impl Iterator<Item = &'a str>) {
-    let mut separated = sql.separated(", ");
-    for value in values {
-        separated.push_bind(value.to_string());
-    }
-}
-
-/// Escape `%`, `_` and the escape character itself for `LIKE … ESCAPE '\'`.
-fn escape_like(term: &str) -> String {
-    let mut out = String::with_capacity(term.len());
-    for c in term.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `"<sort value>:<id>"`.
-fn parse_cursor(cursor: &str) -> Result<(i64, String), StateError> {
-    let invalid = || StateError::InvalidCursor(cursor.to_string());
-    let (value, id) = cursor.split_once(':').ok_or_else(invalid)?;
-    let value = i64::from_str(value).map_err(|_| invalid())?;
-    if id.is_empty() {
-        return Err(invalid());
-    }
-    Ok((value, id.to_string()))
 }

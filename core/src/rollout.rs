@@ -45,6 +45,7 @@ mod writer;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use paths::{
     ARCHIVED_SESSIONS_DIR, FoundRollout, SESSIONS_DIR, archive, find_rollout, list_rollouts,
@@ -81,20 +82,21 @@ pub enum RolloutError {
         path: PathBuf,
     },
     /// The file has no parsable `session_meta` header.
-    #[error("rollout {} has no valid session header: {reason}", path.display())]
+    #[error("rollout {} has no valid session header: {problem}", path.display())]
     BadHeader {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        reason: String,
+        #[source]
+        problem: HeaderProblem,
     },
     /// A write failed earlier; the lines appended since are lost.
-    #[error("rollout {} could not be written: {reason}", path.display())]
+    #[error("rollout {} could not be written: {source}", path.display())]
     WriteFailed {
         /// The file.
         path: PathBuf,
-        /// The first error.
-        reason: String,
+        /// The first error (shared: every later flush reports it too).
+        source: Arc<std::io::Error>,
     },
     /// The writer was closed (or its task is gone).
     #[error("rollout writer for {} is closed", path.display())]
@@ -125,6 +127,20 @@ pub enum RolloutError {
     /// `fork_lines` through a turn that has not ended.
     #[error("turn {0} is still in progress")]
     TurnInProgress(String),
+}
+
+/// What is wrong with a rollout's first line.
+#[derive(Debug, thiserror::Error)]
+pub enum HeaderProblem {
+    /// The file has no lines.
+    #[error("the file is empty")]
+    Empty,
+    /// The first line is a record, but not `session_meta`.
+    #[error("the first record is not session_meta")]
+    NotSessionMeta,
+    /// The first line does not parse.
+    #[error(transparent)]
+    Parse(serde_json::Error),
 }
 
 impl RolloutError {

@@ -10,8 +10,10 @@ use weft_protocol::{ThreadId, TurnStatus, UserInput};
 
 use crate::config::Config;
 use crate::events::{EventSink, Reply as CoreReply, ThreadEvent};
-use crate::manager::{StartThreadOptions, ThreadManager};
-use crate::session::{CoreError, InputMode, Op, Submitted, ThreadHandle, TurnOverrides};
+use crate::thread::{
+    CoreError, InputMode, Op, StartThreadOptions, Submitted, ThreadHandle, ThreadManager,
+    TurnOverrides,
+};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -153,7 +155,7 @@ async fn routing_modes_are_answered_immediately_and_rejections_are_not_queued() 
     )
     .await
     .unwrap_err();
-    assert_eq!(idle, CoreError::NoActiveTurnToSteer);
+    assert!(matches!(idle, CoreError::NoActiveTurnToSteer), "{idle:?}");
     assert!(matches!(
         submit(&h.handle, "two", InputMode::StartOrSteer)
             .await
@@ -188,4 +190,84 @@ async fn start_or_steer_on_a_busy_thread_joins_the_running_turn() {
     assert_eq!(done.id, turn.id);
     let requests = h.mock.wait_for_requests(2, WAIT).await.unwrap();
     assert!(requests[1].body.to_string().contains("more"));
+}
+
+/// A span as it was opened.
+#[derive(Debug, Clone)]
+struct OpenedSpan {
+    name: String,
+    parent: Option<String>,
+    /// `name=value ` for each field, in order.
+    fields: String,
+}
+
+/// Every span opened while it is the default subscriber.
+#[derive(Clone, Default)]
+struct SpanLog(Arc<parking_lot::Mutex<Vec<OpenedSpan>>>);
+
+struct FieldText(String);
+
+impl tracing::field::Visit for FieldText {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={value:?} ", field.name()));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for SpanLog
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = FieldText(String::new());
+        attrs.record(&mut fields);
+        let parent = ctx
+            .span(id)
+            .and_then(|span| span.parent())
+            .map(|parent| parent.name().to_string());
+        self.0.lock().push(OpenedSpan {
+            name: attrs.metadata().name().to_string(),
+            parent,
+            fields: fields.0,
+        });
+    }
+}
+
+#[tokio::test]
+async fn the_actor_runs_in_a_thread_span_and_its_turn_in_a_turn_span() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let log = SpanLog::default();
+    let subscriber = tracing_subscriber::registry().with(log.clone());
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let mut h = harness().await;
+    h.mock.push(Reply::new().text("done").responses());
+    let Submitted::Started(turn) = submit(&h.handle, "go", InputMode::StartOrSteer)
+        .await
+        .unwrap()
+    else {
+        panic!("expected a new turn");
+    };
+    turn_completed(&mut h.events).await;
+
+    let spans = log.0.lock().clone();
+    let thread_id = h.handle.id();
+    let thread_fields = format!("thread_id={thread_id} ");
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == "thread" && s.parent.is_none() && s.fields == thread_fields),
+        "{spans:?}"
+    );
+    let turn_fields = format!("thread_id={thread_id} turn_id={} ", turn.id);
+    assert!(
+        spans.iter().any(|s| s.name == "turn"
+            && s.parent.as_deref() == Some("thread")
+            && s.fields == turn_fields),
+        "{spans:?}"
+    );
 }

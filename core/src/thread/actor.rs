@@ -1,0 +1,252 @@
+//! The thread's actor: one tokio task per loaded thread owns the thread's state. Everyone else
+//! holds a [`ThreadHandle`] and submits [`Op`]s; answers come back through [`Reply`](crate::events::Reply)s, which the
+//! actor delivers *before* it emits anything that follows from the request.
+//!
+//! The actor depends on its [`Services`] and its handle's types, never on the manager that
+//! spawns it. Starting a turn lives in `start`, ending one in `finish`, and what the model is
+//! told before each turn (instructions, environment) in `context`.
+
+mod context;
+mod finish;
+mod start;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use weft_protocol::{
+    NonSteerableTurnKind, Thread, ThreadStatus, ThreadTokenUsage, Turn, TurnId, TurnStatus,
+};
+
+use super::error::CoreError;
+use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
+use super::services::Services;
+use crate::env_context::EnvironmentContext;
+use crate::events::{SharedSink, ThreadEvent};
+use crate::history::History;
+use crate::rollout::{RolloutRecord, RolloutWriter};
+use crate::settings::ThreadSettings;
+use crate::tools::runtime::ToolRuntime;
+use crate::turn::{TurnEnd, TurnShared};
+use context::last_environment_in;
+
+/// Capacity of a thread's op queue.
+const OP_QUEUE_CAPACITY: usize = 64;
+
+/// The running turn: its task and what the actor needs to finish it.
+struct ActiveTurn {
+    turn_id: TurnId,
+    kind: Option<NonSteerableTurnKind>,
+    cancel: CancellationToken,
+    task: JoinHandle<TurnEnd>,
+    shared: Arc<TurnShared>,
+    started_at: i64,
+    started: Instant,
+}
+
+/// The actor's state.
+pub struct ThreadActor {
+    thread: Thread,
+    settings: ThreadSettings,
+    services: Arc<Services>,
+    sink: SharedSink,
+    history: Arc<Mutex<History>>,
+    token_usage: Arc<Mutex<ThreadTokenUsage>>,
+    active: Option<ActiveTurn>,
+    turns: Vec<Turn>,
+    ops: mpsc::WeakSender<Op>,
+    /// The environment context last recorded in history.
+    last_environment: Option<EnvironmentContext>,
+    /// Whether the instruction messages (developer, AGENTS.md) are in history.
+    instructions_recorded: bool,
+    /// The thread's tools (and what they keep running).
+    tools: Arc<ToolRuntime>,
+    /// The thread's rollout (none for an ephemeral thread).
+    rollout: Option<RolloutWriter>,
+    /// When the last turn ended or the thread was loaded (for idle unloading).
+    last_activity: Instant,
+}
+
+impl ThreadActor {
+    /// Spawn the actor for a new thread and return its handle.
+    pub fn spawn(
+        thread: Thread,
+        settings: ThreadSettings,
+        services: Arc<Services>,
+        sink: SharedSink,
+        restored: Restored,
+    ) -> ThreadHandle {
+        let (tx, rx) = mpsc::channel(OP_QUEUE_CAPACITY);
+        let handle = ThreadHandle::new(thread.id.clone(), tx.clone());
+        let instructions_recorded = !restored.history.is_empty();
+        let last_environment = last_environment_in(&restored.history, &settings);
+        let actor = ThreadActor {
+            thread,
+            settings,
+            services,
+            sink,
+            history: Arc::new(Mutex::new(History::restored(
+                restored.history,
+                restored.rollout.clone(),
+            ))),
+            token_usage: Arc::new(Mutex::new(restored.token_usage.unwrap_or_default())),
+            active: None,
+            turns: restored.turns,
+            ops: tx.downgrade(),
+            last_environment,
+            instructions_recorded,
+            tools: ToolRuntime::new(),
+            rollout: restored.rollout,
+            last_activity: Instant::now(),
+        };
+        drop(tx);
+        // The thread outlives the request that loaded it, so its span has no parent: every
+        // line the actor (and the turns it runs) logs carries `thread_id`, and nothing else.
+        let span = tracing::info_span!(parent: None, "thread", thread_id = %actor.thread.id);
+        tokio::spawn(actor.run(rx).instrument(span));
+        handle
+    }
+
+    async fn run(mut self, mut ops: mpsc::Receiver<Op>) {
+        while let Some(op) = ops.recv().await {
+            match op {
+                Op::Submit {
+                    input,
+                    mode,
+                    overrides,
+                    client_id,
+                    reply,
+                } => self.submit(input, mode, overrides, client_id, reply).await,
+                Op::Interrupt { turn_id, reply } => self.interrupt(turn_id, reply).await,
+                Op::Snapshot { reply } => {
+                    let _ = reply.send(self.snapshot());
+                }
+                Op::TurnFinished { turn_id } => {
+                    if self.active.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+                        self.finish_turn(None).await;
+                    }
+                }
+                Op::SetName { name, reply } => {
+                    let _ = reply.send(self.set_name(name).await);
+                }
+                Op::Compact { reply } => self.compact(reply).await,
+                Op::Flush { reply } => {
+                    self.flush_rollout(false).await;
+                    let _ = reply.send(());
+                }
+                Op::Idle { reply } => {
+                    let _ = reply.send(self.active.is_none().then_some(self.last_activity));
+                }
+                Op::Shutdown { reply } => {
+                    self.abort_active(TurnEnd::Interrupted).await;
+                    self.tools.shutdown().await;
+                    self.close_rollout().await;
+                    let _ = reply.send(());
+                    return;
+                }
+            }
+        }
+        // Every handle is gone: wind down.
+        self.abort_active(TurnEnd::Interrupted).await;
+        self.tools.shutdown().await;
+        self.close_rollout().await;
+    }
+
+    pub(super) fn status(&self) -> ThreadStatus {
+        match &self.active {
+            Some(_) if self.tools.waiting_on_approval() => ThreadStatus::Active {
+                active_flags: vec![weft_protocol::ThreadActiveFlag::WaitingOnApproval],
+            },
+            Some(_) => ThreadStatus::active(),
+            None => match self.turns.last() {
+                Some(turn) if turn.status == TurnStatus::Failed => ThreadStatus::SystemError,
+                _ => ThreadStatus::Idle,
+            },
+        }
+    }
+
+    fn snapshot(&self) -> ThreadSnapshot {
+        let mut thread = self.thread.clone();
+        thread.status = self.status();
+        thread.model = Some(self.settings.model.clone());
+        thread.model_provider = self.settings.model_provider.clone();
+        thread.reasoning_effort = self.settings.reasoning_effort.clone();
+        thread.cwd = self.settings.cwd.display().to_string();
+        let usage = *self.token_usage.lock();
+        let token_usage = match (usage.total.total_tokens, self.turns.last()) {
+            (0, _) | (_, None) => None,
+            (_, Some(turn)) => Some((turn.id.clone(), usage)),
+        };
+        ThreadSnapshot {
+            thread,
+            settings: self.settings.clone(),
+            turns: self.turns.clone(),
+            token_usage,
+        }
+    }
+
+    async fn set_name(&mut self, name: Option<String>) -> Result<(), CoreError> {
+        let Some(rollout) = &self.rollout else {
+            return Err(CoreError::EphemeralMetadata(self.thread.id.to_string()));
+        };
+        rollout.append(RolloutRecord::ThreadNameSet {
+            name: name.clone().unwrap_or_default(),
+        });
+        self.thread.name = name;
+        self.flush_rollout(true).await;
+        if let Some(state) = &self.services.state
+            && let Err(err) = state
+                .set_name(&self.thread.id, self.thread.name.as_deref())
+                .await
+        {
+            tracing::warn!(thread = %self.thread.id, %err, "cannot index the thread name");
+        }
+        Ok(())
+    }
+
+    pub(super) async fn flush_rollout(&self, fsync: bool) {
+        if let Some(rollout) = &self.rollout
+            && let Err(err) = rollout.flush(fsync).await
+        {
+            tracing::error!(thread = %self.thread.id, %err, "cannot write the rollout");
+        }
+    }
+
+    async fn close_rollout(&mut self) {
+        if let Some(rollout) = self.rollout.take() {
+            self.history.lock().detach_journal();
+            if let Err(err) = rollout.close().await {
+                tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
+            }
+        }
+    }
+
+    /// Keep the state DB's row (updated time, preview) in step with the thread.
+    pub(super) async fn index_thread(&self) {
+        let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
+            return;
+        };
+        if let Err(err) = state
+            .touch(
+                &self.thread.id,
+                self.thread.updated_at,
+                Some(self.thread.preview.as_str()),
+            )
+            .await
+        {
+            tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
+        }
+    }
+
+    pub(super) async fn emit(&self, event: ThreadEvent) {
+        self.sink.emit(&self.thread.id, event).await;
+    }
+}

@@ -1,0 +1,96 @@
+//! What the model is told before a turn's input: the step prompt every request is built from,
+//! the instruction messages (once per thread) and the environment context (when it changed).
+
+use super::ThreadActor;
+use crate::env_context::EnvironmentContext;
+use crate::instructions::{base_instructions, discover_agents_md, render_user_instructions};
+use crate::model::{ContentItem, Prompt, ResponseItem};
+use crate::settings::{ThreadSettings, approval_policy_name, sandbox_mode_name};
+
+impl ThreadActor {
+    /// The step context: what every request of the next turn is built from.
+    pub(super) fn step_prompt(&self) -> Prompt {
+        let instructions = self
+            .settings
+            .base_instructions
+            .clone()
+            .unwrap_or_else(|| base_instructions().to_string());
+        Prompt {
+            model: self.settings.model.clone(),
+            instructions,
+            input: Vec::new(),
+            tools: Vec::new(),
+            parallel_tool_calls: false,
+            reasoning_effort: self.settings.reasoning_effort.as_ref().map(|e| e.0.clone()),
+            reasoning_summary: self
+                .settings
+                .reasoning_summary
+                .and_then(|s| serde_json::to_value(s).ok())
+                .and_then(|v| v.as_str().map(str::to_string)),
+            prompt_cache_key: Some(self.thread.id.to_string()),
+        }
+    }
+
+    /// Record the context messages the model needs before this turn's input: the developer
+    /// instructions and AGENTS.md once, and the environment context whenever it changed.
+    pub(super) fn record_context(&mut self) {
+        let mut history = self.history.lock();
+        if !self.instructions_recorded {
+            self.instructions_recorded = true;
+            if let Some(developer) = &self.settings.developer_instructions {
+                history.record(ResponseItem::message(
+                    crate::model::Role::Developer,
+                    vec![ContentItem::InputText {
+                        text: developer.clone(),
+                    }],
+                ));
+            }
+            if let Some(text) = render_user_instructions(&discover_agents_md(&self.settings.cwd)) {
+                history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                    text,
+                }]));
+            }
+        }
+        // The environment context: in full the first time (and after a resume), then only
+        // what changed since the last one the model saw.
+        let environment = self.environment();
+        let text = match &self.last_environment {
+            None => Some(environment.render()),
+            Some(previous) => environment.diff(previous),
+        };
+        if let Some(text) = text {
+            history.record(ResponseItem::user_message(vec![ContentItem::InputText {
+                text,
+            }]));
+        }
+        self.last_environment = Some(environment);
+    }
+
+    pub(super) fn environment(&self) -> EnvironmentContext {
+        EnvironmentContext::capture(
+            self.settings.cwd.clone(),
+            approval_policy_name(&self.settings.approval_policy),
+            sandbox_mode_name(self.settings.sandbox_mode()),
+        )
+    }
+}
+
+/// The environment context a restored history already gives the model: when its last
+/// environment message is the full context as it is now, the next turn need not repeat it.
+/// Otherwise (it changed, or only a diff was last) the next turn sends it in full.
+pub(super) fn last_environment_in(
+    history: &[ResponseItem],
+    settings: &ThreadSettings,
+) -> Option<EnvironmentContext> {
+    let current = EnvironmentContext::capture(
+        settings.cwd.clone(),
+        approval_policy_name(&settings.approval_policy),
+        sandbox_mode_name(settings.sandbox_mode()),
+    );
+    let rendered = current.render();
+    let last = history.iter().rev().find_map(|item| {
+        item.message_text()
+            .filter(|text| text.starts_with(crate::env_context::ENVIRONMENT_CONTEXT_OPEN_TAG))
+    })?;
+    (last == rendered).then_some(current)
+}

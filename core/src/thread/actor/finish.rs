@@ -1,0 +1,188 @@
+//! Ending a turn: `turn/interrupt`, the hard abort after a grace period, and the one place a
+//! turn is finished (recorded, flushed, indexed, then announced with `turn/completed`).
+
+use std::time::{Duration, Instant};
+
+use weft_protocol::{
+    NonSteerableTurnKind, ThreadItem, ThreadItemDetails, Turn, TurnError, TurnItemsView, TurnStatus,
+};
+
+use super::ThreadActor;
+use crate::events::{Reply, ThreadEvent};
+use crate::model::{ContentItem, ResponseItem};
+use crate::rollout::{RolloutRecord, TURN_ABORTED_MARKER};
+use crate::thread::error::CoreError;
+use crate::thread::handle::{InputMode, TurnOverrides};
+use crate::time::now_secs;
+use crate::turn::{PendingInput, TurnEnd};
+
+/// How long an interrupted turn's task may take to finish cooperatively.
+const INTERRUPT_GRACE: Duration = Duration::from_millis(100);
+
+impl ThreadActor {
+    pub(super) async fn interrupt(&mut self, turn_id: String, reply: Reply<Result<(), CoreError>>) {
+        let Some(active) = &self.active else {
+            reply.send(Err(CoreError::NoActiveTurnToInterrupt)).await;
+            return;
+        };
+        if active.turn_id.as_str() != turn_id {
+            let active = active.turn_id.to_string();
+            reply
+                .send(Err(CoreError::InterruptTurnMismatch {
+                    expected: turn_id,
+                    active,
+                }))
+                .await;
+            return;
+        }
+        reply.send(Ok(())).await;
+        self.abort_active(TurnEnd::Interrupted).await;
+    }
+
+    /// Cancel the running task, give it a short grace to finish cooperatively (so every item
+    /// it started is completed), then abort it, and finish the turn with `end`.
+    pub(super) async fn abort_active(&mut self, end: TurnEnd) {
+        let Some(active) = self.active.as_mut() else {
+            return;
+        };
+        active.cancel.cancel();
+        if tokio::time::timeout(INTERRUPT_GRACE, &mut active.task)
+            .await
+            .is_err()
+        {
+            active.task.abort();
+        }
+        self.finish_turn(Some(end)).await;
+    }
+
+    /// The turn's task is over: record its end, then tell the clients.
+    pub(super) async fn finish_turn(&mut self, forced: Option<TurnEnd>) {
+        let Some(mut active) = self.active.take() else {
+            return;
+        };
+        let end = match forced {
+            Some(end) => end,
+            None => match (&mut active.task).await {
+                Ok(end) => end,
+                Err(err) => TurnEnd::Failed(TurnError {
+                    message: format!("turn task failed: {err}"),
+                    codex_error_info: Some(weft_protocol::CodexErrorInfo::Other),
+                    additional_details: None,
+                    misalignment: None,
+                }),
+            },
+        };
+        let (status, error) = match end {
+            TurnEnd::Completed => (TurnStatus::Completed, None),
+            TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
+            TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
+        };
+        if status == TurnStatus::Interrupted {
+            self.history.lock().record(ResponseItem::user_message(vec![ContentItem::InputText {
+                text: TURN_ABORTED_MARKER.to_string(),
+            }]));
+        }
+        // A task aborted after the grace period may leave items started: complete them now,
+        // so every item a client saw start also completes.
+        for item in active.shared.complete_abandoned(crate::time::now_ms()) {
+            if let Some(rollout) = &self.rollout {
+                rollout.append(RolloutRecord::ItemCompleted {
+                    turn_id: active.turn_id.clone(),
+                    item: item.clone(),
+                });
+            }
+            self.emit(ThreadEvent::ItemCompleted {
+                turn_id: active.turn_id.clone(),
+                item,
+            })
+            .await;
+        }
+        let completed_at = now_secs();
+        self.thread.updated_at = completed_at;
+        let items = active.shared.completed_items();
+        let turn = Turn {
+            id: active.turn_id.clone(),
+            root_turn_id: Some(active.turn_id.clone()),
+            items,
+            items_view: TurnItemsView::Full,
+            status,
+            error: error.clone(),
+            started_at: Some(active.started_at),
+            completed_at: Some(completed_at),
+            duration_ms: Some(active.started.elapsed().as_millis() as i64),
+        };
+        self.turns.push(turn.clone());
+        if let Some(rollout) = &self.rollout {
+            rollout.append(RolloutRecord::TurnEnded {
+                turn_id: turn.id.clone(),
+                status,
+                error: error.clone(),
+                completed_at,
+                duration_ms: turn.duration_ms,
+            });
+        }
+        // The end of the turn is on disk before any client hears of it.
+        self.flush_rollout(true).await;
+        self.last_activity = Instant::now();
+        self.index_thread().await;
+        let leftover = active.shared.take_pending();
+        self.emit(ThreadEvent::StatusChanged(self.status())).await;
+        if let Some(error) = &error {
+            self.emit(ThreadEvent::Error {
+                turn_id: turn.id.clone(),
+                error: error.clone(),
+                will_retry: false,
+            })
+            .await;
+        }
+        let view = if active.kind == Some(NonSteerableTurnKind::Compact) {
+            Turn {
+                items: Vec::new(),
+                items_view: TurnItemsView::NotLoaded,
+                ..turn
+            }
+        } else {
+            completed_view(turn)
+        };
+        self.emit(ThreadEvent::TurnCompleted(view)).await;
+        if !leftover.is_empty() && status != TurnStatus::Interrupted {
+            self.start_with_leftover(leftover).await;
+        }
+    }
+
+    /// Input steered in after the task had decided to finish starts the next turn.
+    async fn start_with_leftover(&mut self, leftover: Vec<PendingInput>) {
+        let mut input = Vec::new();
+        for pending in leftover {
+            input.extend(pending.input);
+        }
+        let (reply, _rx) = Reply::channel();
+        Box::pin(self.submit(
+            input,
+            InputMode::StartIfIdle,
+            TurnOverrides::default(),
+            None,
+            reply,
+        ))
+        .await;
+    }
+}
+
+/// The view of a finished turn that `turn/completed` carries, as the reference sends it:
+/// only the final agent message for a completed turn, nothing for an interrupted or failed one.
+fn completed_view(mut turn: Turn) -> Turn {
+    if turn.status == TurnStatus::Completed {
+        let last = turn
+            .items
+            .iter()
+            .rev()
+            .find(|i| matches!(i.details, ThreadItemDetails::AgentMessage(_)))
+            .cloned();
+        turn.items = last.into_iter().collect::<Vec<ThreadItem>>();
+        turn.items_view = TurnItemsView::Summary;
+    } else {
+        turn.items = Vec::new();
+        turn.items_view = TurnItemsView::NotLoaded;
+    }
+    turn
+}

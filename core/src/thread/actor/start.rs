@@ -1,0 +1,284 @@
+//! Starting a turn: routing submitted input (start, steer or refuse), `thread/compact/start`,
+//! and spawning the turn's task.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use weft_protocol::{
+    NonSteerableTurnKind, ThreadStatus, Turn, TurnId, TurnItemsView, TurnStatus, UserInput,
+};
+
+use super::{ActiveTurn, ThreadActor};
+use crate::compact::Window;
+use crate::events::{Reply, ThreadEvent};
+use crate::model::ModelClient;
+use crate::rollout::{RolloutRecord, TurnContextRecord};
+use crate::thread::error::CoreError;
+use crate::thread::handle::{InputMode, Op, Submitted, TurnOverrides};
+use crate::time::{new_item_id, new_turn_id, now_secs};
+use crate::tools::context::ToolTurn;
+use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnShared};
+
+/// What a spawned task does.
+enum TaskKind {
+    /// A regular turn with its first input.
+    Regular(PendingInput),
+    /// A manual compaction.
+    Compact,
+}
+
+impl ThreadActor {
+    pub(super) async fn submit(
+        &mut self,
+        input: Vec<UserInput>,
+        mode: InputMode,
+        overrides: TurnOverrides,
+        client_id: Option<String>,
+        reply: Reply<Result<Submitted, CoreError>>,
+    ) {
+        if let Some(active) = &self.active {
+            let outcome = match &mode {
+                InputMode::StartIfIdle => Err(CoreError::Busy(active.turn_id.to_string())),
+                InputMode::Steer { expected_turn_id } if expected_turn_id.is_empty() => {
+                    Err(CoreError::EmptyExpectedTurnId)
+                }
+                InputMode::Steer { expected_turn_id }
+                    if expected_turn_id.as_str() != active.turn_id.as_str() =>
+                {
+                    Err(CoreError::SteerTurnMismatch {
+                        expected: expected_turn_id.clone(),
+                        active: active.turn_id.to_string(),
+                    })
+                }
+                _ if input.is_empty() => Err(CoreError::EmptyInput),
+                _ => match active.kind {
+                    Some(kind) => Err(CoreError::NotSteerable(kind)),
+                    None => Ok(()),
+                },
+            };
+            if let Err(err) = outcome {
+                reply.send(Err(err)).await;
+                return;
+            }
+            overrides.apply(&mut self.settings);
+            let turn_id = active.turn_id.clone();
+            // Answer first: the running turn may inject the input (and emit its userMessage
+            // item) as soon as it is queued, and the answer must precede that.
+            reply.send(Ok(Submitted::Steered(turn_id))).await;
+            active.shared.push_pending(PendingInput {
+                item_id: new_item_id(),
+                input,
+                client_id,
+            });
+            return;
+        }
+        if matches!(mode, InputMode::Steer { .. }) {
+            reply.send(Err(CoreError::NoActiveTurnToSteer)).await;
+            return;
+        }
+        // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
+        // turn with no userMessage item (protocol.md §4.14).
+        let mut settings = self.settings.clone();
+        overrides.apply(&mut settings);
+        let Some(provider) = self
+            .services
+            .config
+            .provider(&settings.model_provider)
+            .cloned()
+        else {
+            reply
+                .send(Err(CoreError::UnknownProvider(
+                    settings.model_provider.clone(),
+                )))
+                .await;
+            return;
+        };
+        self.settings = settings;
+        let turn_id = new_turn_id();
+        let turn = Turn {
+            id: turn_id.clone(),
+            root_turn_id: Some(turn_id.clone()),
+            items: Vec::new(),
+            items_view: TurnItemsView::NotLoaded,
+            status: TurnStatus::InProgress,
+            error: None,
+            started_at: None,
+            completed_at: None,
+            duration_ms: None,
+        };
+        if self.thread.preview.is_empty() {
+            self.thread.preview = preview_of(&input);
+        }
+        reply
+            .send(Ok(Submitted::Started(Box::new(turn.clone()))))
+            .await;
+        let started_at = now_secs();
+        if let Some(rollout) = &self.rollout {
+            rollout.append(RolloutRecord::TurnStarted {
+                turn_id: turn_id.clone(),
+                started_at,
+                context: TurnContextRecord::from_settings(&self.settings),
+            });
+        }
+        self.record_context();
+        self.thread.updated_at = started_at;
+        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
+            .await;
+        let mut started = turn;
+        started.started_at = Some(started_at);
+        self.emit(ThreadEvent::TurnStarted(started)).await;
+        self.spawn_turn(
+            turn_id,
+            provider,
+            TaskKind::Regular(PendingInput {
+                item_id: new_item_id(),
+                input,
+                client_id,
+            }),
+            started_at,
+        );
+    }
+
+    /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
+    /// interrupted), then the compaction runs as a turn of its own that cannot be steered.
+    pub(super) async fn compact(&mut self, reply: Reply<Result<(), CoreError>>) {
+        let Some(provider) = self
+            .services
+            .config
+            .provider(&self.settings.model_provider)
+            .cloned()
+        else {
+            reply
+                .send(Err(CoreError::UnknownProvider(
+                    self.settings.model_provider.clone(),
+                )))
+                .await;
+            return;
+        };
+        reply.send(Ok(())).await;
+        self.abort_active(TurnEnd::Interrupted).await;
+        let turn_id = new_turn_id();
+        let started_at = now_secs();
+        if let Some(rollout) = &self.rollout {
+            rollout.append(RolloutRecord::TurnStarted {
+                turn_id: turn_id.clone(),
+                started_at,
+                context: TurnContextRecord::from_settings(&self.settings),
+            });
+        }
+        self.thread.updated_at = started_at;
+        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
+            .await;
+        self.emit(ThreadEvent::TurnStarted(Turn {
+            id: turn_id.clone(),
+            root_turn_id: Some(turn_id.clone()),
+            items: Vec::new(),
+            items_view: TurnItemsView::NotLoaded,
+            status: TurnStatus::InProgress,
+            error: None,
+            started_at: Some(started_at),
+            completed_at: None,
+            duration_ms: None,
+        }))
+        .await;
+        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at);
+    }
+
+    fn spawn_turn(
+        &mut self,
+        turn_id: TurnId,
+        provider: crate::model::ProviderConfig,
+        task: TaskKind,
+        started_at: i64,
+    ) {
+        let kind = match task {
+            TaskKind::Regular(_) => None,
+            TaskKind::Compact => Some(NonSteerableTurnKind::Compact),
+        };
+        let cancel = CancellationToken::new();
+        let shared = Arc::new(TurnShared::default());
+        let stream_max_retries = provider.stream_max_retries;
+        let tool_turn = ToolTurn {
+            thread_id: self.thread.id.clone(),
+            turn_id: turn_id.clone(),
+            sink: self.sink.clone(),
+            cancel: cancel.clone(),
+            cwd: self.settings.cwd.clone(),
+            approval_policy: self.settings.approval_policy,
+            sandbox: self.settings.sandbox.clone(),
+        };
+        let mut step = self.step_prompt();
+        step.tools = self.tools.specs(&tool_turn);
+        step.parallel_tool_calls = !step.tools.is_empty();
+        let ctx = TurnContext {
+            thread_id: self.thread.id.clone(),
+            turn_id: turn_id.clone(),
+            client: ModelClient::new(provider, self.services.http()),
+            step,
+            stop_hooks: self.services.stop_hooks.clone(),
+            cwd: self.settings.cwd.clone(),
+            sink: self.sink.clone(),
+            history: self.history.clone(),
+            token_usage: self.token_usage.clone(),
+            shared: shared.clone(),
+            cancel: cancel.clone(),
+            stream_max_retries,
+            context_window: self
+                .services
+                .config
+                .model_context_window
+                .and_then(|w| i64::try_from(w).ok()),
+            rollout: self.rollout.clone(),
+            window: Window::new(
+                self.services.config.model_context_window,
+                self.services.config.model_auto_compact_token_limit,
+            ),
+            environment: self.environment(),
+            tools: self.tools.clone(),
+            tool_turn,
+        };
+        let ops = self.ops.clone();
+        let finished_id = turn_id.clone();
+        // A child of the actor's `thread` span (current here), with both ids of its own.
+        let span = tracing::info_span!("turn", thread_id = %self.thread.id, turn_id = %turn_id);
+        let task = tokio::spawn(
+            async move {
+                let end = match task {
+                    TaskKind::Regular(initial) => turn::run_task(ctx, initial).await,
+                    TaskKind::Compact => turn::run_compact_task(ctx).await,
+                };
+                if let Some(ops) = ops.upgrade() {
+                    let _ = ops
+                        .send(Op::TurnFinished {
+                            turn_id: finished_id,
+                        })
+                        .await;
+                }
+                end
+            }
+            .instrument(span),
+        );
+        self.active = Some(ActiveTurn {
+            turn_id,
+            kind,
+            cancel,
+            task,
+            shared,
+            started_at,
+            started: Instant::now(),
+        });
+    }
+}
+
+/// The preview of a thread: its first user message's text.
+fn preview_of(input: &[UserInput]) -> String {
+    input
+        .iter()
+        .find_map(|part| match part {
+            UserInput::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}

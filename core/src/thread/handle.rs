@@ -1,0 +1,218 @@
+//! The public face of a loaded thread: the [`ThreadHandle`] everyone holds, the [`Op`]s it
+//! submits to the thread's actor, and the types those ops carry and answer with.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot};
+use weft_protocol::{Thread, ThreadId, ThreadTokenUsage, Turn, TurnId, UserInput};
+
+use super::error::CoreError;
+use crate::events::Reply;
+use crate::model::ResponseItem;
+use crate::rollout::RolloutWriter;
+use crate::settings::ThreadSettings;
+
+/// How input is routed (runtime.md §3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputMode {
+    /// `turn/start`: start a turn, or steer the running one.
+    StartOrSteer,
+    /// Start a turn only if the thread is idle.
+    StartIfIdle,
+    /// `turn/steer`: add to the running turn, which must have this id.
+    Steer {
+        /// The turn the client believes is running.
+        expected_turn_id: String,
+    },
+}
+
+/// Settings a `turn/start` may change. Thread-level ones stick for later turns.
+#[derive(Debug, Clone, Default)]
+pub struct TurnOverrides {
+    /// Model.
+    pub model: Option<String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Approval policy.
+    pub approval_policy: Option<weft_protocol::AskForApproval>,
+    /// Sandbox policy.
+    pub sandbox: Option<weft_protocol::SandboxPolicy>,
+    /// Reasoning effort.
+    pub reasoning_effort: Option<weft_protocol::ReasoningEffort>,
+    /// Reasoning summary.
+    pub reasoning_summary: Option<weft_protocol::ReasoningSummary>,
+}
+
+impl TurnOverrides {
+    /// Write the overrides that are set into `settings`.
+    pub(super) fn apply(self, settings: &mut ThreadSettings) {
+        if let Some(model) = self.model {
+            settings.model = model;
+        }
+        if let Some(cwd) = self.cwd {
+            settings.cwd = cwd;
+        }
+        if let Some(policy) = self.approval_policy {
+            settings.approval_policy = policy;
+        }
+        if let Some(sandbox) = self.sandbox {
+            settings.sandbox = sandbox;
+        }
+        if let Some(effort) = self.reasoning_effort {
+            settings.reasoning_effort = Some(effort);
+        }
+        if let Some(summary) = self.reasoning_summary {
+            settings.reasoning_summary = Some(summary);
+        }
+    }
+}
+
+/// The routing decision for accepted input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// A new turn started.
+    Started(Box<Turn>),
+    /// The input joined the running turn.
+    Steered(TurnId),
+}
+
+/// A request to a thread's actor.
+pub enum Op {
+    /// User input (`turn/start`, `turn/steer`).
+    Submit {
+        /// The input.
+        input: Vec<UserInput>,
+        /// Routing mode.
+        mode: InputMode,
+        /// Settings for the turn (and the thread).
+        overrides: TurnOverrides,
+        /// `clientUserMessageId`.
+        client_id: Option<String>,
+        /// The answer.
+        reply: Reply<Result<Submitted, CoreError>>,
+    },
+    /// `turn/interrupt`.
+    Interrupt {
+        /// The turn the client wants to stop.
+        turn_id: String,
+        /// The answer (delivered before the turn's `turn/completed`).
+        reply: Reply<Result<(), CoreError>>,
+    },
+    /// A snapshot of the thread (for responses).
+    Snapshot {
+        /// The answer.
+        reply: oneshot::Sender<ThreadSnapshot>,
+    },
+    /// Sent by the running task when it has finished.
+    TurnFinished {
+        /// Which turn.
+        turn_id: TurnId,
+    },
+    /// Set (or clear) the thread's name.
+    SetName {
+        /// The new name.
+        name: Option<String>,
+        /// Answered once the name is on disk.
+        reply: oneshot::Sender<Result<(), CoreError>>,
+    },
+    /// Write everything recorded so far to the rollout.
+    Flush {
+        /// Answered once it is on disk.
+        reply: oneshot::Sender<()>,
+    },
+    /// Whether the thread is idle (no turn) and since when.
+    Idle {
+        /// `Some(since)` when no turn is running.
+        reply: oneshot::Sender<Option<Instant>>,
+    },
+    /// `thread/compact/start`.
+    Compact {
+        /// Answered at once (before the compaction turn starts).
+        reply: Reply<Result<(), CoreError>>,
+    },
+    /// Stop the thread: interrupt any turn, then end the actor.
+    Shutdown {
+        /// Answered when the actor is done.
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// The thread as a client sees it, plus its settings.
+#[derive(Debug, Clone)]
+pub struct ThreadSnapshot {
+    /// The wire thread (`turns: []`).
+    pub thread: Thread,
+    /// Current settings.
+    pub settings: ThreadSettings,
+    /// Completed turns with all their items.
+    pub turns: Vec<Turn>,
+    /// Token totals and the last turn that reported them, once a model has answered.
+    pub token_usage: Option<(TurnId, ThreadTokenUsage)>,
+}
+
+/// What a thread starts from: nothing for a new thread, its rollout for a resumed or forked
+/// one.
+#[derive(Debug, Default)]
+pub struct Restored {
+    /// The model history.
+    pub history: Vec<ResponseItem>,
+    /// Finished turns with their items.
+    pub turns: Vec<Turn>,
+    /// Token totals so far.
+    pub token_usage: Option<ThreadTokenUsage>,
+    /// The rollout to append to (none when ephemeral).
+    pub rollout: Option<RolloutWriter>,
+}
+
+/// A handle on a loaded thread. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ThreadHandle {
+    id: ThreadId,
+    ops: mpsc::Sender<Op>,
+}
+
+impl ThreadHandle {
+    /// A handle that submits to the actor reading `ops`.
+    pub(super) fn new(id: ThreadId, ops: mpsc::Sender<Op>) -> ThreadHandle {
+        ThreadHandle { id, ops }
+    }
+
+    /// The thread id.
+    pub fn id(&self) -> &ThreadId {
+        &self.id
+    }
+
+    /// Submit an op. Fails only if the actor has stopped.
+    pub async fn send(&self, op: Op) -> Result<(), CoreError> {
+        self.ops
+            .send(op)
+            .await
+            .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// Submit an op without waiting: used on the request path, where waiting for one busy
+    /// thread would hold up every other request. A full queue is [`CoreError::Overloaded`].
+    pub fn try_send(&self, op: Op) -> Result<(), CoreError> {
+        self.ops.try_send(op).map_err(|err| match err {
+            mpsc::error::TrySendError::Full(_) => CoreError::Overloaded,
+            mpsc::error::TrySendError::Closed(_) => CoreError::ThreadNotFound(self.id.to_string()),
+        })
+    }
+
+    /// The thread's current state.
+    pub async fn snapshot(&self) -> Result<ThreadSnapshot, CoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Op::Snapshot { reply: tx }).await?;
+        rx.await
+            .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// Stop the actor (interrupting any running turn) and wait for it.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.send(Op::Shutdown { reply: tx }).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! What every thread shares, handed to each actor by the manager.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::config::Config;
+use crate::hooks::StopHookConfig;
+use crate::state::StateDb;
+
+/// What every thread shares: immutable config, the HTTP client, the hooks, the state DB.
+#[derive(Debug)]
+pub struct Services {
+    /// The daemon's configuration.
+    pub config: Arc<Config>,
+    /// One HTTP client (connection pool) for every model request, made on first use (it
+    /// loads the system's root certificates, which start-up need not wait for).
+    http: OnceLock<reqwest::Client>,
+    /// `[[hooks.stop]]`.
+    pub stop_hooks: Arc<Vec<StopHookConfig>>,
+    /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
+    pub state: Option<StateDb>,
+}
+
+impl Services {
+    /// The services of a daemon with this config and state DB.
+    pub fn new(config: Arc<Config>, state: Option<StateDb>) -> Services {
+        let stop_hooks = Arc::new(config.stop_hooks.clone());
+        Services {
+            config,
+            http: OnceLock::new(),
+            stop_hooks,
+            state,
+        }
+    }
+
+    /// The shared HTTP client.
+    pub fn http(&self) -> reqwest::Client {
+        self.http.get_or_init(reqwest::Client::new).clone()
+    }
+}
