@@ -21,7 +21,7 @@ use crate::outgoing;
 use crate::state::AppState;
 use crate::transport::ingress::{IncomingMessage, IngressEvent};
 
-/// Params that are experimental in the reference (protocol.md §4): rejected without
+/// Params that are experimental in the reference (docs/protocol.md §4.2): rejected without
 /// `experimentalApi`, and with it rejected as unsupported, since Weft does not implement them.
 const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
     (

@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use weft_core::config::Config;
 use weft_core::thread::ThreadManager;
 use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
@@ -45,14 +46,12 @@ impl AppState {
 
     /// The subscribers of a loaded thread.
     pub fn subscribers_of(&self, id: &ThreadId) -> Option<Arc<ThreadSubscribers>> {
-        self.subscriptions.lock().ok()?.get(id).cloned()
+        self.subscriptions.lock().get(id).cloned()
     }
 
     /// Forget an unloaded thread's subscribers (cancelling its pending requests).
     pub fn forget_thread(&self, id: &ThreadId) {
-        if let Ok(mut subscriptions) = self.subscriptions.lock() {
-            subscriptions.remove(id);
-        }
+        self.subscriptions.lock().remove(id);
         self.pending_requests.cancel_thread(id);
     }
 
@@ -79,13 +78,10 @@ impl AppState {
         let candidates: Vec<ThreadId> = self
             .subscriptions
             .lock()
-            .map(|s| {
-                s.iter()
-                    .filter(|(_, subscribers)| subscribers.is_empty())
-                    .map(|(id, _)| id.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+            .iter()
+            .filter(|(_, subscribers)| subscribers.is_empty())
+            .map(|(id, _)| id.clone())
+            .collect();
         for id in candidates {
             let Some(since) = self.threads.idle_since(&id).await else {
                 continue;
@@ -116,9 +112,7 @@ impl AppState {
 
     /// Remember a loaded thread's subscribers.
     pub fn add_thread(&self, id: ThreadId, subscribers: Arc<ThreadSubscribers>) {
-        if let Ok(mut subscriptions) = self.subscriptions.lock() {
-            subscriptions.insert(id, subscribers);
-        }
+        self.subscriptions.lock().insert(id, subscribers);
     }
 
     /// A new subscriber list for a thread about to be created.
@@ -130,11 +124,9 @@ impl AppState {
     /// subscriber are cancelled, so no turn waits for an answer that cannot come.
     pub fn connection_closed(&self, id: ConnectionId) {
         self.connections.remove(id);
-        if let Ok(subscriptions) = self.subscriptions.lock() {
-            for (thread_id, subscribers) in subscriptions.iter() {
-                if subscribers.unsubscribe(id) && subscribers.is_empty() {
-                    self.pending_requests.cancel_thread(thread_id);
-                }
+        for (thread_id, subscribers) in self.subscriptions.lock().iter() {
+            if subscribers.unsubscribe(id) && subscribers.is_empty() {
+                self.pending_requests.cancel_thread(thread_id);
             }
         }
     }

@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
+use parking_lot::Mutex;
 use tokio::sync::oneshot;
 use weft_core::events::{EventSink, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 use weft_core::time::now_ms;
@@ -29,29 +30,22 @@ pub struct Connections {
 impl Connections {
     /// Register a connection.
     pub fn insert(&self, connection: Arc<Connection>) {
-        if let Ok(mut all) = self.all.lock() {
-            all.insert(connection.id, connection);
-        }
+        self.all.lock().insert(connection.id, connection);
     }
 
     /// Forget a connection.
     pub fn remove(&self, id: ConnectionId) {
-        if let Ok(mut all) = self.all.lock() {
-            all.remove(&id);
-        }
+        self.all.lock().remove(&id);
     }
 
     /// Initialized connections that want `method`.
     fn broadcast_targets(&self, method: &str) -> Vec<Arc<Connection>> {
         self.all
             .lock()
-            .map(|all| {
-                all.values()
-                    .filter(|c| c.wants_notification(method))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
+            .values()
+            .filter(|c| c.wants_notification(method))
+            .cloned()
+            .collect()
     }
 
     /// Send a notification to every initialized connection.
@@ -79,15 +73,13 @@ impl PendingRequests {
     fn register(&self, thread_id: &ThreadId) -> (i64, oneshot::Receiver<ServerRequestOutcome>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.insert(
-                id,
-                PendingRequest {
-                    thread_id: thread_id.clone(),
-                    answer,
-                },
-            );
-        }
+        self.pending.lock().insert(
+            id,
+            PendingRequest {
+                thread_id: thread_id.clone(),
+                answer,
+            },
+        );
         (id, rx)
     }
 
@@ -97,7 +89,7 @@ impl PendingRequests {
         let RequestId::Integer(id) = id else {
             return false;
         };
-        let entry = self.pending.lock().ok().and_then(|mut p| p.remove(id));
+        let entry = self.pending.lock().remove(id);
         match entry {
             Some(entry) => {
                 let _ = entry.answer.send(outcome);
@@ -108,16 +100,14 @@ impl PendingRequests {
     }
 
     fn withdraw(&self, id: i64) -> bool {
-        self.pending
-            .lock()
-            .is_ok_and(|mut pending| pending.remove(&id).is_some())
+        self.pending.lock().remove(&id).is_some()
     }
 
     /// Cancel every request of a thread that has nobody left to answer it.
     pub fn cancel_thread(&self, thread_id: &ThreadId) {
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.retain(|_, entry| entry.thread_id != *thread_id);
-        }
+        self.pending
+            .lock()
+            .retain(|_, entry| entry.thread_id != *thread_id);
     }
 }
 
@@ -156,9 +146,7 @@ impl ThreadSubscribers {
 
     /// Add a subscriber (idempotent). Returns false if it was already subscribed.
     pub fn subscribe(&self, connection: &Arc<Connection>) -> bool {
-        let Ok(mut subscribers) = self.subscribers.lock() else {
-            return false;
-        };
+        let mut subscribers = self.subscribers.lock();
         if subscribers.iter().any(|c| c.id == connection.id) {
             return false;
         }
@@ -168,9 +156,7 @@ impl ThreadSubscribers {
 
     /// Remove a subscriber. Returns false if it was not subscribed.
     pub fn unsubscribe(&self, id: ConnectionId) -> bool {
-        let Ok(mut subscribers) = self.subscribers.lock() else {
-            return false;
-        };
+        let mut subscribers = self.subscribers.lock();
         let before = subscribers.len();
         subscribers.retain(|c| c.id != id);
         subscribers.len() != before
@@ -178,23 +164,16 @@ impl ThreadSubscribers {
 
     /// Whether anyone listens.
     pub fn is_empty(&self) -> bool {
-        self.subscribers
-            .lock()
-            .map(|s| s.is_empty())
-            .unwrap_or(true)
+        self.subscribers.lock().is_empty()
     }
 
     fn subscriber_targets(&self, method: &str) -> Vec<Arc<Connection>> {
         self.subscribers
             .lock()
-            .map(|subscribers| {
-                subscribers
-                    .iter()
-                    .filter(|c| !c.closed.is_cancelled() && c.wants_notification(method))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
+            .iter()
+            .filter(|c| !c.closed.is_cancelled() && c.wants_notification(method))
+            .cloned()
+            .collect()
     }
 }
 
@@ -243,13 +222,10 @@ impl EventSink for ThreadSubscribers {
             let targets: Vec<Arc<Connection>> = self
                 .subscribers
                 .lock()
-                .map(|s| {
-                    s.iter()
-                        .filter(|c| !c.closed.is_cancelled())
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
+                .iter()
+                .filter(|c| !c.closed.is_cancelled())
+                .cloned()
+                .collect();
             if targets.is_empty() {
                 self.pending.withdraw(id);
                 return ServerRequestOutcome::Cancelled;

@@ -1,4 +1,4 @@
-//! Compaction (runtime.md §9, engine.md §6.3): when the context window fills up, ask the model
+//! Compaction (docs/architecture.md §9, §9.3): when the context window fills up, ask the model
 //! for a hand-off summary and rebuild the history from that summary and the most recent user
 //! messages. Used mid-turn, before a turn, and by `thread/compact/start`.
 

@@ -1,4 +1,4 @@
-//! Unified exec (engine.md §4.3): `exec_command` starts a command through the user's shell and
+//! Unified exec (docs/architecture.md §8.2): `exec_command` starts a command through the user's shell and
 //! waits until it exits or its yield time passes; a command still running then keeps running
 //! as a numbered session that `write_stdin` writes to and polls.
 //!
@@ -153,7 +153,7 @@ pub enum ExecError {
     ShutDown,
 }
 
-/// The text sent to the model for an `exec_command` / `write_stdin` result (engine.md §4.3):
+/// The text sent to the model for an `exec_command` / `write_stdin` result (docs/architecture.md §8.2):
 ///
 /// ```text
 /// Chunk ID: 3fa2c1
@@ -188,7 +188,7 @@ pub fn format_for_model(output: &ExecOutput) -> String {
     text
 }
 
-/// The output the model gets for an interrupted exec call (engine.md §7.5):
+/// The output the model gets for an interrupted exec call (docs/architecture.md §8.6):
 /// `Wall time: 1.2 seconds\naborted by user` (at least 0.1 s).
 pub fn format_aborted_for_model(wall_time: Duration) -> String {
     format!(

@@ -1,5 +1,5 @@
 //! The model-facing history of a thread (what is sent back to the model), and the invariants
-//! enforced before every request (engine.md §7.6).
+//! enforced before every request (docs/architecture.md §6.5).
 
 use std::collections::HashSet;
 
@@ -12,7 +12,7 @@ const ABORTED_OUTPUT: &str = "aborted";
 /// An ordered list of model-facing items. With a journal (the thread's rollout), every item
 /// recorded is also appended there, in the same order.
 ///
-/// It also keeps the window accounting of runtime.md §9: the last authoritative token count
+/// It also keeps the window accounting of docs/architecture.md §9.1: the last authoritative token count
 /// the model reported, plus an estimate (4 bytes of model-visible JSON per token) of what was
 /// recorded since.
 #[derive(Debug, Clone, Default)]

@@ -38,7 +38,7 @@
 //! the cancellation token fires is killed and ignored. Killing a hook kills the process Weft
 //! started (the shell for string commands); processes it spawned itself are not tracked.
 //!
-//! Aggregation (runtime.md §4): stop if any hook says stop (the first stop reason in config
+//! Aggregation (docs/architecture.md §6.4): stop if any hook says stop (the first stop reason in config
 //! order wins); otherwise continue if any hook blocks (one prompt per blocking hook, in config
 //! order); otherwise allow.
 

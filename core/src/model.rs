@@ -1,11 +1,11 @@
 //! The model client: one streaming interface over the Responses API and Chat Completions.
 //!
 //! [`ModelClient::stream`] sends a [`Prompt`] and returns a [`ResponseStream`] of
-//! [`ResponseEvent`]s; both wire APIs map onto that one stream (engine.md §0). Deltas are for the
+//! [`ResponseEvent`]s; both wire APIs map onto that one stream (docs/architecture.md §7.1). Deltas are for the
 //! UI; [`ResponseEvent::OutputItemDone`] carries the final [`ResponseItem`]s that go into history;
 //! [`ResponseEvent::Completed`] ends a sampling request.
 //!
-//! Retries come in two layers (engine.md §3.2): the client retries the initial request itself
+//! Retries come in two layers (docs/architecture.md §7.4): the client retries the initial request itself
 //! (`request_max_retries`: connection errors, timeouts, 5xx, and 429 honouring `Retry-After`);
 //! the turn loop re-runs a whole sampling request whose stream failed when
 //! [`ModelError::is_retryable`], waiting [`ModelError::retry_after`] or [`backoff`].

@@ -1,5 +1,5 @@
 //! Rollouts: one append-only JSONL file per non-ephemeral thread, enough to rebuild both the
-//! model history and the wire `Thread.turns[].items[]` (runtime.md §7).
+//! model history and the wire `Thread.turns[].items[]` (docs/architecture.md §10).
 //!
 //! # Where the files live
 //!

@@ -1,5 +1,5 @@
 //! The state DB: an index of every stored thread for listing, naming, archiving and filtering
-//! (runtime.md §7). SQLite (`$WEFT_HOME/state.sqlite`, WAL mode) through sqlx, migrations
+//! (docs/architecture.md §10). SQLite (`$WEFT_HOME/state.sqlite`, WAL mode) through sqlx, migrations
 //! embedded with `sqlx::migrate!`.
 //!
 //! The rollouts are the source of truth; this is only an index and can always be rebuilt from

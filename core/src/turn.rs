@@ -1,4 +1,4 @@
-//! One turn, in three layers (runtime.md §4), each deciding only its own question:
+//! One turn, in three layers (docs/architecture.md §6.1), each deciding only its own question:
 //!
 //! 1. [`run_task`] — the task shell: "is this task still alive?" Emits `turn/started` once and
 //!    re-enters the turn loop while steered input is pending.
@@ -42,7 +42,7 @@ use crate::tools::runtime::ToolRuntime;
 
 pub use shared::{PendingInput, TurnShared};
 
-/// What a turn needs to run. Frozen when the turn starts (runtime.md §5).
+/// What a turn needs to run. Frozen when the turn starts (docs/architecture.md §6.2).
 pub struct TurnContext {
     /// The thread.
     pub thread_id: ThreadId,

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use weft_core::thread::ThreadHandle;
 use weft_core::state::{ListQuery, ListSortKey};
+use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::{
     ThreadArchivedNotification, ThreadNameUpdatedNotification, ThreadStartedNotification,
@@ -85,7 +85,7 @@ pub async fn resume(
 }
 
 /// `thread/fork`. The reference replays the copied token usage before announcing the new
-/// thread (protocol.md §4.4): response → `thread/tokenUsage/updated` → `thread/started`.
+/// thread (docs/protocol.md §7.4): response → `thread/tokenUsage/updated` → `thread/started`.
 pub async fn fork(
     state: &AppState,
     connection: &Arc<Connection>,

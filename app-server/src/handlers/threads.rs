@@ -188,7 +188,7 @@ pub fn settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
 }
 
 /// Resume and fork replay the thread's last token usage to the caller, right after their
-/// response (protocol.md §4.3).
+/// response (docs/protocol.md §7.3).
 pub fn replay_token_usage<R>(
     answer: Answer<R>,
     thread_id: &ThreadId,

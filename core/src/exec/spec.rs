@@ -1,4 +1,4 @@
-//! The `exec_command` and `write_stdin` tool definitions and their arguments (engine.md §4.3).
+//! The `exec_command` and `write_stdin` tool definitions and their arguments (docs/architecture.md §8.2).
 
 use std::path::Path;
 
@@ -238,7 +238,7 @@ impl WriteStdinArgs {
     }
 }
 
-/// Bad tool arguments; the `Display` text is what the model is told (engine.md §4.0).
+/// Bad tool arguments; the `Display` text is what the model is told (docs/architecture.md §8.1).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("failed to parse function arguments: {0}")]
 pub struct ArgsError(pub String);

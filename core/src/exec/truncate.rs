@@ -1,7 +1,7 @@
-//! Output truncation (engine.md §5): keep a head and a tail within a byte budget, drop the
+//! Output truncation (docs/architecture.md §8.5): keep a head and a tail within a byte budget, drop the
 //! middle, and say how much was dropped. Used for exec output and any other tool output.
 
-/// Bytes per token of the approximation used everywhere (engine.md §5).
+/// Bytes per token of the approximation used everywhere (docs/architecture.md §8.5).
 pub const APPROX_BYTES_PER_TOKEN: usize = 4;
 
 /// How much of a tool's output may reach the model.

@@ -1,4 +1,4 @@
-//! Building a Chat Completions request from a [`Prompt`] (engine.md §2.1, with our fixes:
+//! Building a Chat Completions request from a [`Prompt`] (docs/architecture.md §7.3, with our fixes:
 //! `developer` becomes `system`, only function tools are offered, usage is requested).
 
 use serde_json::{Map, Value, json};

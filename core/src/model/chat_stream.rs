@@ -1,4 +1,4 @@
-//! Decoding Chat Completions stream chunks (engine.md §2.2–2.3) into [`ResponseEvent`]s.
+//! Decoding Chat Completions stream chunks (docs/architecture.md §7.3) into [`ResponseEvent`]s.
 //!
 //! Text and reasoning (`reasoning_content`, or `reasoning` as a string or `{text|content}`)
 //! stream as deltas on synthesized items. Tool-call fragments are assembled per slot (by

@@ -1,4 +1,4 @@
-//! [`ModelError`] and its classification (engine.md §3.4), `Retry-After` handling and the retry
+//! [`ModelError`] and its classification (docs/architecture.md §7.5), `Retry-After` handling and the retry
 //! backoff.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -1,4 +1,4 @@
-//! Decoding Responses API SSE events (engine.md §1.5) into [`ResponseEvent`]s.
+//! Decoding Responses API SSE events (docs/architecture.md §7.2) into [`ResponseEvent`]s.
 //!
 //! Dispatch is on the JSON `type` (the `event:` line is ignored); non-JSON data and unknown
 //! types are skipped. `response.completed` ends the stream; `response.failed`,

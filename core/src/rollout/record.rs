@@ -280,7 +280,7 @@ impl SessionMeta {
     }
 }
 
-/// The context a turn was started with (frozen for the whole turn, runtime.md §5).
+/// The context a turn was started with (frozen for the whole turn, docs/architecture.md §6.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnContextRecord {
     /// Model.

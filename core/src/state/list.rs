@@ -13,7 +13,7 @@ pub const DEFAULT_LIST_LIMIT: u32 = 25;
 /// Largest page [`StateDb::list`] returns.
 pub const MAX_LIST_LIMIT: u32 = 1000;
 
-/// The source kinds `thread/list` shows when the request names none (protocol.md §4.5).
+/// The source kinds `thread/list` shows when the request names none (docs/protocol.md §7.5).
 pub const INTERACTIVE_SOURCE_KINDS: &[&str] = &["cli", "vscode"];
 
 /// The sub-agent kinds the `subAgent` filter stands for.

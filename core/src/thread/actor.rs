@@ -14,10 +14,9 @@ mod start;
 mod tests;
 
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 use std::time::Instant;
 
+use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;

@@ -13,7 +13,7 @@ use crate::model::ResponseItem;
 use crate::rollout::RolloutWriter;
 use crate::settings::ThreadSettings;
 
-/// How input is routed (runtime.md §3).
+/// How input is routed (docs/architecture.md §5.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputMode {
     /// `turn/start`: start a turn, or steer the running one.

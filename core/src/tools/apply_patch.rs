@@ -1,4 +1,4 @@
-//! The `apply_patch` engine (engine.md §4.4), pure of processes, approvals and events:
+//! The `apply_patch` engine (docs/architecture.md §8.3), pure of processes, approvals and events:
 //!
 //! * [`parse_patch`] — the patch format, shared by the function variant (`{"input": …}`,
 //!   see [`patch_from_function_arguments`]) and the freeform variant (raw text);

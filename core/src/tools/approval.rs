@@ -1,4 +1,4 @@
-//! When a tool call must ask the user first (protocol.md §6, §7.6), how the question is asked,
+//! When a tool call must ask the user first (docs/protocol.md §9), how the question is asked,
 //! and what the answer means.
 //!
 //! | policy | `exec_command` | `apply_patch` |

@@ -1,7 +1,7 @@
 //! `exec_command` and `write_stdin` as tools: approvals, the sandbox, the `commandExecution`
 //! items and their output deltas, and the text the model gets.
 //!
-//! Items (protocol.md §3.5), id = the call id, `source: unifiedExecStartup` as the reference
+//! Items (docs/protocol.md §6.5), id = the call id, `source: unifiedExecStartup` as the reference
 //! sends for `exec_command`:
 //!
 //! * a command that exits: `completed` (exit code 0) or `failed` (non-zero), with

@@ -1,4 +1,4 @@
-//! `update_plan` (engine.md §4.5): the model keeps a step list; clients get
+//! `update_plan` (docs/architecture.md §8.4): the model keeps a step list; clients get
 //! `turn/plan/updated` and a `plan` item (id = the call id) whose text is the plan as a
 //! checklist. The model gets `Plan updated`.
 

@@ -14,9 +14,9 @@
 //! * `update_plan` — see `plan_tool.rs`.
 //!
 //! `exec_command` runs in parallel with other calls; `write_stdin`, `apply_patch` and
-//! `update_plan` are exclusive (engine.md §4.0): they wait until every other call of the
+//! `update_plan` are exclusive (docs/architecture.md §8.1): they wait until every other call of the
 //! thread is done, and others wait for them. Every output is truncated to
-//! 1.2 × [`DEFAULT_MAX_OUTPUT_TOKENS`] tokens before it enters history (engine.md §5).
+//! 1.2 × [`DEFAULT_MAX_OUTPUT_TOKENS`] tokens before it enters history (docs/architecture.md §8.5).
 //!
 //! Approvals (`approval.rs`) and what outlives a turn — background command sessions, the
 //! `acceptForSession` grants — live in the [`ToolRuntime`], one per thread.
@@ -42,7 +42,7 @@ use crate::model::ResponseItem;
 /// The name of the plan tool.
 pub const UPDATE_PLAN_TOOL: &str = "update_plan";
 
-/// Outputs are cut to this many tokens before they enter history (engine.md §5: the model's
+/// Outputs are cut to this many tokens before they enter history (docs/architecture.md §8.5: the model's
 /// budget × 1.2).
 pub fn history_truncation() -> TruncationPolicy {
     TruncationPolicy::Tokens(DEFAULT_MAX_OUTPUT_TOKENS).scaled(1.2)
@@ -224,7 +224,7 @@ impl ToolRuntime {
     }
 }
 
-/// The output of a call interrupted before it started (engine.md §7.5).
+/// The output of a call interrupted before it started (docs/architecture.md §8.6).
 fn aborted_text(name: &str, started: Instant) -> String {
     if name == EXEC_COMMAND_TOOL || name == WRITE_STDIN_TOOL {
         format_aborted_for_model(started.elapsed())

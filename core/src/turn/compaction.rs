@@ -11,7 +11,7 @@ use crate::compact::{
 use crate::events::ThreadEvent;
 use crate::time::now_ms;
 
-/// Ask the model for a hand-off summary and rebuild the history from it (runtime.md §9). The
+/// Ask the model for a hand-off summary and rebuild the history from it (docs/architecture.md §9). The
 /// client sees a `contextCompaction` item; a failed summary request leaves the history as it
 /// was and fails the turn.
 pub(super) async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(), Stop> {
@@ -51,7 +51,7 @@ pub(super) async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(
                 break summary;
             }
             // The history no longer fits the model's real window: leave out the oldest items
-            // of the summary request until it does (engine.md §6.3).
+            // of the summary request until it does (docs/architecture.md §9.3).
             Err(err) if err.is_context_window_exceeded() && droppable > 1 => dropped += 1,
             Err(err) if err.is_retryable() && retries < ctx.stream_max_retries => {
                 retries += 1;

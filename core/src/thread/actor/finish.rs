@@ -78,9 +78,11 @@ impl ThreadActor {
             TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
         };
         if status == TurnStatus::Interrupted {
-            self.history.lock().record(ResponseItem::user_message(vec![ContentItem::InputText {
-                text: TURN_ABORTED_MARKER.to_string(),
-            }]));
+            self.history
+                .lock()
+                .record(ResponseItem::user_message(vec![ContentItem::InputText {
+                    text: TURN_ABORTED_MARKER.to_string(),
+                }]));
         }
         // A task aborted after the grace period may leave items started: complete them now,
         // so every item a client saw start also completes.

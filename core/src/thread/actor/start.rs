@@ -79,7 +79,7 @@ impl ThreadActor {
             return;
         }
         // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
-        // turn with no userMessage item (protocol.md §4.14).
+        // turn with no userMessage item (docs/protocol.md §7.13).
         let mut settings = self.settings.clone();
         overrides.apply(&mut settings);
         let Some(provider) = self

@@ -1,4 +1,4 @@
-//! Fuzzy location of a run of lines inside a file (`seek_sequence` of engine.md §4.4).
+//! Fuzzy location of a run of lines inside a file (`seek_sequence` of docs/architecture.md §8.3).
 //!
 //! Four passes, each over every window position from the start index, first match wins:
 //! exact equality; equality after `trim_end`; equality after `trim`; equality after `trim`

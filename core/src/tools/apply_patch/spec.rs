@@ -1,4 +1,4 @@
-//! The tool definitions offered to the model (engine.md §1.4, §4.4).
+//! The tool definitions offered to the model (docs/architecture.md §7.2, §8.3).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -117,7 +117,7 @@ pub struct ApplyPatchArgs {
 }
 
 /// Extracts the patch text from the function variant's JSON arguments. The caller reports
-/// an error as `failed to parse function arguments: <error>` (engine.md §4.0).
+/// an error as `failed to parse function arguments: <error>` (docs/architecture.md §8.1).
 pub fn patch_from_function_arguments(arguments: &str) -> Result<String, serde_json::Error> {
     serde_json::from_str::<ApplyPatchArgs>(arguments).map(|a| a.input)
 }
