@@ -63,6 +63,23 @@ pub struct Turn {
     pub duration_ms: Option<i64>,
 }
 
+impl Turn {
+    /// A user turn that is running: its own root, no items loaded, no error, not finished.
+    pub fn in_progress(id: TurnId, started_at: Option<i64>) -> Turn {
+        Turn {
+            root_turn_id: Some(id.clone()),
+            id,
+            items: Vec::new(),
+            items_view: TurnItemsView::NotLoaded,
+            status: TurnStatus::InProgress,
+            error: None,
+            started_at,
+            completed_at: None,
+            duration_ms: None,
+        }
+    }
+}
+
 /// Kind of a turn that cannot be steered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -12,7 +12,7 @@ use weft_protocol::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
     TurnSteerParams, TurnSteerResponse,
 };
-use weft_protocol::{Turn, TurnId, TurnItemsView, TurnStatus, UserInput};
+use weft_protocol::{Turn, UserInput};
 
 use crate::handlers::{ThreadReply, check_reviewer, core_error, loaded_thread};
 use crate::state::AppState;
@@ -36,7 +36,7 @@ pub fn start(
     let reply = reply.into_core(|submitted: Submitted| {
         let turn = match submitted {
             Submitted::Started(turn) => *turn,
-            Submitted::Steered(turn_id) => running_turn(turn_id),
+            Submitted::Steered(turn_id) => Turn::in_progress(turn_id, None),
         };
         TurnStartResponse { turn }
     });
@@ -106,21 +106,6 @@ pub fn compact(
             reply: reply.into_core(|()| ThreadCompactStartResponse {}),
         })
         .map_err(core_error)
-}
-
-/// A running turn as `turn/start` reports it when the input steered into it.
-fn running_turn(id: TurnId) -> Turn {
-    Turn {
-        root_turn_id: Some(id.clone()),
-        id,
-        items: Vec::new(),
-        items_view: TurnItemsView::NotLoaded,
-        status: TurnStatus::InProgress,
-        error: None,
-        started_at: None,
-        completed_at: None,
-        duration_ms: None,
-    }
 }
 
 /// Input kinds Weft cannot send to a model are refused up front rather than dropped.

@@ -370,15 +370,8 @@ impl Builder {
                 self.close_open();
                 let index = self.turns.len();
                 self.turns.push(Turn {
-                    id: turn_id.clone(),
-                    root_turn_id: Some(turn_id.clone()),
-                    items: Vec::new(),
                     items_view: TurnItemsView::Full,
-                    status: TurnStatus::InProgress,
-                    error: None,
-                    started_at: Some(started_at),
-                    completed_at: None,
-                    duration_ms: None,
+                    ..Turn::in_progress(turn_id.clone(), Some(started_at))
                 });
                 self.turn_index.insert(turn_id, index);
                 self.open = Some(OpenTurn {

@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use weft_protocol::{
-    NonSteerableTurnKind, ThreadStatus, Turn, TurnId, TurnItemsView, TurnStatus, UserInput,
-};
+use weft_protocol::{NonSteerableTurnKind, ThreadStatus, Turn, TurnId, UserInput};
 
 use super::{ActiveTurn, ThreadActor};
 use crate::compact::Window;
@@ -97,17 +95,7 @@ impl ThreadActor {
         };
         self.settings = settings;
         let turn_id = new_turn_id();
-        let turn = Turn {
-            id: turn_id.clone(),
-            root_turn_id: Some(turn_id.clone()),
-            items: Vec::new(),
-            items_view: TurnItemsView::NotLoaded,
-            status: TurnStatus::InProgress,
-            error: None,
-            started_at: None,
-            completed_at: None,
-            duration_ms: None,
-        };
+        let turn = Turn::in_progress(turn_id.clone(), None);
         if self.thread.preview.is_empty() {
             self.thread.preview = preview_of(&input);
         }
@@ -171,17 +159,10 @@ impl ThreadActor {
         self.thread.updated_at = started_at;
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
-        self.emit(ThreadEvent::TurnStarted(Turn {
-            id: turn_id.clone(),
-            root_turn_id: Some(turn_id.clone()),
-            items: Vec::new(),
-            items_view: TurnItemsView::NotLoaded,
-            status: TurnStatus::InProgress,
-            error: None,
-            started_at: Some(started_at),
-            completed_at: None,
-            duration_ms: None,
-        }))
+        self.emit(ThreadEvent::TurnStarted(Turn::in_progress(
+            turn_id.clone(),
+            Some(started_at),
+        )))
         .await;
         self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at);
     }
