@@ -517,3 +517,41 @@ proptest! {
         check_bounded(&[chunk.into_bytes()], true)?;
     }
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Usage counts are model-supplied: any `i64`s, with or without `total_tokens`, must not
+    /// panic, and a missing total is never below either of two non-negative counts.
+    /// Fails today: `prompt_tokens + completion_tokens` overflows in `ChatDecoder::data`
+    /// (`prompt_tokens: 9223372036854775807, completion_tokens: 1` panics in debug builds,
+    /// and wraps to a negative total in release).
+    #[test]
+    fn any_usage_counts(
+        prompt in prop_oneof![any::<i64>(), Just(i64::MAX), 0i64..1000],
+        completion in prop_oneof![any::<i64>(), Just(i64::MAX), 0i64..1000],
+        total in proptest::option::of(any::<i64>()),
+    ) {
+        let mut usage = json!({"prompt_tokens": prompt, "completion_tokens": completion});
+        if let Some(total) = total {
+            usage["total_tokens"] = json!(total);
+        }
+        let chunk = json!({"id": "chatcmpl-1", "choices": [], "usage": usage});
+        let mut decoder = ChatDecoder::default();
+        let mut out = Events::new();
+        decoder.data(chunk.to_string().as_bytes(), &mut out);
+        decoder.data(b"[DONE]", &mut out);
+        let Some(Ok(ResponseEvent::Completed { token_usage: Some(usage), .. })) = out.back() else {
+            return Err(TestCaseError::fail(format!("no usage in {out:?}")));
+        };
+        if total.is_none() && prompt >= 0 && completion >= 0 {
+            prop_assert!(
+                usage.total_tokens >= prompt.max(completion),
+                "total {} from {} + {}",
+                usage.total_tokens,
+                prompt,
+                completion
+            );
+        }
+    }
+}
