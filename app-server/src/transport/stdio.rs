@@ -176,6 +176,9 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

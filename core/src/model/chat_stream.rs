@@ -533,3 +533,6 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod proptests;

@@ -164,3 +164,6 @@ mod tests {
         assert_eq!(events(&["data: a\n\ndata: b\n"]), vec!["a", "b"]);
     }
 }
+
+#[cfg(test)]
+mod proptests;

@@ -360,3 +360,6 @@ fn parse_chunk(
     }
     Ok((chunk, i))
 }
+
+#[cfg(test)]
+mod proptests;
