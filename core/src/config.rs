@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::exec::{ShellEnvironmentPolicy, ShellEnvironmentPolicyToml};
 use crate::hooks::StopHookConfig;
 use crate::model::provider::{ProviderConfig, WireApi};
 
@@ -25,6 +26,7 @@ const KNOWN_KEYS: &[&str] = &[
     "model_reasoning_summary",
     "hooks",
     "thread_idle_timeout_secs",
+    "shell_environment_policy",
 ];
 
 /// The default model when neither config nor request names one.
@@ -83,6 +85,8 @@ struct ConfigToml {
     #[serde(default)]
     hooks: HooksToml,
     thread_idle_timeout_secs: Option<u64>,
+    #[serde(default)]
+    shell_environment_policy: ShellEnvironmentPolicyToml,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -118,6 +122,9 @@ pub struct Config {
     pub stop_hooks: Vec<StopHookConfig>,
     /// Seconds a thread with no subscribers and no activity stays loaded.
     pub thread_idle_timeout_secs: u64,
+    /// `[shell_environment_policy]`: the environment of the model's commands, with every
+    /// provider's `env_key` always removed.
+    pub shell_environment_policy: ShellEnvironmentPolicy,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -223,6 +230,12 @@ impl Config {
                 }
             }
         }
+        let provider_keys = providers
+            .values()
+            .filter_map(|provider| provider.env_key.clone())
+            .collect();
+        let shell_environment_policy =
+            ShellEnvironmentPolicy::from_toml(raw.shell_environment_policy, provider_keys);
         Ok(Config {
             home: home.to_path_buf(),
             model: raw.model.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
@@ -236,6 +249,7 @@ impl Config {
             model_reasoning_summary: raw.model_reasoning_summary,
             stop_hooks: raw.hooks.stop,
             thread_idle_timeout_secs: raw.thread_idle_timeout_secs.unwrap_or(30 * 60),
+            shell_environment_policy,
         })
     }
 
@@ -371,6 +385,33 @@ request_max_retries = 1
         assert_eq!(mock.wire_api, WireApi::Chat);
         assert_eq!(mock.request_max_retries, 1);
         assert_eq!(report.ignored_file_keys, vec!["features".to_string()]);
+    }
+
+    #[test]
+    fn shell_environment_policy_section() {
+        use crate::exec::Inherit;
+        let (config, report) = load_text(
+            "[shell_environment_policy]\nexclude = [\"AWS_*\"]\n[model_providers.mock]\nname = \"M\"\nbase_url = \"http://x\"\nenv_key = \"MOCK_CRED\"\n",
+            &["shell_environment_policy.inherit=\"none\""],
+        )
+        .unwrap();
+        assert!(report.ignored_override_keys.is_empty());
+        let policy = &config.shell_environment_policy;
+        assert_eq!(policy.inherit, Inherit::None);
+        assert_eq!(policy.exclude, ["AWS_*"]);
+        assert!(!policy.ignore_default_excludes);
+        // Every provider's key is always left out.
+        assert!(policy.always_exclude.contains(&"MOCK_CRED".to_string()));
+        assert!(
+            policy
+                .always_exclude
+                .contains(&"OPENAI_API_KEY".to_string())
+        );
+        let err = load_text("[shell_environment_policy]\ninherit = \"some\"\n", &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("shell_environment_policy"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -11,15 +11,19 @@
 //!   with [`ExecSessions::shutdown`] or when the [`ExecSessions`] is dropped. At most
 //!   [`MAX_SESSIONS`] processes run at once; the least recently used session is killed to make
 //!   room (the model is told).
+//! * A command's environment is the daemon's, filtered by `[shell_environment_policy]`
+//!   (`environment.rs`; secrets and the providers' API keys are left out by default), plus
+//!   Weft's own `NO_COLOR=1`, `TERM=dumb`, `PAGER`/`GIT_PAGER`/`GH_PAGER=cat`.
 //! * A command that is still in the foreground (no session id returned yet) is killed when the
 //!   turn is interrupted or when the `exec_command` future is dropped.
 //!
 //! Layout: this file holds the request, output and error types and the model-facing text;
 //! `sessions.rs` the session table ([`ExecSessions`]), `process.rs` one running command,
-//! `buffer.rs` its output, `spec.rs` the tool definitions and arguments, `truncate.rs` output
+//! `buffer.rs` its output, `environment.rs` its environment, `spec.rs` the tool definitions and arguments, `truncate.rs` output
 //! truncation.
 
 mod buffer;
+mod environment;
 mod process;
 mod sessions;
 mod spec;
@@ -30,6 +34,9 @@ mod truncate;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use environment::{
+    CORE_VARS, DEFAULT_EXCLUDES, Inherit, ShellEnvironmentPolicy, ShellEnvironmentPolicyToml,
+};
 pub use sessions::ExecSessions;
 pub use spec::{
     ArgsError, EXEC_COMMAND_TOOL, ExecCommandArgs, SandboxPermissions, WRITE_STDIN_TOOL,

@@ -30,6 +30,7 @@ pub(crate) struct Spawn<'a> {
     pub program: &'a str,
     pub args: &'a [String],
     pub workdir: &'a Path,
+    /// The whole environment (nothing of the daemon's is inherited beyond it).
     pub env: &'a [(String, String)],
     /// Bytes of unread output kept (head + tail).
     pub buffer_cap: usize,
@@ -82,6 +83,7 @@ impl Process {
         command
             .args(spec.args)
             .current_dir(spec.workdir)
+            .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::piped())
             .stdout(Stdio::from(writer))

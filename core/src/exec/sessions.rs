@@ -10,6 +10,7 @@ use parking_lot::{Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
 
 use super::buffer::OutputBuffer;
+use super::environment::ShellEnvironmentPolicy;
 use super::process::{Process, Spawn, Waited};
 use super::{
     APPROX_BYTES_PER_TOKEN, DEFAULT_MAX_OUTPUT_TOKENS, ExecError, ExecOutput, ExecRequest,
@@ -22,6 +23,8 @@ use crate::sandbox::{SandboxSpec, sandbox_support};
 pub struct ExecSessions {
     table: Mutex<Table>,
     next_id: AtomicU64,
+    /// Which of the daemon's variables a command gets.
+    environment: ShellEnvironmentPolicy,
 }
 
 #[derive(Default)]
@@ -53,11 +56,17 @@ impl std::fmt::Debug for ExecSessions {
 }
 
 impl ExecSessions {
-    /// No sessions yet.
+    /// No sessions yet; commands get the default environment policy.
     pub fn new() -> ExecSessions {
+        ExecSessions::with_environment(ShellEnvironmentPolicy::default())
+    }
+
+    /// No sessions yet; commands get the environment `environment` gives them.
+    pub fn with_environment(environment: ShellEnvironmentPolicy) -> ExecSessions {
         ExecSessions {
             table: Mutex::new(Table::default()),
             next_id: AtomicU64::new(1),
+            environment,
         }
     }
 
@@ -88,13 +97,15 @@ impl ExecSessions {
         let child_sandbox =
             crate::sandbox::prepare_child_sandbox(sandbox).map_err(ExecError::Sandbox)?;
         let argv = req.argv();
-        let mut env = vec![
+        // The policy's variables, then Weft's own on top (docs/architecture.md §8.2).
+        let mut env = self.environment.environment();
+        env.extend([
             ("NO_COLOR".to_string(), "1".to_string()),
             ("TERM".to_string(), "dumb".to_string()),
             ("PAGER".to_string(), "cat".to_string()),
             ("GIT_PAGER".to_string(), "cat".to_string()),
             ("GH_PAGER".to_string(), "cat".to_string()),
-        ];
+        ]);
         if !sandbox.network_allowed() {
             env.push(("WEFT_SANDBOX_NETWORK_DISABLED".to_string(), "1".to_string()));
         }

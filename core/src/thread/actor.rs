@@ -87,6 +87,8 @@ impl ThreadActor {
         let handle = ThreadHandle::new(thread.id.clone(), tx.clone());
         let instructions_recorded = !restored.history.is_empty();
         let last_environment = last_environment_in(&restored.history, &settings);
+        let tools =
+            ToolRuntime::with_shell_environment(services.config.shell_environment_policy.clone());
         let actor = ThreadActor {
             thread,
             settings,
@@ -102,7 +104,7 @@ impl ThreadActor {
             ops: tx.downgrade(),
             last_environment,
             instructions_recorded,
-            tools: ToolRuntime::new(),
+            tools,
             rollout: restored.rollout,
             last_activity: Instant::now(),
         };

@@ -3,7 +3,7 @@
 //!
 //! | policy | `exec_command` | `apply_patch` |
 //! |---|---|---|
-//! | `untrusted` | asks unless the script is known-safe read-only ([`is_known_safe`]) | always asks |
+//! | `untrusted` | asks unless the invocation is known-safe read-only ([`is_known_safe_invocation`]: a bash-family shell running a plain command list of read-only commands) | always asks |
 //! | `on-request` | runs sandboxed without asking; `sandbox_permissions: "require_escalated"` asks, then runs unconfined | asks only when it writes outside the writable roots |
 //! | `never` | never asks; an escalation request is refused | never asks; writes outside the roots are refused |
 //!
@@ -23,7 +23,7 @@ use weft_protocol::server_requests::{
 };
 use weft_protocol::{AskForApproval, ThreadActiveFlag, ThreadStatus};
 
-use super::command_actions::is_known_safe;
+use super::command_actions::is_known_safe_invocation;
 use super::context::ToolTurn;
 use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 
@@ -77,12 +77,13 @@ pub enum CommandPlan {
     Refuse(String),
 }
 
-/// Decides how an `exec_command` runs. `escalate`: the model asked to run outside the
+/// Decides how an `exec_command` runs. `argv`: what would be run (`[shell, "-lc", script]`);
+/// `escalate`: the model asked to run outside the
 /// sandbox; `confined`: the turn's sandbox restricts anything; `approved_for_session`: the
 /// user already chose `acceptForSession` for this exact command.
 pub fn plan_command(
     mode: Mode,
-    script: &str,
+    argv: &[String],
     escalate: bool,
     justification: Option<&str>,
     confined: bool,
@@ -101,7 +102,7 @@ pub fn plan_command(
         ),
         Mode::Never => CommandPlan::Run { unconfined: false },
         Mode::OnRequest if !escalate => CommandPlan::Run { unconfined: false },
-        Mode::Untrusted if !escalate && is_known_safe(script) => {
+        Mode::Untrusted if !escalate && is_known_safe_invocation(argv) => {
             CommandPlan::Run { unconfined: false }
         }
         Mode::OnRequest | Mode::Untrusted => {
@@ -359,54 +360,105 @@ mod tests {
 
     use super::*;
 
+    fn bash(script: &str) -> Vec<String> {
+        vec!["/bin/bash".into(), "-lc".into(), script.into()]
+    }
+
     #[test]
     fn command_plans_follow_the_policy() {
         let run = CommandPlan::Run { unconfined: false };
         // never: runs sandboxed, refuses escalation.
         assert_eq!(
-            plan_command(Mode::Never, "touch x", false, None, true, false),
+            plan_command(Mode::Never, &bash("touch x"), false, None, true, false),
             run
         );
         assert!(matches!(
-            plan_command(Mode::Never, "touch x", true, Some("why"), true, false),
+            plan_command(
+                Mode::Never,
+                &bash("touch x"),
+                true,
+                Some("why"),
+                true,
+                false
+            ),
             CommandPlan::Refuse(_)
         ));
         // on-request: sandboxed without asking; escalation asks with the justification.
         assert_eq!(
-            plan_command(Mode::OnRequest, "touch x", false, None, true, false),
+            plan_command(Mode::OnRequest, &bash("touch x"), false, None, true, false),
             run
         );
         assert_eq!(
-            plan_command(Mode::OnRequest, "touch x", true, Some(" why "), true, false),
+            plan_command(
+                Mode::OnRequest,
+                &bash("touch x"),
+                true,
+                Some(" why "),
+                true,
+                false
+            ),
             CommandPlan::Ask {
                 unconfined: true,
                 reason: Some("why".into())
             }
         );
         assert_eq!(
-            plan_command(Mode::OnRequest, "touch x", true, None, true, true),
+            plan_command(Mode::OnRequest, &bash("touch x"), true, None, true, true),
             CommandPlan::Run { unconfined: true }
         );
         // Escalating when nothing is confined is just running.
         assert_eq!(
-            plan_command(Mode::OnRequest, "touch x", true, None, false, false),
+            plan_command(Mode::OnRequest, &bash("touch x"), true, None, false, false),
             run
         );
         // untrusted: safe reads run, the rest asks.
         assert_eq!(
-            plan_command(Mode::Untrusted, "ls -la", false, None, true, false),
+            plan_command(Mode::Untrusted, &bash("ls -la"), false, None, true, false),
             run
         );
         assert_eq!(
-            plan_command(Mode::Untrusted, "echo hi > f", false, None, true, false),
+            plan_command(
+                Mode::Untrusted,
+                &bash("echo hi > f"),
+                false,
+                None,
+                true,
+                false
+            ),
             CommandPlan::Ask {
                 unconfined: false,
                 reason: None
             }
         );
         assert_eq!(
-            plan_command(Mode::Untrusted, "echo hi > f", false, None, true, true),
+            plan_command(
+                Mode::Untrusted,
+                &bash("echo hi > f"),
+                false,
+                None,
+                true,
+                true
+            ),
             run
+        );
+    }
+
+    #[test]
+    fn untrusted_asks_for_shell_expansions() {
+        let ask = CommandPlan::Ask {
+            unconfined: false,
+            reason: None,
+        };
+        let exploit = "echo ${x:='$(touch /tmp/PWNED)'} ; echo ${x@P}";
+        assert_eq!(
+            plan_command(Mode::Untrusted, &bash(exploit), false, None, true, false),
+            ask
+        );
+        // A safe script under a shell that is not read with bash's grammar asks too.
+        let python = vec!["python3".to_string(), "-c".to_string(), "ls".to_string()];
+        assert_eq!(
+            plan_command(Mode::Untrusted, &python, false, None, true, false),
+            ask
         );
     }
 

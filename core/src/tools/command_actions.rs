@@ -1,190 +1,24 @@
-//! A small, conservative reading of the shell scripts the model runs: the `commandActions` of a
+//! A conservative reading of the shell scripts the model runs: the `commandActions` of a
 //! `commandExecution` item (what the command reads, lists or searches, for display) and the
 //! "known safe" test of the `untrusted` approval policy.
 //!
-//! Only plain command lists are understood: words (with `'…'`, `"…"` and `\` quoting) joined by
-//! `&&`, `||`, `;`, newlines and `|`. Anything else — redirections, `&`, subshells, command or
-//! process substitution, here-docs — makes the script opaque: one `unknown` action, never safe.
-//! Both answers are best effort and err on the side of "unknown" / "ask".
+//! Scripts are read with a real bash parser (`parse.rs`, the tree-sitter bash grammar). Only
+//! plain command lists are understood: plain words (unquoted, `'…'`, or `"…"` without
+//! expansions) joined by `&&`, `||`, `;`, newlines and `|`. Anything else — expansions of any
+//! kind, redirections, here-docs, `&`, subshells, functions, assignments, globs, syntax
+//! errors — makes the script opaque: one `unknown` action, never safe. A plain list is safe
+//! when every command on it is on the read-only list of `safe.rs`. Both answers err on the
+//! side of "unknown" / "ask".
+
+mod parse;
+mod safe;
+
+use std::path::Path;
 
 use weft_protocol::CommandAction;
 
-/// One lexed token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    /// A word, quotes removed.
-    Word(String),
-    /// A list or pipe operator: `&&`, `||`, `;`, `|`.
-    Op(&'static str),
-}
-
-/// A script as a list of pipelines, each a list of commands (argv).
-type Pipelines = Vec<Vec<Vec<String>>>;
-
-/// Lexes `script`; `None` when it uses anything beyond words and list/pipe operators.
-fn lex(script: &str) -> Option<Vec<Token>> {
-    let mut tokens = Vec::new();
-    let mut chars = script.chars().peekable();
-    let mut word = String::new();
-    let mut in_word = false;
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
-                if in_word {
-                    tokens.push(Token::Word(std::mem::take(&mut word)));
-                    in_word = false;
-                }
-            }
-            '\n' | ';' => {
-                if in_word {
-                    tokens.push(Token::Word(std::mem::take(&mut word)));
-                    in_word = false;
-                }
-                if c == ';' && chars.peek() == Some(&';') {
-                    return None;
-                }
-                tokens.push(Token::Op(";"));
-            }
-            '&' => {
-                if chars.peek() != Some(&'&') {
-                    return None;
-                }
-                chars.next();
-                if in_word {
-                    tokens.push(Token::Word(std::mem::take(&mut word)));
-                    in_word = false;
-                }
-                tokens.push(Token::Op("&&"));
-            }
-            '|' => {
-                if in_word {
-                    tokens.push(Token::Word(std::mem::take(&mut word)));
-                    in_word = false;
-                }
-                if chars.peek() == Some(&'|') {
-                    chars.next();
-                    tokens.push(Token::Op("||"));
-                } else if chars.peek() == Some(&'&') {
-                    return None;
-                } else {
-                    tokens.push(Token::Op("|"));
-                }
-            }
-            '<' | '>' | '(' | ')' | '`' => return None,
-            '$' => {
-                if chars.peek() == Some(&'(') {
-                    return None;
-                }
-                word.push(c);
-                in_word = true;
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(ch) => word.push(ch),
-                        None => return None,
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(ch @ ('"' | '\\' | '$' | '`')) => word.push(ch),
-                            Some('\n') => {}
-                            Some(ch) => {
-                                word.push('\\');
-                                word.push(ch);
-                            }
-                            None => return None,
-                        },
-                        Some('`') => return None,
-                        Some('$') if chars.peek() == Some(&'(') => return None,
-                        Some(ch) => word.push(ch),
-                        None => return None,
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(ch) => {
-                    word.push(ch);
-                    in_word = true;
-                }
-                None => return None,
-            },
-            '#' if !in_word => {
-                // A comment runs to the end of the line.
-                for ch in chars.by_ref() {
-                    if ch == '\n' {
-                        tokens.push(Token::Op(";"));
-                        break;
-                    }
-                }
-            }
-            _ => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        tokens.push(Token::Word(word));
-    }
-    Some(tokens)
-}
-
-/// Splits the tokens into pipelines of commands; `None` for an empty command between
-/// operators (`a && && b`, `| a`).
-fn split(tokens: Vec<Token>) -> Option<Pipelines> {
-    let mut pipelines: Pipelines = Vec::new();
-    let mut pipeline: Vec<Vec<String>> = Vec::new();
-    let mut command: Vec<String> = Vec::new();
-    // After `&&`, `||` or `|` another command must follow.
-    let mut needs_command = false;
-    for token in tokens {
-        match token {
-            Token::Word(word) => {
-                command.push(word);
-                needs_command = false;
-            }
-            Token::Op("|") => {
-                if command.is_empty() {
-                    return None;
-                }
-                pipeline.push(std::mem::take(&mut command));
-                needs_command = true;
-            }
-            // Empty statements, and newlines after `&&`, `||`, `|`.
-            Token::Op(";") if command.is_empty() => {}
-            Token::Op(op) => {
-                if command.is_empty() {
-                    return None;
-                }
-                pipeline.push(std::mem::take(&mut command));
-                pipelines.push(std::mem::take(&mut pipeline));
-                needs_command = op != ";";
-            }
-        }
-    }
-    if needs_command {
-        return None;
-    }
-    if !command.is_empty() {
-        pipeline.push(command);
-        pipelines.push(pipeline);
-    }
-    Some(pipelines)
-}
-
-fn parse(script: &str) -> Option<Pipelines> {
-    let pipelines = split(lex(script)?)?;
-    (!pipelines.is_empty()).then_some(pipelines)
-}
+use parse::parse;
+use safe::{is_safe_command, is_sed_print};
 
 /// The `commandActions` of a script: one action per command of a plain command list (`cd`
 /// and trivial commands dropped; a pipeline counts as its first command when the rest only
@@ -231,6 +65,21 @@ pub fn is_known_safe(script: &str) -> bool {
         .iter()
         .flatten()
         .all(|command| is_safe_command(command))
+}
+
+/// Whether a whole invocation (`[shell, "-c" | "-lc", script]`) is known safe: the shell must
+/// be one whose grammar is bash's (`bash`, `sh`, `dash`, `zsh`), and the script known safe.
+pub fn is_known_safe_invocation(argv: &[String]) -> bool {
+    let [shell, flag, script] = argv else {
+        return false;
+    };
+    let name = Path::new(shell)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    matches!(name, "bash" | "sh" | "dash" | "zsh")
+        && matches!(flag.as_str(), "-c" | "-lc")
+        && is_known_safe(script)
 }
 
 fn program_name(argv: &[String]) -> &str {
@@ -370,57 +219,6 @@ fn classify(argv: &[String]) -> Option<CommandAction> {
     }
 }
 
-/// `Np`, `N,Mp` (the only `sed` scripts treated as reads).
-fn is_sed_print(script: &str) -> bool {
-    let Some(range) = script.strip_suffix('p') else {
-        return false;
-    };
-    let mut parts = range.split(',');
-    let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(a), None, None) => numeric(a),
-        (Some(a), Some(b), None) => numeric(a) && (numeric(b) || b == "$"),
-        _ => false,
-    }
-}
-
-/// Whether one command is a known read-only program used without writing options.
-fn is_safe_command(argv: &[String]) -> bool {
-    let args = &argv[1..];
-    let any = |bad: &[&str]| {
-        args.iter().any(|a| {
-            bad.iter()
-                .any(|b| a == b || (b.starts_with("--") && a.starts_with(&format!("{b}="))))
-        })
-    };
-    match program_name(argv) {
-        "cat" | "cd" | "echo" | "false" | "grep" | "head" | "ls" | "nl" | "pwd" | "tail"
-        | "true" | "wc" | "which" | "whoami" | "basename" | "dirname" | "realpath" | "readlink"
-        | "stat" | "file" | "tree" | "cut" | "tr" | "printf" | "id" | "uname" | "date" | "du"
-        | "df" | "diff" | "cmp" | "column" | ":" => true,
-        "find" => !any(&[
-            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fls", "-fprint", "-fprint0",
-            "-fprintf",
-        ]),
-        "rg" => !any(&["--pre", "--hostname-bin", "--search-zip", "-z"]),
-        "sort" => !any(&["-o", "--output", "--compress-program"]),
-        "sed" => matches!(args, [flag, script, ..] if flag == "-n" && is_sed_print(script)),
-        "git" => match args.first().map(String::as_str) {
-            Some("status" | "log" | "diff" | "show" | "blame" | "ls-files" | "rev-parse") => {
-                !any(&["--output", "--ext-diff", "--textconv", "-o"])
-            }
-            Some("branch") => args[1..].iter().all(|a| {
-                matches!(
-                    a.as_str(),
-                    "-a" | "-r" | "-v" | "-vv" | "--list" | "--show-current"
-                )
-            }),
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,6 +284,36 @@ mod tests {
         assert_eq!(command_actions(""), unknown(""));
     }
 
+    /// The exploit of issue 11: `${x:=…}` assigns a string, `${x@P}` expands it as a prompt,
+    /// which runs the command substitution inside it.
+    const EXPLOIT: &str = "echo ${x:='$(touch /tmp/PWNED)'} ; echo ${x@P}";
+
+    #[test]
+    fn expansions_are_never_known_safe() {
+        assert!(!is_known_safe(EXPLOIT));
+        assert_eq!(command_actions(EXPLOIT), unknown(EXPLOIT));
+        let bash = |script: &str| {
+            vec![
+                "/bin/bash".to_string(),
+                "-lc".to_string(),
+                script.to_string(),
+            ]
+        };
+        assert!(!is_known_safe_invocation(&bash(EXPLOIT)));
+        assert!(is_known_safe_invocation(&bash("ls -la")));
+        // Another shell (not read with bash's grammar) or another flag is never safe.
+        assert!(!is_known_safe_invocation(&[
+            "python3".to_string(),
+            "-c".to_string(),
+            "ls".to_string()
+        ]));
+        assert!(!is_known_safe_invocation(&[
+            "/bin/bash".to_string(),
+            "-x".to_string(),
+            "ls".to_string()
+        ]));
+    }
+
     #[test]
     fn known_safe_commands() {
         for safe in [
@@ -494,54 +322,86 @@ mod tests {
             "cat README.md | head -n 3",
             "git status",
             "git diff HEAD~1",
+            "git log --oneline -n 5",
+            "git branch --show-current",
             "rg -n foo src",
+            "rg --files",
             "find . -name '*.rs'",
             "sed -n 5p file.txt",
+            "sed -n 1,20p 'my file.txt'",
             "echo 'a > b'",
+            "echo \"a > b\"",
+            "echo '$HOME'",
             "grep -r \"x\" . ; wc -l file",
+            "tree -L 2",
+            "sort -n -k 2 data",
+            "date +%Y",
+            "date -d yesterday +%F",
+            "file README.md",
+            "pwd\nls",
         ] {
-            assert!(is_known_safe(safe), "{safe} should be safe");
+            assert!(is_known_safe(safe), "{safe:?} should be safe");
         }
         for unsafe_ in [
+            EXPLOIT,
+            "echo ${x}",
+            "echo $HOME",
+            "echo \"$HOME\"",
+            "echo $((1+1))",
+            "cat <(ls)",
             "echo hi > f",
+            "ls 2>/dev/null",
             "touch f",
             "rm -rf /",
             "ls; rm x",
             "find . -delete",
             "find . -exec rm {} ;",
+            "find . -fprint out",
             "rg --pre ./evil foo",
+            "rg --pre=./evil foo",
+            "rg -nz foo",
             "sort -o out in",
+            "sort -ro out in",
+            "sort --out=x in",
+            "sort --compress-program=sh in",
+            "sort -- in -o out",
+            "sort \\-o out in",
+            "sort {-o,out} in",
+            "tree -o out",
+            "tree -ao out",
+            "tree -H . -R",
+            "file -C -m magic",
+            "date -s 2020-01-01",
+            "date --set=2020-01-01",
+            "date 010112002025",
             "git commit -m x",
+            "git -c core.pager=sh log",
             "git diff --output=x",
+            "git diff --out=x",
+            "git log --ext-diff",
+            "git show --textconv HEAD",
             "git branch -D main",
+            "git push",
             "cat $(echo f)",
             "cat `echo f`",
             "ls &",
             "ls | xargs rm",
             "sed -i s/a/b/ f",
+            "sed -n 1p -i f",
+            "sed -n 1p f -i",
+            "sed -n '1p;w out' f",
             "bash -c ls",
             "(ls)",
+            "{ ls; }",
+            "f() { ls; }; f",
+            "X=1 ls",
+            "PATH=/tmp ls",
+            "ls *",
             "cat <<EOF\nx\nEOF",
+            "/bin/rm -rf x",
             "",
         ] {
             assert!(!is_known_safe(unsafe_), "{unsafe_:?} should not be safe");
         }
-    }
-
-    #[test]
-    fn lexer_handles_quotes_and_escapes() {
-        assert_eq!(
-            parse(r#"echo "a \"b\" c" 'd e' f\ g"#),
-            Some(vec![vec![vec![
-                "echo".to_string(),
-                "a \"b\" c".to_string(),
-                "d e".to_string(),
-                "f g".to_string()
-            ]]])
-        );
-        assert_eq!(parse("a &&"), None);
-        assert_eq!(parse("| a"), None);
-        assert_eq!(parse("a ;; b"), None);
-        assert!(parse("ls # a comment > x").is_some());
     }
 }

@@ -244,7 +244,7 @@ pub(crate) async fn exec_command(
     };
     let plan = approval::plan_command(
         mode,
-        &request.cmd,
+        &request.argv(),
         escalate,
         args.justification.as_deref(),
         policy_spec.is_confined(),

@@ -33,9 +33,10 @@ use super::approval::{ApprovalWaits, Mode, SessionApprovals};
 use super::context::{ToolCall, ToolInput, ToolTurn};
 use super::{exec_tool, patch_tool, plan_tool};
 use crate::exec::{
-    DEFAULT_MAX_OUTPUT_TOKENS, EXEC_COMMAND_TOOL, ExecSessions, TruncationPolicy, WRITE_STDIN_TOOL,
-    exec_command_tool_spec, exec_command_tool_spec_with_escalation, format_aborted_for_model,
-    truncate_output, write_stdin_tool_spec,
+    DEFAULT_MAX_OUTPUT_TOKENS, EXEC_COMMAND_TOOL, ExecSessions, ShellEnvironmentPolicy,
+    TruncationPolicy, WRITE_STDIN_TOOL, exec_command_tool_spec,
+    exec_command_tool_spec_with_escalation, format_aborted_for_model, truncate_output,
+    write_stdin_tool_spec,
 };
 use crate::model::ResponseItem;
 
@@ -110,8 +111,13 @@ impl ToolRuntime {
         self.waits.any()
     }
 
-    /// A runtime for a new thread.
+    /// A runtime for a new thread (commands get the default environment policy).
     pub fn new() -> Arc<ToolRuntime> {
+        ToolRuntime::with_shell_environment(ShellEnvironmentPolicy::default())
+    }
+
+    /// A runtime for a new thread whose commands get the environment `policy` gives them.
+    pub fn with_shell_environment(policy: ShellEnvironmentPolicy) -> Arc<ToolRuntime> {
         static LOGGED: std::sync::Once = std::sync::Once::new();
         LOGGED.call_once(|| {
             tracing::info!(
@@ -119,7 +125,10 @@ impl ToolRuntime {
                 crate::sandbox::sandbox_support().summary()
             );
         });
-        Arc::new(ToolRuntime::default())
+        Arc::new(ToolRuntime {
+            exec: ExecSessions::with_environment(policy),
+            ..ToolRuntime::default()
+        })
     }
 
     /// The tool definitions a step advertises (Responses API format): `exec_command` (with

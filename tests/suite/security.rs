@@ -1,0 +1,5 @@
+//! Issue 11, security and durability: what a hostile model, a stranger on the socket or a full
+//! disk must not get away with, end to end (the real daemon, the scripted mock model). Each
+//! module holds the regression tests of one area.
+
+mod commands;
