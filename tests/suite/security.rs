@@ -3,3 +3,4 @@
 //! module holds the regression tests of one area.
 
 mod commands;
+mod fs;

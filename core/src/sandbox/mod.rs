@@ -8,7 +8,11 @@
 //!   in `read-only`) and, when the network is off, a seccomp filter that makes `socket(2)` fail
 //!   with `EPERM` for every address family except `AF_UNIX`. Both are inherited by everything
 //!   the command starts and cannot be lifted by it.
-//! * in-process, by [`SandboxSpec::can_write`], which `apply_patch` consults before it writes.
+//! * in-process, by [`SandboxSpec::can_write`] / [`SandboxSpec::write_access`], which
+//!   `apply_patch` consults, and [`Beneath`], through which it then reads and writes: beneath
+//!   the writable root's directory handle, following no symlink. Each root's `.git` and Weft's
+//!   home are protected there (treated as outside the roots). Commands are *not* kept out of
+//!   them: Landlock grants rights down a whole tree and has no rule that takes them back.
 //!
 //! Where the kernel lacks Landlock (or seccomp, when the network must be denied), a confined
 //! command is refused ([`SandboxSupport::check`]) instead of running unconfined.
@@ -23,12 +27,14 @@ use std::path::{Component, Path, PathBuf};
 
 use weft_protocol::SandboxPolicy;
 
+mod beneath;
 #[cfg(target_os = "linux")]
 mod linux;
 mod support;
 #[cfg(test)]
 mod tests;
 
+pub use beneath::Beneath;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::{ChildSandbox, install_in_command, prepare_child_sandbox};
 pub use support::{SandboxSupport, sandbox_support};
@@ -59,9 +65,34 @@ pub enum FileSystemAccess {
 pub struct SandboxSpec {
     fs: FileSystemAccess,
     writable_roots: Vec<PathBuf>,
+    /// Canonical paths beneath the writable roots that stay read-only (see [`protected`]).
+    protected: Vec<PathBuf>,
+    /// Weft's home, canonical: read-only except for writable roots inside it.
+    home: Option<PathBuf>,
     network: bool,
     cwd: PathBuf,
 }
+
+/// How a write to one path may be done under a [`SandboxSpec`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteAccess {
+    /// Anywhere, as the path says (no filesystem restriction).
+    Anywhere,
+    /// Only as `relative` beneath the writable root `root`, following no symlink
+    /// (through a [`Beneath`] handle of `root`).
+    Beneath {
+        /// The outermost writable root containing the resolved path.
+        root: PathBuf,
+        /// The resolved path relative to `root` (plain names only).
+        relative: PathBuf,
+    },
+    /// Not at all: read-only, outside the writable roots, or protected.
+    Denied,
+}
+
+/// The names beneath every writable root that stay read-only, as the reference keeps them:
+/// the repository's `.git` (its hooks and config run code outside the sandbox).
+pub const PROTECTED_NAMES: &[&str] = &[".git"];
 
 impl SandboxSpec {
     /// Resolves a policy against the turn's working directory.
@@ -76,6 +107,8 @@ impl SandboxSpec {
                 SandboxSpec {
                     fs: FileSystemAccess::Unrestricted,
                     writable_roots: Vec::new(),
+                    protected: Vec::new(),
+                    home: None,
                     network: true,
                     cwd,
                 }
@@ -83,6 +116,8 @@ impl SandboxSpec {
             SandboxPolicy::ReadOnly { network_access } => SandboxSpec {
                 fs: FileSystemAccess::ReadOnly,
                 writable_roots: Vec::new(),
+                protected: Vec::new(),
+                home: None,
                 network: *network_access,
                 cwd,
             },
@@ -119,14 +154,27 @@ impl SandboxSpec {
                         resolved.push(root);
                     }
                 }
+                let protected = protected(&resolved);
                 SandboxSpec {
                     fs: FileSystemAccess::WorkspaceWrite,
                     writable_roots: resolved,
+                    protected,
+                    home: resolve_for_write(&crate::config::Config::default_home()),
                     network: *network_access,
                     cwd,
                 }
             }
         }
+    }
+
+    /// The same sandbox with `home` (instead of `$WEFT_HOME`, see
+    /// [`crate::config::Config::default_home`]) as Weft's protected home; no effect outside
+    /// workspace-write.
+    pub fn with_home(mut self, home: &Path) -> SandboxSpec {
+        if self.fs == FileSystemAccess::WorkspaceWrite {
+            self.home = resolve_for_write(&absolute(home, &self.cwd));
+        }
+        self
     }
 
     /// No sandbox at all.
@@ -162,21 +210,97 @@ impl SandboxSpec {
     /// Whether writing `path` (relative paths are resolved against the cwd) is allowed: always
     /// under no filesystem restriction, never in read-only, and in workspace-write only when
     /// the path — after resolving symlinks of every existing ancestor, and following a dangling
-    /// symlink at the end — lies beneath a writable root. A path that cannot be resolved safely
-    /// (a `..` through a directory that does not exist, a symlink loop) is refused.
+    /// symlink at the end — lies beneath a writable root and is not protected (a root's
+    /// `.git`, see [`PROTECTED_NAMES`], or Weft's home — except a writable root inside the
+    /// home). A path that cannot be resolved safely (a `..` through a directory that does not
+    /// exist, a symlink loop) is refused.
     pub fn can_write(&self, path: &Path) -> bool {
+        self.write_access(path) != WriteAccess::Denied
+    }
+
+    /// How writing `path` may be done (see [`SandboxSpec::can_write`] for what is allowed).
+    /// In workspace-write the answer names the root and the resolved path beneath it, for a
+    /// write through a [`Beneath`] handle: resolving here and writing there without following
+    /// symlinks means a symlink swapped in between cannot redirect the write.
+    pub fn write_access(&self, path: &Path) -> WriteAccess {
+        self.access_at(|| resolve_for_write(&absolute(path, &self.cwd)))
+    }
+
+    /// Like [`SandboxSpec::write_access`] for removing the directory entry `path` itself: a
+    /// symlink at the end is the entry, not where it points (only the parent is resolved).
+    pub fn entry_access(&self, path: &Path) -> WriteAccess {
+        self.access_at(|| {
+            let path = absolute(path, &self.cwd);
+            Some(resolve_for_write(path.parent()?)?.join(path.file_name()?))
+        })
+    }
+
+    fn access_at(&self, resolve: impl FnOnce() -> Option<PathBuf>) -> WriteAccess {
         match self.fs {
-            FileSystemAccess::Unrestricted => true,
-            FileSystemAccess::ReadOnly => false,
+            FileSystemAccess::Unrestricted => WriteAccess::Anywhere,
+            FileSystemAccess::ReadOnly => WriteAccess::Denied,
             FileSystemAccess::WorkspaceWrite => {
-                let Some(resolved) = resolve_for_write(&absolute(path, &self.cwd)) else {
-                    return false;
+                let Some(resolved) = resolve() else {
+                    return WriteAccess::Denied;
                 };
-                self.writable_roots
+                if self.is_protected(&resolved) {
+                    return WriteAccess::Denied;
+                }
+                // The outermost root: a nested root could itself be replaced by a symlink
+                // from inside the one that contains it.
+                let root = self
+                    .writable_roots
                     .iter()
-                    .any(|root| resolved.starts_with(root))
+                    .filter(|root| resolved.starts_with(root))
+                    .min_by_key(|root| root.components().count());
+                let Some(root) = root else {
+                    return WriteAccess::Denied;
+                };
+                match resolved.strip_prefix(root) {
+                    // The root itself is a directory, not a file to write.
+                    Ok(relative) if !relative.as_os_str().is_empty() => WriteAccess::Beneath {
+                        root: root.clone(),
+                        relative: relative.to_path_buf(),
+                    },
+                    _ => WriteAccess::Denied,
+                }
             }
         }
+    }
+
+    /// Whether `path` (resolved as for [`SandboxSpec::can_write`]) is one of the protected
+    /// paths beneath the writable roots: a root's `.git` or Weft's home (workspace-write only).
+    pub fn is_protected_path(&self, path: &Path) -> bool {
+        self.fs == FileSystemAccess::WorkspaceWrite
+            && resolve_for_write(&absolute(path, &self.cwd)).is_some_and(|p| self.is_protected(&p))
+    }
+
+    /// Whether the resolved `path` is read-only although beneath a writable root.
+    fn is_protected(&self, path: &Path) -> bool {
+        if self.protected.iter().any(|p| path.starts_with(p)) {
+            return true;
+        }
+        match &self.home {
+            // A workspace kept inside the home (a writable root strictly beneath it) stays
+            // writable; the home's own files (config.toml, rollouts, the state DB) do not.
+            Some(home) if path.starts_with(home) => !self
+                .writable_roots
+                .iter()
+                .any(|root| root.starts_with(home) && root != home && path.starts_with(root)),
+            _ => false,
+        }
+    }
+
+    /// The canonical paths beneath the writable roots that stay read-only (without Weft's
+    /// home, see [`SandboxSpec::home`]).
+    pub fn protected_paths(&self) -> &[PathBuf] {
+        &self.protected
+    }
+
+    /// Weft's home (canonical), read-only in workspace-write except for writable roots inside
+    /// it; `None` in the other modes.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
     }
 
     /// A short description for error messages and logs.
@@ -217,6 +341,24 @@ pub fn looks_like_sandbox_denial(output: &str, exit_code: Option<i32>) -> bool {
     ];
     let lower = output.to_lowercase();
     MARKERS.iter().any(|m| lower.contains(m))
+}
+
+/// Every root's [`PROTECTED_NAMES`], as named and as resolved (a `.git` that is a symlink
+/// protects where it points too), whether or not they exist yet.
+fn protected(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for root in roots {
+        for name in PROTECTED_NAMES {
+            let named = root.join(name);
+            let resolved = resolve_for_write(&named);
+            for path in std::iter::once(named).chain(resolved) {
+                if !out.contains(&path) {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `path` made absolute against `base`, with `.` components dropped (no other normalisation).

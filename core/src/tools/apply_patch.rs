@@ -6,6 +6,9 @@
 //!   [`seek_sequence`]), check every written path with the caller's `can_write`, and compute
 //!   every new file content and diff — writing nothing;
 //! * [`apply_plan`] — write a verified plan;
+//! * [`PatchFiles`] — how both read and write: [`AmbientFiles`] by path, [`SandboxFiles`]
+//!   beneath the sandbox's writable roots through a directory handle, following no symlink
+//!   (`plan_patch_with` / `apply_plan_with`);
 //! * [`TurnDiffTracker`] — the turn's aggregate git-style diff for `turn/diff/updated`;
 //! * [`function_tool_spec`] / [`freeform_tool_spec`] — the tool definitions.
 //!
@@ -14,11 +17,12 @@
 //!
 //! Diffs come from a small Myers implementation in `diff.rs` (no extra dependency). `plan.rs`
 //! plans and applies; `contents.rs` computes one file's new text, `paths.rs` resolves and
-//! checks paths, `error.rs` says what went wrong.
+//! checks paths, `files.rs` reads and writes them, `error.rs` says what went wrong.
 
 mod contents;
 mod diff;
 mod error;
+mod files;
 mod parser;
 mod paths;
 mod plan;
@@ -31,9 +35,13 @@ mod tests;
 
 pub use diff::{git_blob_oid, git_file_diff, unified_hunks};
 pub use error::PatchError;
+pub use files::{AmbientFiles, PatchFiles, SandboxFiles};
 pub use parser::{Chunk, FileOp, ParseError, ParsedPatch, parse_patch};
 pub use paths::path_is_writable;
-pub use plan::{ApplyOutcome, ChangeKind, FileChange, PatchPlan, apply_plan, plan_patch};
+pub use plan::{
+    ApplyOutcome, ChangeKind, FileChange, PatchPlan, apply_plan, apply_plan_with, plan_patch,
+    plan_patch_with,
+};
 pub use seek::seek_sequence;
 pub use spec::{
     ApplyPatchArgs, FREEFORM_DESCRIPTION, FUNCTION_DESCRIPTION, LARK_GRAMMAR, TOOL_NAME,

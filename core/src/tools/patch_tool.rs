@@ -4,14 +4,21 @@
 //!    written, and a patch that fails gets `apply_patch verification failed: …` with no item
 //!    (as the reference: the `fileChange` item starts only for a verified patch).
 //! 2. The written paths are checked against the sandbox's writable roots
-//!    ([`SandboxSpec::can_write`], symlinks resolved); the approval policy decides whether to
-//!    ask (`approval.rs`). Under `never`, a path outside the roots rejects the patch:
+//!    ([`SandboxSpec::can_write`], symlinks resolved; a root's `.git` and Weft's home count as
+//!    outside); the approval policy decides whether to ask (`approval.rs`). Under `never`, a
+//!    path outside the roots rejects the patch:
 //!    `patch rejected: writing outside of the sandbox's writable roots: <path>`.
 //! 3. `item/started {fileChange, inProgress}` with every change and its diff; if asking,
 //!    `waitingOnApproval` and `item/fileChange/requestApproval`.
-//! 4. The plan is written ([`apply_plan`]; it refuses if a file changed since step 1), the
+//! 4. The plan is written ([`apply_plan_with`]; it refuses if a file changed since step 1), the
 //!    item completes (`completed`, `failed`, or `declined`), and `turn/diff/updated` carries
 //!    the turn's aggregate diff ([`TurnDiffTracker`]).
+//!
+//! Files are read and written through [`SandboxFiles`]: a path inside the writable roots
+//! only beneath its root's directory handle, following no symlink, so what step 2 checked is
+//! what step 4 writes even if a sandboxed command swaps a directory for a symlink meanwhile
+//! (the write then fails). Approved paths outside the roots, and everything under
+//! `danger-full-access`, are written by path as they are.
 //!
 //! What the model gets on success mirrors the reference: the freeform variant's
 //! `Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n…`,
@@ -25,7 +32,8 @@ use weft_protocol::server_requests::FileChangeRequestApprovalParams;
 use weft_protocol::{FileChangeItem, ItemId, PatchApplyStatus, ThreadItem};
 
 use super::apply_patch::{
-    PatchError, PatchPlan, TurnDiffTracker, apply_plan, path_is_writable, plan_patch,
+    PatchError, PatchPlan, SandboxFiles, TurnDiffTracker, apply_plan_with, path_is_writable,
+    plan_patch_with,
 };
 use super::approval::{self, Decision, Mode, PatchPlanDecision};
 use super::context::ToolTurn;
@@ -115,11 +123,12 @@ pub(crate) async fn apply_patch(
     turn: &ToolTurn,
 ) -> String {
     let started = Instant::now();
-    let plan = match plan_patch(patch, &turn.cwd, &|_| true) {
+    let spec = SandboxSpec::from_policy(&turn.sandbox, &turn.cwd);
+    let reader = SandboxFiles::new(spec.clone(), Vec::new());
+    let plan = match plan_patch_with(patch, &turn.cwd, &|_| true, &reader) {
         Ok(plan) => plan,
         Err(err) => return err.model_text(),
     };
-    let spec = SandboxSpec::from_policy(&turn.sandbox, &turn.cwd);
     let written = plan.written_paths();
     let outside: Vec<PathBuf> = written
         .iter()
@@ -135,6 +144,9 @@ pub(crate) async fn apply_patch(
         started_at: now_ms(),
     };
     match decision {
+        PatchPlanDecision::Refuse(path) if spec.is_protected_path(&path) => {
+            return PatchError::Protected { path }.model_text();
+        }
         PatchPlanDecision::Refuse(path) => return PatchError::NotWritable { path }.model_text(),
         PatchPlanDecision::Apply => item.start(turn).await,
         PatchPlanDecision::Ask { reason } => {
@@ -175,7 +187,9 @@ pub(crate) async fn apply_patch(
         }
     }
     let to_apply = plan.clone();
-    let applied = tokio::task::spawn_blocking(move || apply_plan(&to_apply))
+    // Reaching here, every path outside the roots (or protected) was approved.
+    let files = SandboxFiles::new(spec, outside);
+    let applied = tokio::task::spawn_blocking(move || apply_plan_with(&to_apply, &files))
         .await
         .unwrap_or_else(|err| {
             Err(PatchError::Write {

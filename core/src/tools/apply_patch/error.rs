@@ -27,6 +27,12 @@ pub enum PatchError {
         /// The absolute target path.
         path: PathBuf,
     },
+    /// A path the patch would write is protected inside the writable roots (a repository's
+    /// `.git`, Weft's home).
+    Protected {
+        /// The absolute target path.
+        path: PathBuf,
+    },
     /// A file changed on disk between [`plan_patch`] and [`apply_plan`]; nothing was written.
     Stale {
         /// The absolute path that changed.
@@ -53,6 +59,12 @@ impl fmt::Display for PatchError {
             PatchError::NotWritable { path } => write!(
                 f,
                 "writing outside of the sandbox's writable roots: {}",
+                path.display()
+            ),
+            PatchError::Protected { path } => write!(
+                f,
+                "writing a protected path: {} (a repository's .git and Weft's home stay \
+                 read-only inside the sandbox)",
                 path.display()
             ),
             PatchError::Stale { path } => write!(
@@ -86,6 +98,7 @@ impl PatchError {
     /// * an empty patch: `patch rejected: empty patch`;
     /// * a path outside the writable roots:
     ///   `patch rejected: writing outside of the sandbox's writable roots: <abs path>`;
+    /// * a protected path: `patch rejected: writing a protected path: <abs path> (…)`;
     /// * a write failure: the error itself, e.g. `Failed to write file <abs path>: <io error>`.
     pub fn model_text(&self) -> String {
         match self {
@@ -93,7 +106,9 @@ impl PatchError {
             | PatchError::Match(_)
             | PatchError::Read { .. }
             | PatchError::Stale { .. } => format!("apply_patch verification failed: {self}"),
-            PatchError::Empty | PatchError::NotWritable { .. } => format!("patch rejected: {self}"),
+            PatchError::Empty | PatchError::NotWritable { .. } | PatchError::Protected { .. } => {
+                format!("patch rejected: {self}")
+            }
             PatchError::Write { .. } => self.to_string(),
         }
     }

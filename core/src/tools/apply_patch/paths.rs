@@ -17,10 +17,6 @@ pub fn path_is_writable(path: &Path, can_write: &dyn Fn(&Path) -> bool) -> bool 
     real == path || can_write(&real)
 }
 
-pub(super) fn path_exists(path: &Path) -> bool {
-    fs::metadata(path).is_ok()
-}
-
 pub(super) fn absolute_cwd(cwd: &Path) -> Result<PathBuf, PatchError> {
     if cwd.is_absolute() {
         return Ok(normalize_lexically(cwd));

@@ -2,15 +2,15 @@
 //! disk; [`apply_plan`] writes them.
 
 use std::collections::HashMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::contents::derive_new_contents;
 use super::diff::{git_file_diff, unified_hunks};
 use super::error::PatchError;
+use super::files::{AmbientFiles, PatchFiles};
 use super::parser::{FileOp, parse_patch};
-use super::paths::{absolute_cwd, normalize_lexically, path_exists, path_is_writable};
+use super::paths::{absolute_cwd, normalize_lexically, path_is_writable};
 
 /// Lines of context in the `diff` of a `fileChange` update (the reference uses 1).
 const FILE_CHANGE_CONTEXT: usize = 1;
@@ -198,11 +198,21 @@ impl ApplyOutcome {
 /// `can_write` is called with each absolute, lexically normalised target path and, when
 /// symlinks make it differ, with the path they resolve to; both must be allowed. Operations
 /// apply in order against a virtual view of the files, so later operations on the same path
-/// see the effect of earlier ones.
+/// see the effect of earlier ones. Files are read by path as they are ([`AmbientFiles`]).
 pub fn plan_patch(
     patch: &str,
     cwd: &Path,
     can_write: &dyn Fn(&Path) -> bool,
+) -> Result<PatchPlan, PatchError> {
+    plan_patch_with(patch, cwd, can_write, &AmbientFiles)
+}
+
+/// [`plan_patch`], reading files through `files`.
+pub fn plan_patch_with(
+    patch: &str,
+    cwd: &Path,
+    can_write: &dyn Fn(&Path) -> bool,
+    files: &dyn PatchFiles,
 ) -> Result<PatchPlan, PatchError> {
     let parsed = parse_patch(patch)?;
     if parsed.ops.is_empty() {
@@ -212,6 +222,7 @@ pub fn plan_patch(
     let mut planner = Planner {
         cwd: &cwd,
         can_write,
+        files,
         state: HashMap::new(),
         baseline: Vec::new(),
         changes: Vec::new(),
@@ -242,20 +253,32 @@ pub fn plan_patch(
 ///
 /// Before writing anything it re-reads every touched path and fails with
 /// [`PatchError::Stale`] if one changed since [`plan_patch`]. An I/O error part-way returns
-/// [`PatchError::Write`]; operations before it stay applied (there is no rollback).
+/// [`PatchError::Write`]; operations before it stay applied (there is no rollback). Files are
+/// written by path as they are ([`AmbientFiles`]).
 pub fn apply_plan(plan: &PatchPlan) -> Result<ApplyOutcome, PatchError> {
+    apply_plan_with(plan, &AmbientFiles)
+}
+
+/// [`apply_plan`] through `files`; every written path passes [`PatchFiles::check_write`]
+/// before anything is written ([`PatchError::NotWritable`] otherwise).
+pub fn apply_plan_with(
+    plan: &PatchPlan,
+    files: &dyn PatchFiles,
+) -> Result<ApplyOutcome, PatchError> {
     for (path, expected) in &plan.baseline {
-        let current = match fs::metadata(path) {
-            Ok(meta) if meta.is_file() => fs::read(path).ok(),
-            _ => None,
-        };
-        let unchanged = match (expected, &current) {
-            (None, None) => !path_exists(path),
-            (Some(a), Some(b)) => a == b,
-            _ => false,
+        // A path that cannot be read as it was (now a directory, a symlink where none may be
+        // followed, …) changed too.
+        let unchanged = match files.read(path) {
+            Ok(current) => *expected == current,
+            Err(_) => false,
         };
         if !unchanged {
             return Err(PatchError::Stale { path: path.clone() });
+        }
+    }
+    for path in plan.written_paths() {
+        if files.check_write(&path).is_err() {
+            return Err(PatchError::NotWritable { path });
         }
     }
     for step in &plan.steps {
@@ -265,34 +288,9 @@ pub fn apply_plan(plan: &PatchPlan) -> Result<ApplyOutcome, PatchError> {
                 contents,
                 permissions_from,
             } => {
-                if let Some(parent) = path.parent()
-                    && !parent.as_os_str().is_empty()
-                {
-                    fs::create_dir_all(parent).map_err(|source| PatchError::Write {
-                        context: format!(
-                            "Failed to create parent directories for {}",
-                            path.display()
-                        ),
-                        source,
-                    })?;
-                }
-                fs::write(path, contents).map_err(|source| PatchError::Write {
-                    context: format!("Failed to write file {}", path.display()),
-                    source,
-                })?;
-                if let Some(src) = permissions_from
-                    && let Ok(meta) = fs::metadata(src)
-                {
-                    // Best effort: a rename keeps the source's mode (e.g. the executable bit).
-                    let _ = fs::set_permissions(path, meta.permissions());
-                }
+                files.write(path, contents, permissions_from.as_deref())?;
             }
-            Step::Remove { path } => {
-                fs::remove_file(path).map_err(|source| PatchError::Write {
-                    context: format!("Failed to delete file {}", path.display()),
-                    source,
-                })?;
-            }
+            Step::Remove { path } => files.remove(path)?,
         }
     }
     Ok(ApplyOutcome {
@@ -305,6 +303,7 @@ pub fn apply_plan(plan: &PatchPlan) -> Result<ApplyOutcome, PatchError> {
 struct Planner<'a> {
     cwd: &'a Path,
     can_write: &'a dyn Fn(&Path) -> bool,
+    files: &'a dyn PatchFiles,
     /// Virtual contents of every touched path after the operations planned so far.
     state: HashMap<PathBuf, Option<Vec<u8>>>,
     baseline: Vec<(PathBuf, Option<Vec<u8>>)>,
@@ -346,17 +345,7 @@ impl Planner<'_> {
             context: format!("{context} {}", path.display()),
             source,
         };
-        let disk = match fs::metadata(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(read_err(e)),
-            Ok(meta) if meta.is_dir() => {
-                return Err(read_err(io::Error::new(
-                    io::ErrorKind::IsADirectory,
-                    "Is a directory",
-                )));
-            }
-            Ok(_) => Some(fs::read(path).map_err(read_err)?),
-        };
+        let disk = self.files.read(path).map_err(read_err)?;
         self.baseline.push((path.to_path_buf(), disk.clone()));
         self.state.insert(path.to_path_buf(), disk.clone());
         Ok(disk)

@@ -7,6 +7,9 @@ use support::*;
 use super::contents::derive_new_contents;
 use super::*;
 
+#[cfg(unix)]
+mod confined;
+
 /// Small helpers shared by the tests.
 mod support {
     use super::*;
