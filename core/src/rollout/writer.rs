@@ -62,8 +62,10 @@ impl RolloutWriter {
     }
 
     /// Open an existing rollout to append to it (resuming a thread, naming a stored one, …):
-    /// lock it, and repair a torn last line (a complete last line without its newline gets
-    /// one; an incomplete one is cut off) so new lines start on a line of their own.
+    /// lock it, check that its header reads back (else [`RolloutError::BadHeader`], the file
+    /// untouched), and end its last line with a newline if it lacks one, so new lines start on
+    /// a line of their own. The file is opened for appending only: nothing in it is rewritten
+    /// or cut, a torn last line included (readers skip it).
     pub async fn resume(path: &Path) -> Result<RolloutWriter, RolloutError> {
         let task_path = path.to_path_buf();
         let file = blocking(path, move || open_existing(&task_path)).await?;
@@ -163,51 +165,42 @@ fn open_existing(path: &Path) -> Result<File, RolloutError> {
         .open(path)
         .map_err(|e| RolloutError::io(path, e))?;
     lock_exclusive(&file, path)?;
-    repair_tail(&mut file, path).map_err(|e| RolloutError::io(path, e))?;
+    check_header(&mut file, path)?;
+    terminate_last_line(&mut file).map_err(|e| RolloutError::io(path, e))?;
     Ok(file)
 }
 
-/// Make the file end with a newline: keep a complete unterminated last line, cut a torn one.
-fn repair_tail(file: &mut File, path: &Path) -> std::io::Result<()> {
+/// A rollout is only appended to after its `session_meta` header was read back: a file
+/// without one is refused as it is ([`RolloutError::BadHeader`]), never written.
+fn check_header(file: &mut File, path: &Path) -> Result<(), RolloutError> {
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| RolloutError::io(path, e))?;
+    let mut reader = std::io::BufReader::new(&*file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = std::io::BufRead::read_until(&mut reader, b'\n', &mut line)
+            .map_err(|e| RolloutError::io(path, e))?;
+        if read == 0 || !line.iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+    }
+    super::reader::parse_header(path, &line).map(drop)
+}
+
+/// Make the file end with a newline, so new lines start on a line of their own. Nothing is
+/// ever cut: a torn last line stays as it is (the reader skips it) and gets its newline.
+fn terminate_last_line(file: &mut File) -> std::io::Result<()> {
     let len = file.seek(SeekFrom::End(0))?;
     if len == 0 {
         return Ok(());
     }
-    // Find the start of the last line by reading backwards in chunks.
-    const CHUNK: u64 = 64 * 1024;
-    let mut end = len;
-    let mut line_start = 0;
-    let mut first = true;
-    let mut buf = Vec::new();
-    'search: while end > 0 {
-        let start = end.saturating_sub(CHUNK);
-        buf.resize((end - start) as usize, 0);
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
-        if first {
-            if buf.last() == Some(&b'\n') {
-                return Ok(());
-            }
-            first = false;
-        }
-        if let Some(pos) = buf.iter().rposition(|b| *b == b'\n') {
-            line_start = start + pos as u64 + 1;
-            break 'search;
-        }
-        end = start;
-    }
-    let mut tail = Vec::with_capacity((len - line_start) as usize);
-    file.seek(SeekFrom::Start(line_start))?;
-    file.read_to_end(&mut tail)?;
-    if serde_json::from_slice::<RolloutLine>(&tail).is_ok() {
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        // Opened with `append`: this lands at the end whatever the cursor.
         file.write_all(b"\n")?;
-    } else {
-        tracing::warn!(
-            path = %path.display(),
-            bytes = tail.len(),
-            "cutting a torn last line off the rollout before appending"
-        );
-        file.set_len(line_start)?;
     }
     Ok(())
 }

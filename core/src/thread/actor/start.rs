@@ -36,6 +36,13 @@ impl ThreadActor {
         client_id: Option<String>,
         reply: Reply<Result<Submitted, CoreError>>,
     ) {
+        let overrides = match overrides.resolved() {
+            Ok(overrides) => overrides,
+            Err(err) => {
+                reply.send(Err(err)).await;
+                return;
+            }
+        };
         if let Some(active) = &self.active {
             let outcome = match &mode {
                 InputMode::StartIfIdle => Err(CoreError::Busy(active.turn_id.to_string())),
