@@ -142,3 +142,114 @@ async fn turn_start_checks_cwd_as_thread_start_does(transport: Transport) {
         sub.display().to_string()
     );
 }
+
+/// A small tmpfs mounted over a directory for one test (the suite runs as root), unmounted
+/// (lazily, so an fd the daemon still holds cannot block it) when dropped.
+struct SmallDisk {
+    dir: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(dir: &std::path::Path, size: &str) -> SmallDisk {
+        std::fs::create_dir_all(dir).unwrap();
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .expect("run mount");
+        assert!(status.success(), "mount a tmpfs on {}", dir.display());
+        SmallDisk {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Write a filler file until the disk is full; returns its path.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let path = self.dir.join("filler");
+        let mut file = std::fs::File::create(&path).unwrap();
+        let chunk = [0u8; 512];
+        while file.write_all(&chunk).is_ok() {}
+        let _ = file.write_all(&[0u8; 1]);
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+on_both_transports!(a_full_disk_fails_the_turn_and_holds_the_thread_until_it_drains);
+
+/// Item 5: with `$WEFT_HOME/sessions` full, the turn whose records cannot be written is
+/// reported `failed` with an `error` notification, and the thread refuses new turns with a
+/// clear error; once there is room again everything held is written, in order, and a restart
+/// finds every turn.
+async fn a_full_disk_fails_the_turn_and_holds_the_thread_until_it_drains(transport: Transport) {
+    let mut p = Persist::start(transport).await;
+    let disk = SmallDisk::mount(&p.home.path().join("sessions"), "256k");
+    let thread = p.start_thread().await;
+    p.push(Reply::new().text("first answer"));
+    assert_eq!(
+        p.run_turn(&thread, "first").await.completed_turn()["status"],
+        "completed"
+    );
+
+    let filler = disk.fill();
+    p.push(Reply::new().text("second answer"));
+    let run = p.run_turn(&thread, "second").await;
+    let turn = run.completed_turn();
+    assert_eq!(turn["status"], "failed", "{turn}");
+    let message = turn["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("could not be saved") && message.contains("No space left"),
+        "{message}"
+    );
+    let errors = run.notifications("error");
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!(errors[0]["params"]["error"]["message"], message);
+
+    let refused = p
+        .client
+        .request(
+            "turn/start",
+            json!({"threadId": thread, "input": [text_input("third")]}),
+        )
+        .await
+        .expect_err("a new turn while the rollout cannot be written");
+    assert!(
+        refused
+            .message
+            .contains("cannot start a turn until its rollout can be written again"),
+        "{refused:?}"
+    );
+    assert_eq!(p.mock.requests().len(), 2, "the refused turn never ran");
+
+    std::fs::remove_file(filler).unwrap();
+    p.push(Reply::new().text("third answer"));
+    assert_eq!(
+        p.run_turn(&thread, "third").await.completed_turn()["status"],
+        "completed"
+    );
+
+    p.restart().await;
+    let stored = ok(
+        &mut p.client,
+        "thread/read",
+        json!({"threadId": thread, "includeTurns": true}),
+    )
+    .await;
+    let turns = stored["thread"]["turns"].as_array().expect("turns");
+    assert_eq!(turns.len(), 3, "{turns:#?}");
+    let texts = stored["thread"]["turns"].to_string();
+    for text in ["first answer", "second answer", "third answer"] {
+        assert!(texts.contains(text), "{text} missing from {texts}");
+    }
+    p.stop().await;
+    drop(disk);
+}

@@ -83,6 +83,10 @@ impl ThreadActor {
             reply.send(Err(CoreError::NoActiveTurnToSteer)).await;
             return;
         }
+        if let Err(err) = self.check_rollout_writable().await {
+            reply.send(Err(err)).await;
+            return;
+        }
         // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
         // turn with no userMessage item (docs/protocol.md §7.13).
         let mut settings = self.settings.clone();
@@ -139,6 +143,10 @@ impl ThreadActor {
     /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
     /// interrupted), then the compaction runs as a turn of its own that cannot be steered.
     pub(super) async fn compact(&mut self, reply: Reply<Result<(), CoreError>>) {
+        if let Err(err) = self.check_rollout_writable().await {
+            reply.send(Err(err)).await;
+            return;
+        }
         let Some(provider) = self
             .services
             .config
