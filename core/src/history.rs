@@ -34,7 +34,7 @@ impl History {
 
     /// A history restored from a rollout, journalling new items to `journal`.
     pub fn restored(items: Vec<ResponseItem>, journal: Option<RolloutWriter>) -> History {
-        let estimated_since = items.iter().map(approx_tokens).sum();
+        let estimated_since = items.iter().map(approx_tokens).fold(0, u64::saturating_add);
         History {
             items,
             journal,
@@ -48,7 +48,7 @@ impl History {
         if let Some(journal) = &self.journal {
             journal.append(RolloutRecord::ResponseItem(item.clone()));
         }
-        self.estimated_since += approx_tokens(&item);
+        self.estimated_since = self.estimated_since.saturating_add(approx_tokens(&item));
         self.items.push(item);
     }
 
@@ -62,7 +62,9 @@ impl History {
     /// The context window in use: the last reported count plus the estimate of what was
     /// recorded since.
     pub fn estimated_tokens(&self) -> u64 {
-        self.last_reported.unwrap_or(0) + self.estimated_since
+        self.last_reported
+            .unwrap_or(0)
+            .saturating_add(self.estimated_since)
     }
 
     /// Replace the whole history after a compaction; the rollout gets one `compacted` record
@@ -74,7 +76,7 @@ impl History {
                 replacement_history: items.clone(),
             });
         }
-        self.estimated_since = items.iter().map(approx_tokens).sum();
+        self.estimated_since = items.iter().map(approx_tokens).fold(0, u64::saturating_add);
         self.last_reported = None;
         self.items = items;
     }

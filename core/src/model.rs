@@ -13,7 +13,7 @@
 //! Layout: `provider` (config), `item` (history items), `prompt` (request + Responses body),
 //! `event`, `error` (classification, backoff), `client` (HTTP and retries), `stream` (body
 //! reading, idle timeout), `sse` (framing), `responses` / `chat_stream` (decoders),
-//! `chat_request` (Chat body), `turn_error` (a failure as the client sees it when it ends a
+//! `chat_request` (Chat body), `limits` (bounds on model-supplied indices and sizes), `turn_error` (a failure as the client sees it when it ends a
 //! turn).
 
 mod chat_request;
@@ -22,6 +22,7 @@ mod client;
 mod error;
 mod event;
 mod item;
+pub mod limits;
 mod prompt;
 pub mod provider;
 mod responses;

@@ -24,7 +24,9 @@
 //! [`RolloutWriter`] is created when the thread starts (the header is written at once, so a
 //! fresh thread can be resumed, read or forked). `append` only queues; a background task
 //! batches the lines and writes them off the hot path; `flush(fsync)` waits until everything
-//! appended so far is written (and fsynced). One writer per file: the writer holds an exclusive
+//! appended so far is written (and fsynced). A failed write or fsync is answered to every
+//! flush it concerns and retried with the next one: the lines that did not reach the file
+//! stay queued, so a flush succeeds exactly when everything appended before it is on disk. One writer per file: the writer holds an exclusive
 //! advisory lock (`flock`) on the file for its whole life, so a second daemon pointed at the
 //! same home gets [`RolloutError::Locked`] instead of interleaving lines.
 //!
@@ -90,12 +92,13 @@ pub enum RolloutError {
         #[source]
         problem: HeaderProblem,
     },
-    /// A write failed earlier; the lines appended since are lost.
+    /// A write or fsync failed. The lines not in the file yet stay queued and are retried
+    /// with the next flush, which fails too until they are all written.
     #[error("rollout {} could not be written: {source}", path.display())]
     WriteFailed {
         /// The file.
         path: PathBuf,
-        /// The first error (shared: every later flush reports it too).
+        /// The error of the last attempt (shared by the flushes it answers).
         source: Arc<std::io::Error>,
     },
     /// The writer was closed (or its task is gone).

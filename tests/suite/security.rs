@@ -3,4 +3,5 @@
 //! module holds the regression tests of one area.
 
 mod commands;
+mod durability;
 mod fs;

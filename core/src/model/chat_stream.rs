@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer};
 use super::error::ModelError;
 use super::event::{ResponseEvent, TokenUsage};
 use super::item::{ContentItem, ReasoningContent, ResponseItem, Role};
+use super::limits::MAX_CHAT_TOOL_CALLS;
 use super::stream::{Decoder, Events, Flow};
 
 /// State of one Chat stream.
@@ -157,12 +158,14 @@ impl Decoder for ChatDecoder {
                     .unwrap_or(0),
                 total_tokens: usage
                     .total_tokens
-                    .unwrap_or(usage.prompt_tokens + usage.completion_tokens),
+                    .unwrap_or(usage.prompt_tokens.saturating_add(usage.completion_tokens)),
             });
         }
         for choice in chunk.choices.into_iter().flatten() {
-            if let Some(delta) = choice.delta {
-                self.apply(delta, out);
+            if let Some(delta) = choice.delta
+                && self.apply(delta, out) == Flow::Stop
+            {
+                return Flow::Stop;
             }
             if choice.finish_reason.is_some() {
                 self.flush(out);
@@ -184,7 +187,8 @@ impl Decoder for ChatDecoder {
 }
 
 impl ChatDecoder {
-    fn apply(&mut self, delta: Delta, out: &mut Events) {
+    /// [`Flow::Stop`] after a bound was broken (the error is in `out`).
+    fn apply(&mut self, delta: Delta, out: &mut Events) -> Flow {
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(FlexText(text)) = reasoning.filter(|t| !t.0.is_empty()) {
             let item = self.reasoning.get_or_insert_with(|| {
@@ -236,14 +240,21 @@ impl ChatDecoder {
             }));
         }
         for call in delta.tool_calls.into_iter().flatten() {
-            self.add_call_fragment(call);
+            if !self.add_call_fragment(call) {
+                out.push_back(Err(ModelError::malformed(format!(
+                    "more than {MAX_CHAT_TOOL_CALLS} tool calls in one response"
+                ))));
+                return Flow::Stop;
+            }
         }
+        Flow::Continue
     }
 
     /// Slot rules: a known `id` picks its slot; else `index` picks the latest slot with that
     /// index, unless that slot already has a different id (servers that put every call at
-    /// index 0); a fragment with neither continues the last slot.
-    fn add_call_fragment(&mut self, call: ToolCallDelta) {
+    /// index 0); a fragment with neither continues the last slot. False when the fragment
+    /// would open a slot past [`MAX_CHAT_TOOL_CALLS`].
+    fn add_call_fragment(&mut self, call: ToolCallDelta) -> bool {
         let by_id = call
             .id
             .as_deref()
@@ -259,6 +270,7 @@ impl ChatDecoder {
             None if call.index.is_none() && call.id.is_none() && !self.calls.is_empty() => {
                 self.calls.len() - 1
             }
+            None if self.calls.len() >= MAX_CHAT_TOOL_CALLS => return false,
             None => {
                 self.calls.push(CallSlot {
                     index: call.index,
@@ -283,6 +295,7 @@ impl ChatDecoder {
                 slot.arguments.push_str(&arguments);
             }
         }
+        true
     }
 
     /// Emit the reasoning item built so far as done.
@@ -459,6 +472,30 @@ mod tests {
             arguments: arguments.into(),
             call_id: call_id.into(),
         }
+    }
+
+    #[test]
+    fn tool_calls_past_the_bound_end_the_stream_unretried() {
+        let mut decoder = ChatDecoder::default();
+        let mut out = Events::new();
+        // Distinct indices, each a slot of its own; a huge index allocates nothing.
+        for index in 0..MAX_CHAT_TOOL_CALLS as i64 {
+            let chunk = delta(json!({"tool_calls": [{"index": index * 7_000_000,
+                "function": {"name": "f"}}]}));
+            assert_eq!(
+                decoder.data(chunk.to_string().as_bytes(), &mut out),
+                Flow::Continue
+            );
+        }
+        let chunk = delta(json!({"tool_calls": [{"index": -1, "function": {"name": "f"}}]}));
+        assert_eq!(
+            decoder.data(chunk.to_string().as_bytes(), &mut out),
+            Flow::Stop
+        );
+        let Some(Err(err)) = out.back() else {
+            panic!("expected an error last, got {out:?}");
+        };
+        assert!(matches!(err, ModelError::Malformed { .. }) && !err.is_retryable());
     }
 
     #[test]

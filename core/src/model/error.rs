@@ -138,6 +138,13 @@ pub enum ModelError {
         /// Delay requested by the server ("try again in 1.5s").
         retry_after: Option<Duration>,
     },
+    /// The stream broke a rule of its wire format or one of the bounds in `limits` (an index
+    /// or size past what the daemon accepts). Not retried.
+    #[error("malformed response stream from the model provider: {message}")]
+    Malformed {
+        /// What was wrong.
+        message: String,
+    },
     /// `response.incomplete`. Retried unless the reason makes a retry futile
     /// (`max_output_tokens`, `content_filter`).
     #[error("incomplete response returned, reason: {reason}")]
@@ -223,13 +230,20 @@ impl ModelError {
             ModelError::Stream { .. } | ModelError::Incomplete { .. } => {
                 CodexErrorInfo::ResponseStreamDisconnected { http_status_code }
             }
-            ModelError::Config(_) => CodexErrorInfo::Other,
+            ModelError::Config(_) | ModelError::Malformed { .. } => CodexErrorInfo::Other,
         }
     }
 
     /// The stream ended before the response completed (retryable).
     pub fn stream_closed() -> ModelError {
         ModelError::stream("stream closed before response.completed")
+    }
+
+    /// A stream that broke a rule or a bound (not retried).
+    pub(crate) fn malformed(message: impl Into<String>) -> ModelError {
+        ModelError::Malformed {
+            message: message.into(),
+        }
     }
 
     /// A stream failure with this message.

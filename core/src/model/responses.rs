@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::error::ModelError;
 use super::event::{ResponseEvent, TokenUsage};
 use super::item::ResponseItem;
+use super::limits::{MAX_REASONING_PARTS, part_index_ok};
 use super::stream::{Decoder, Events, Flow};
 
 /// State of one Responses stream.
@@ -57,6 +58,17 @@ impl Decoder for ResponsesDecoder {
                 return Flow::Continue;
             }
         };
+        for (field, index) in [
+            ("summary_index", event.summary_index),
+            ("content_index", event.content_index),
+        ] {
+            if let Some(index) = index.filter(|i| !part_index_ok(*i)) {
+                out.push_back(Err(ModelError::malformed(format!(
+                    "`{field}` {index} is outside 0..{MAX_REASONING_PARTS}"
+                ))));
+                return Flow::Stop;
+            }
+        }
         match event.kind.as_ref() {
             "response.created" if event.response.is_some() => {
                 out.push_back(Ok(ResponseEvent::Created));
@@ -273,6 +285,33 @@ mod tests {
         let (events, _) = decode(&[json!({"type": "response.completed",
             "response": {"id": "r", "usage": {"input_tokens": 1}}})]);
         assert!(matches!(events[0], Err(ModelError::Stream { .. })));
+    }
+
+    #[test]
+    fn a_part_index_past_the_bound_ends_the_stream_unretried() {
+        for event in [
+            json!({"type": "response.reasoning_summary_part.added", "item_id": "rs",
+                   "summary_index": 2_000_000_000i64}),
+            json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs",
+                   "summary_index": MAX_REASONING_PARTS, "delta": "x"}),
+            json!({"type": "response.reasoning_text.delta", "item_id": "rs",
+                   "content_index": -1, "delta": "x"}),
+        ] {
+            let (events, stopped) = decode(&[event]);
+            assert!(stopped);
+            assert_eq!(events.len(), 1);
+            let Err(err) = &events[0] else {
+                panic!("expected an error, got {events:?}");
+            };
+            assert!(matches!(err, ModelError::Malformed { .. }), "{err:?}");
+            assert!(!err.is_retryable());
+        }
+        let (events, _) = decode(&[json!({"type": "response.reasoning_summary_part.added",
+            "item_id": "rs", "summary_index": MAX_REASONING_PARTS - 1})]);
+        assert!(matches!(
+            events[0],
+            Ok(ResponseEvent::ReasoningSummaryPartAdded { .. })
+        ));
     }
 
     #[test]

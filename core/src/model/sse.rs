@@ -74,6 +74,13 @@ impl SseParser {
         None
     }
 
+    /// Bytes held for the event being read: its unfinished line and the data gathered so far
+    /// (the reader caps this, see `limits.rs`).
+    pub(crate) fn buffered(&self) -> usize {
+        let data = if self.dispatched { 0 } else { self.data.len() };
+        (self.buf.len() - self.pos).saturating_add(data)
+    }
+
     fn start_event(&mut self) {
         if self.dispatched {
             self.data.clear();
@@ -156,6 +163,16 @@ mod tests {
         let bytes: Vec<String> = text.chars().map(String::from).collect();
         let refs: Vec<&str> = bytes.iter().map(String::as_str).collect();
         assert_eq!(events(&refs), vec!["{\"a\":\"b\"}", "[DONE]"]);
+    }
+
+    #[test]
+    fn buffered_counts_the_event_in_progress_only() {
+        let mut parser = SseParser::default();
+        parser.push(b"data: done\n\ndata: abc\ndata: de");
+        assert_eq!(parser.next_event(), Some(&b"done"[..]));
+        assert_eq!(parser.next_event(), None);
+        // "abc" gathered, "data: de" unfinished.
+        assert_eq!(parser.buffered(), 3 + 8);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use futures::{Stream, StreamExt};
 
 use super::error::{ModelError, error_chain};
 use super::event::ResponseEvent;
+use super::limits::MAX_SSE_EVENT_BYTES;
 use super::sse::SseParser;
 
 /// Decoded events waiting to be handed out.
@@ -109,6 +110,12 @@ impl<D: Decoder> Reader<D> {
                             self.body = None;
                             break;
                         }
+                    }
+                    if self.body.is_some() && self.parser.buffered() > MAX_SSE_EVENT_BYTES {
+                        self.body = None;
+                        self.pending.push_back(Err(ModelError::malformed(format!(
+                            "an SSE event larger than {MAX_SSE_EVENT_BYTES} bytes"
+                        ))));
                     }
                 }
                 Ok(Some(Err(err))) => {

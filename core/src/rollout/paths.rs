@@ -140,7 +140,29 @@ fn move_between(home: &Path, path: &Path, from: &str, to: &str) -> Result<PathBu
     }
     fs::rename(path, &dest).map_err(|e| RolloutError::io(path, e))?;
     drop(file);
+    // The move is durable once both directories' entries are.
+    if let Some(parent) = dest.parent() {
+        sync_dirs(parent, home)?;
+    }
+    if let Some(parent) = path.parent() {
+        sync_dirs(parent, home)?;
+    }
     Ok(dest)
+}
+
+/// fsync `dir` and each of its ancestors up to `top` (inclusive; `top` is where the tree
+/// hangs from, e.g. `$WEFT_HOME`), so a new file, a new directory or a rename in `dir` survives
+/// a power cut. `dir` outside `top` syncs `dir` alone.
+pub(crate) fn sync_dirs(dir: &Path, top: &Path) -> Result<(), RolloutError> {
+    for ancestor in dir.ancestors() {
+        File::open(ancestor)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| RolloutError::io(ancestor, e))?;
+        if ancestor == top || !ancestor.starts_with(top) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Take the exclusive advisory lock on a rollout, or fail with [`RolloutError::Locked`]. On a

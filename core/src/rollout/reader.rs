@@ -163,6 +163,23 @@ pub async fn load_rollout(path: &Path) -> Result<Replay, RolloutError> {
         .map_err(|err| RolloutError::io(path, std::io::Error::other(err)))?
 }
 
+/// The first non-blank line of a rollout as its `session_meta` header, else
+/// [`RolloutError::BadHeader`].
+pub(super) fn parse_header(path: &Path, first: &[u8]) -> Result<RolloutLine, RolloutError> {
+    let bad_header = |problem: HeaderProblem| RolloutError::BadHeader {
+        path: path.to_path_buf(),
+        problem,
+    };
+    if first.iter().all(u8::is_ascii_whitespace) {
+        return Err(bad_header(HeaderProblem::Empty));
+    }
+    match serde_json::from_slice::<RolloutLine>(first) {
+        Ok(line) if matches!(line.record, RolloutRecord::SessionMeta(_)) => Ok(line),
+        Ok(_) => Err(bad_header(HeaderProblem::NotSessionMeta)),
+        Err(err) => Err(bad_header(HeaderProblem::Parse(err))),
+    }
+}
+
 /// Every parsable line of a rollout and the number of lines skipped. The first line returned
 /// is always the `session_meta` header: a file without a parsable one is
 /// [`RolloutError::BadHeader`]. A torn last line is skipped with a warning, and so is any
@@ -181,14 +198,10 @@ pub fn read_lines(path: &Path) -> Result<(Vec<RolloutLine>, usize), RolloutError
         .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace))
         .collect();
     let last_index = data.split(|b| *b == b'\n').count().saturating_sub(1);
-    if raw.is_empty() {
+    let Some((_, first)) = raw.first() else {
         return Err(bad_header(HeaderProblem::Empty));
-    }
-    let header = match serde_json::from_slice::<RolloutLine>(raw[0].1) {
-        Ok(line) if matches!(line.record, RolloutRecord::SessionMeta(_)) => line,
-        Ok(_) => return Err(bad_header(HeaderProblem::NotSessionMeta)),
-        Err(err) => return Err(bad_header(HeaderProblem::Parse(err))),
     };
+    let header = parse_header(path, first)?;
     let body = raw.split_off(1);
     let mut lines = Vec::with_capacity(body.len() + 1);
     lines.push(header);

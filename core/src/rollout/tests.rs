@@ -234,7 +234,7 @@ async fn a_fresh_thread_is_readable_at_once() {
 }
 
 #[tokio::test]
-async fn a_torn_last_line_is_skipped_and_cut_on_resume() {
+async fn a_torn_last_line_is_skipped_and_kept_on_resume() {
     let home = tempfile::tempdir().unwrap();
     let (writer, _) = new_writer(home.path()).await;
     let path = writer.path().to_path_buf();
@@ -254,13 +254,46 @@ async fn a_torn_last_line_is_skipped_and_cut_on_resume() {
     assert_eq!(texts(&replay.history), ["hi", "hello"]);
     assert_eq!(replay.turns[0].status, TurnStatus::Completed);
 
+    let before = std::fs::read(&path).unwrap();
     let writer = RolloutWriter::resume(&path).await.unwrap();
     writer.append(RolloutRecord::ThreadNameSet { name: "n".into() });
     writer.flush(false).await.unwrap();
+    // Only appended to: the torn line stays, ended by a newline, and is still skipped.
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&before));
+    assert_eq!(after[before.len()], b'\n');
     let replay = read_rollout(&path).unwrap();
-    assert_eq!(replay.skipped_lines, 0);
+    assert_eq!(replay.skipped_lines, 1);
+    assert_eq!(texts(&replay.history), ["hi", "hello"]);
     assert_eq!(replay.name.as_deref(), Some("n"));
     assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
+}
+
+#[tokio::test]
+async fn a_rollout_without_a_valid_header_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8]); 4] = [
+        ("empty", b""),
+        ("garbage", b"not json at all\n{\"ts\":1}\n"),
+        (
+            "torn header",
+            br#"{"ts":1,"type":"session_meta","payload":{"id":"#,
+        ),
+        (
+            "torn header, more lines",
+            b"{\"ts\":1,\"type\":\"session_meta\",\"pay\n{\"ts\":2,\"type\":\"thread_name_set\",\"payload\":{\"name\":\"x\"}}\n",
+        ),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&path, bytes).unwrap();
+        let err = RolloutWriter::resume(&path).await.unwrap_err();
+        assert!(
+            matches!(err, RolloutError::BadHeader { .. }),
+            "{name}: {err}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}");
+    }
 }
 
 #[tokio::test]

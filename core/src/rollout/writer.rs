@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use super::RolloutError;
-use super::paths::{lock_exclusive, rollout_path};
+use super::paths::{lock_exclusive, rollout_path, sync_dirs};
 use super::record::{RolloutLine, RolloutRecord, SessionMeta};
 
 /// Most messages handled (and lines written with one `write`) per batch.
@@ -57,20 +57,24 @@ impl RolloutWriter {
         let path = rollout_path(home, meta.created_at, &meta.id);
         let header = RolloutLine::now(RolloutRecord::SessionMeta(Box::new(meta)));
         let task_path = path.clone();
-        let file = blocking(&path, move || create_file(&task_path, &header)).await?;
+        let top = home.to_path_buf();
+        let file = blocking(&path, move || create_file(&task_path, &top, &header)).await?;
         Ok(RolloutWriter::spawn(path, file))
     }
 
     /// Open an existing rollout to append to it (resuming a thread, naming a stored one, …):
-    /// lock it, and repair a torn last line (a complete last line without its newline gets
-    /// one; an incomplete one is cut off) so new lines start on a line of their own.
+    /// lock it, check that its header reads back (else [`RolloutError::BadHeader`], the file
+    /// untouched), and end its last line with a newline if it lacks one, so new lines start on
+    /// a line of their own. The file is opened for appending only: nothing in it is rewritten
+    /// or cut, a torn last line included (readers skip it).
     pub async fn resume(path: &Path) -> Result<RolloutWriter, RolloutError> {
         let task_path = path.to_path_buf();
         let file = blocking(path, move || open_existing(&task_path)).await?;
         Ok(RolloutWriter::spawn(path.to_path_buf(), file))
     }
 
-    fn spawn(path: PathBuf, file: File) -> RolloutWriter {
+    /// The writer of `file` (a [`File`], or a failing stand-in in tests).
+    pub(super) fn spawn(path: PathBuf, file: impl Sink) -> RolloutWriter {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(run(path.clone(), file, rx));
         RolloutWriter {
@@ -135,7 +139,9 @@ async fn blocking<T: Send + 'static>(
         .map_err(|err| RolloutError::io(path, std::io::Error::other(err)))?
 }
 
-fn create_file(path: &Path, header: &RolloutLine) -> Result<File, RolloutError> {
+/// Create the file with its header line, durably: the header fsynced, then the directories
+/// from the file's up to `top` (new ones included), so the new thread survives a power cut.
+fn create_file(path: &Path, top: &Path, header: &RolloutLine) -> Result<File, RolloutError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| RolloutError::io(parent, e))?;
     }
@@ -151,8 +157,15 @@ fn create_file(path: &Path, header: &RolloutLine) -> Result<File, RolloutError> 
         source: Arc::new(std::io::Error::from(e)),
     })?;
     line.push(b'\n');
-    file.write_all(&line)
-        .map_err(|e| RolloutError::io(path, e))?;
+    if let Err(err) = file.write_all(&line).and_then(|()| file.sync_data()) {
+        // A file without its whole header would be a damaged rollout: take it back.
+        drop(file);
+        let _ = std::fs::remove_file(path);
+        return Err(RolloutError::io(path, err));
+    }
+    if let Some(parent) = path.parent() {
+        sync_dirs(parent, top)?;
+    }
     Ok(file)
 }
 
@@ -163,66 +176,63 @@ fn open_existing(path: &Path) -> Result<File, RolloutError> {
         .open(path)
         .map_err(|e| RolloutError::io(path, e))?;
     lock_exclusive(&file, path)?;
-    repair_tail(&mut file, path).map_err(|e| RolloutError::io(path, e))?;
+    check_header(&mut file, path)?;
+    terminate_last_line(&mut file).map_err(|e| RolloutError::io(path, e))?;
     Ok(file)
 }
 
-/// Make the file end with a newline: keep a complete unterminated last line, cut a torn one.
-fn repair_tail(file: &mut File, path: &Path) -> std::io::Result<()> {
+/// A rollout is only appended to after its `session_meta` header was read back: a file
+/// without one is refused as it is ([`RolloutError::BadHeader`]), never written.
+fn check_header(file: &mut File, path: &Path) -> Result<(), RolloutError> {
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| RolloutError::io(path, e))?;
+    let mut reader = std::io::BufReader::new(&*file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = std::io::BufRead::read_until(&mut reader, b'\n', &mut line)
+            .map_err(|e| RolloutError::io(path, e))?;
+        if read == 0 || !line.iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+    }
+    super::reader::parse_header(path, &line).map(drop)
+}
+
+/// Make the file end with a newline, so new lines start on a line of their own. Nothing is
+/// ever cut: a torn last line stays as it is (the reader skips it) and gets its newline.
+fn terminate_last_line(file: &mut File) -> std::io::Result<()> {
     let len = file.seek(SeekFrom::End(0))?;
     if len == 0 {
         return Ok(());
     }
-    // Find the start of the last line by reading backwards in chunks.
-    const CHUNK: u64 = 64 * 1024;
-    let mut end = len;
-    let mut line_start = 0;
-    let mut first = true;
-    let mut buf = Vec::new();
-    'search: while end > 0 {
-        let start = end.saturating_sub(CHUNK);
-        buf.resize((end - start) as usize, 0);
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
-        if first {
-            if buf.last() == Some(&b'\n') {
-                return Ok(());
-            }
-            first = false;
-        }
-        if let Some(pos) = buf.iter().rposition(|b| *b == b'\n') {
-            line_start = start + pos as u64 + 1;
-            break 'search;
-        }
-        end = start;
-    }
-    let mut tail = Vec::with_capacity((len - line_start) as usize);
-    file.seek(SeekFrom::Start(line_start))?;
-    file.read_to_end(&mut tail)?;
-    if serde_json::from_slice::<RolloutLine>(&tail).is_ok() {
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] != b'\n' {
+        // Opened with `append`: this lands at the end whatever the cursor.
         file.write_all(b"\n")?;
-    } else {
-        tracing::warn!(
-            path = %path.display(),
-            bytes = tail.len(),
-            "cutting a torn last line off the rollout before appending"
-        );
-        file.set_len(line_start)?;
     }
     Ok(())
 }
 
 /// The background task: batches queued lines into one write, answers flushes once their
 /// lines are written (and fsynced when asked).
-async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
+///
+/// A failed write or fsync is never final: the bytes that did not reach the file stay
+/// buffered (and an fsync stays owed), every flush answers the error until a later attempt,
+/// made with the next batch, writes them all, in order. So a flush succeeds exactly when
+/// everything appended before it is in the file (and synced, when asked).
+async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Msg>) {
     let mut file = Some(file);
-    // The first write error; from then on nothing more is written and every flush fails.
-    let mut failed: Option<Arc<std::io::Error>> = None;
+    // Serialized lines not yet in the file (left by a failed write, or queued now).
+    let mut unwritten: Vec<u8> = Vec::new();
+    // Written since the last successful fsync.
+    let mut unsynced = false;
     loop {
         let Some(first) = rx.recv().await else {
             break;
         };
-        // Allocated per batch: an idle thread keeps no buffer.
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
@@ -230,7 +240,6 @@ async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
                 Err(_) => break,
             }
         }
-        let mut buf = Vec::new();
         let mut waiters = Vec::new();
         let mut fsync = false;
         let mut close = None;
@@ -239,8 +248,8 @@ async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
                 Msg::Line(_) if close.is_some() => {
                     tracing::warn!(path = %path.display(), "rollout writer closed; record dropped");
                 }
-                Msg::Line(line) => match serde_json::to_writer(&mut buf, &line) {
-                    Ok(()) => buf.push(b'\n'),
+                Msg::Line(line) => match serde_json::to_writer(&mut unwritten, &line) {
+                    Ok(()) => unwritten.push(b'\n'),
                     Err(err) => {
                         tracing::error!(path = %path.display(), %err, "cannot serialize a rollout record");
                     }
@@ -255,58 +264,209 @@ async fn run(path: PathBuf, file: File, mut rx: mpsc::UnboundedReceiver<Msg>) {
                 }
             }
         }
-        if failed.is_none() && (!buf.is_empty() || fsync) {
+        let mut result = Ok(());
+        if !unwritten.is_empty() || (fsync && unsynced) {
             let Some(owned) = file.take() else {
                 break;
             };
+            let buf = std::mem::take(&mut unwritten);
+            let sync = fsync;
             let outcome = tokio::task::spawn_blocking(move || {
                 let mut owned = owned;
-                let result = write_batch(&mut owned, &buf, fsync);
-                (owned, result)
+                let attempt = write_batch(&mut owned, &buf, sync);
+                (owned, buf, attempt)
             })
             .await;
-            match outcome {
-                Ok((owned, result)) => {
-                    file = Some(owned);
-                    if let Err(err) = result {
-                        tracing::error!(path = %path.display(), %err, "rollout write failed");
-                        failed = Some(Arc::new(err));
+            let Ok((owned, buf, attempt)) = outcome else {
+                tracing::error!(path = %path.display(), "rollout write task failed");
+                break;
+            };
+            file = Some(owned);
+            unsynced |= attempt.written > 0;
+            if attempt.written < buf.len() {
+                unwritten = buf[attempt.written..].to_vec();
+            }
+            match attempt.error {
+                None => {
+                    if sync {
+                        unsynced = false;
                     }
                 }
-                Err(err) => {
-                    tracing::error!(path = %path.display(), %err, "rollout write task failed");
-                    failed = Some(Arc::new(std::io::Error::other(err)));
+                Some(err) => {
+                    tracing::error!(path = %path.display(), %err, "rollout write failed; will retry");
+                    result = Err(Arc::new(err));
                 }
             }
         }
-        let result = || match &failed {
-            None => Ok(()),
-            Some(source) => Err(RolloutError::WriteFailed {
+        let answer = || {
+            result.clone().map_err(|source| RolloutError::WriteFailed {
                 path: path.clone(),
-                source: source.clone(),
-            }),
+                source,
+            })
         };
         for done in waiters {
-            let _ = done.send(result());
+            let _ = done.send(answer());
         }
         if let Some(done) = close {
             // Release the lock before answering, so the caller may reopen the file at once.
             drop(file.take());
-            let _ = done.send(result());
+            let _ = done.send(answer());
             break;
         }
-        if file.is_none() {
-            break;
-        }
+    }
+    if !unwritten.is_empty() {
+        tracing::error!(
+            path = %path.display(),
+            bytes = unwritten.len(),
+            "rollout writer stopped with records it could not write"
+        );
     }
 }
 
-fn write_batch(file: &mut File, buf: &[u8], fsync: bool) -> std::io::Result<()> {
-    if !buf.is_empty() {
-        file.write_all(buf)?;
+/// How far one write attempt got.
+struct Attempt {
+    /// Bytes of the batch now in the file.
+    written: usize,
+    /// Why it stopped short (or the fsync failed).
+    error: Option<std::io::Error>,
+}
+
+/// Where a writer's bytes go: the rollout file, or a stand-in in tests.
+pub(super) trait Sink: Write + Send + 'static {
+    /// Make what was written durable (`fdatasync` for a file).
+    fn sync(&mut self) -> std::io::Result<()>;
+}
+
+impl Sink for File {
+    fn sync(&mut self) -> std::io::Result<()> {
+        self.sync_data()
     }
-    if fsync {
-        file.sync_data()?;
+}
+
+/// Write `buf` (as far as it goes), then sync when asked and everything was written.
+fn write_batch(sink: &mut impl Sink, buf: &[u8], fsync: bool) -> Attempt {
+    let mut written = 0;
+    while written < buf.len() {
+        match sink.write(&buf[written..]) {
+            Ok(0) => {
+                return Attempt {
+                    written,
+                    error: Some(std::io::ErrorKind::WriteZero.into()),
+                };
+            }
+            Ok(n) => written += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => {
+                return Attempt {
+                    written,
+                    error: Some(err),
+                };
+            }
+        }
     }
-    Ok(())
+    let error = if fsync { sink.sync().err() } else { None };
+    Attempt { written, error }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use parking_lot::Mutex;
+
+    use super::*;
+
+    /// A disk that takes at most `room` more bytes (then `ENOSPC`), and fails `fail_syncs`
+    /// more fsyncs; what it took is in `bytes`.
+    #[derive(Clone, Default)]
+    struct Disk {
+        bytes: Arc<Mutex<Vec<u8>>>,
+        room: Arc<AtomicUsize>,
+        fail_syncs: Arc<AtomicUsize>,
+    }
+
+    impl Write for Disk {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.room.load(Ordering::SeqCst);
+            if room == 0 {
+                return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
+            }
+            let n = buf.len().min(room);
+            self.room.fetch_sub(n, Ordering::SeqCst);
+            self.bytes.lock().extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sink for Disk {
+        fn sync(&mut self) -> std::io::Result<()> {
+            let left = self.fail_syncs.load(Ordering::SeqCst);
+            if left > 0 {
+                self.fail_syncs.store(left - 1, Ordering::SeqCst);
+                return Err(std::io::Error::from_raw_os_error(5)); // EIO
+            }
+            Ok(())
+        }
+    }
+
+    fn name(n: usize) -> RolloutRecord {
+        RolloutRecord::ThreadNameSet {
+            name: format!("name {n}"),
+        }
+    }
+
+    fn names(bytes: &[u8]) -> Vec<String> {
+        std::str::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(
+                |line| match serde_json::from_str::<RolloutLine>(line).unwrap().record {
+                    RolloutRecord::ThreadNameSet { name } => name,
+                    other => panic!("unexpected {other:?}"),
+                },
+            )
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_is_reported_and_retried_until_it_succeeds() {
+        let disk = Disk::default();
+        disk.room.store(100, Ordering::SeqCst);
+        let writer = RolloutWriter::spawn(PathBuf::from("disk"), disk.clone());
+        for n in 0..5 {
+            writer.append(name(n));
+        }
+        let err = writer.flush(true).await.unwrap_err();
+        assert!(err.to_string().contains("could not be written"), "{err}");
+        // Still full: the next flush fails too, and nothing new is lost meanwhile.
+        writer.append(name(5));
+        assert!(writer.flush(false).await.is_err());
+        assert_eq!(disk.bytes.lock().len(), 100, "a torn line, no more");
+
+        // Room again: everything lands once, in order, the torn line completed.
+        disk.room.store(usize::MAX, Ordering::SeqCst);
+        writer.append(name(6));
+        writer.flush(true).await.unwrap();
+        let expected: Vec<String> = (0..7).map(|n| format!("name {n}")).collect();
+        assert_eq!(names(&disk.bytes.lock()), expected);
+        writer.flush(true).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_failed_fsync_is_reported_and_owed() {
+        let disk = Disk::default();
+        disk.room.store(usize::MAX, Ordering::SeqCst);
+        disk.fail_syncs.store(1, Ordering::SeqCst);
+        let writer = RolloutWriter::spawn(PathBuf::from("disk"), disk.clone());
+        writer.append(name(0));
+        assert!(writer.flush(true).await.is_err());
+        // Nothing new to write, but the sync is owed: the next fsync flush retries it.
+        writer.flush(true).await.unwrap();
+        assert_eq!(names(&disk.bytes.lock()), ["name 0"]);
+        writer.close().await.unwrap();
+    }
 }

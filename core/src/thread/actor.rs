@@ -31,7 +31,7 @@ use super::services::Services;
 use crate::env_context::EnvironmentContext;
 use crate::events::{SharedSink, ThreadEvent};
 use crate::history::History;
-use crate::rollout::{RolloutRecord, RolloutWriter};
+use crate::rollout::{RolloutError, RolloutRecord, RolloutWriter};
 use crate::settings::ThreadSettings;
 use crate::tools::runtime::ToolRuntime;
 use crate::turn::{TurnEnd, TurnShared};
@@ -70,6 +70,8 @@ pub struct ThreadActor {
     tools: Arc<ToolRuntime>,
     /// The thread's rollout (none for an ephemeral thread).
     rollout: Option<RolloutWriter>,
+    /// The last flush of the rollout failed: new turns are refused until one succeeds.
+    rollout_failed: bool,
     /// When the last turn ended or the thread was loaded (for idle unloading).
     last_activity: Instant,
 }
@@ -106,6 +108,7 @@ impl ThreadActor {
             instructions_recorded,
             tools,
             rollout: restored.rollout,
+            rollout_failed: false,
             last_activity: Instant::now(),
         };
         drop(tx);
@@ -140,7 +143,7 @@ impl ThreadActor {
                 }
                 Op::Compact { reply } => self.compact(reply).await,
                 Op::Flush { reply } => {
-                    self.flush_rollout(false).await;
+                    let _ = self.flush_rollout(false).await;
                     let _ = reply.send(());
                 }
                 Op::Idle { reply } => {
@@ -202,7 +205,8 @@ impl ThreadActor {
             name: name.clone().unwrap_or_default(),
         });
         self.thread.name = name;
-        self.flush_rollout(true).await;
+        // The name is answered as set only once it is on disk.
+        self.flush_rollout(true).await?;
         if let Some(state) = &self.services.state
             && let Err(err) = state
                 .set_name(&self.thread.id, self.thread.name.as_deref())
@@ -213,12 +217,31 @@ impl ThreadActor {
         Ok(())
     }
 
-    pub(super) async fn flush_rollout(&self, fsync: bool) {
-        if let Some(rollout) = &self.rollout
-            && let Err(err) = rollout.flush(fsync).await
-        {
+    /// Flush the rollout (fsynced when `fsync`). A failure is remembered until a later flush
+    /// succeeds (the writer keeps what it could not write and retries it each time).
+    pub(super) async fn flush_rollout(&mut self, fsync: bool) -> Result<(), RolloutError> {
+        let Some(rollout) = &self.rollout else {
+            return Ok(());
+        };
+        let result = rollout.flush(fsync).await;
+        if let Err(err) = &result {
             tracing::error!(thread = %self.thread.id, %err, "cannot write the rollout");
         }
+        self.rollout_failed = result.is_err();
+        result
+    }
+
+    /// Before a new turn: a rollout that failed to write must take everything it holds first.
+    pub(super) async fn check_rollout_writable(&mut self) -> Result<(), CoreError> {
+        if !self.rollout_failed {
+            return Ok(());
+        }
+        self.flush_rollout(true)
+            .await
+            .map_err(|source| CoreError::RolloutNotWritable {
+                thread: self.thread.id.to_string(),
+                source,
+            })
     }
 
     async fn close_rollout(&mut self) {

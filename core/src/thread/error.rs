@@ -81,6 +81,16 @@ pub enum CoreError {
     /// `thread/name/set` with an empty name.
     #[error("thread name must not be empty")]
     EmptyName,
+    /// A new turn on a thread whose rollout could not be written (the disk is full, …) and
+    /// still cannot: nothing more is accepted until what it holds is on disk.
+    #[error("thread {thread} cannot start a turn until its rollout can be written again: {source}")]
+    RolloutNotWritable {
+        /// The thread.
+        thread: String,
+        /// The last write error.
+        #[source]
+        source: RolloutError,
+    },
     /// Storage failed (rollout or state DB); the text is the underlying error's.
     #[error(transparent)]
     Storage(#[from] StorageError),

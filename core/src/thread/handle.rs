@@ -45,6 +45,15 @@ pub struct TurnOverrides {
 }
 
 impl TurnOverrides {
+    /// Check the overrides before any is applied: a `cwd` resolves as `thread/start`'s does
+    /// (relative to the daemon's cwd; it must be an existing directory).
+    pub(super) fn resolved(mut self) -> Result<TurnOverrides, CoreError> {
+        if let Some(cwd) = self.cwd.take() {
+            self.cwd = Some(super::options::resolve_cwd(Some(&cwd))?);
+        }
+        Ok(self)
+    }
+
     /// Write the overrides that are set into `settings`.
     pub(super) fn apply(self, settings: &mut ThreadSettings) {
         if let Some(model) = self.model {

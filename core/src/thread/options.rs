@@ -116,8 +116,9 @@ fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, defaul
         .unwrap_or(default)
 }
 
-/// Resolve a thread's cwd: absolute, existing directory.
-fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, CoreError> {
+/// Resolve a thread's cwd: absolute, existing directory. `thread/start`, resume, fork and
+/// `turn/start`'s override all go through here, so they accept and refuse the same paths.
+pub(super) fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf, CoreError> {
     let base = std::env::current_dir().map_err(CoreError::DaemonCwd)?;
     let cwd = match cwd {
         Some(path) if path.is_absolute() => path.to_path_buf(),

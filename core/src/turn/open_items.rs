@@ -17,6 +17,7 @@ use parking_lot::Mutex;
 use weft_protocol::{CommandExecutionStatus, PatchApplyStatus, ThreadItem, ThreadItemDetails};
 
 use crate::events::ThreadEvent;
+use crate::model::limits::part_index_ok;
 
 /// The items of one turn: open and completed.
 #[derive(Debug, Default)]
@@ -186,7 +187,13 @@ fn append_part(parts: &mut Vec<String>, index: i64, delta: &str) {
     }
 }
 
+/// Grow `parts` to hold part `index`. The decoders end a stream whose index is past
+/// [`MAX_REASONING_PARTS`](crate::model::limits::MAX_REASONING_PARTS); such an index is ignored here too, so no event can make this
+/// allocate more than the bound.
 fn grow(parts: &mut Vec<String>, index: i64) {
+    if !part_index_ok(index) {
+        return;
+    }
     let Ok(index) = usize::try_from(index) else {
         return;
     };
@@ -288,6 +295,28 @@ mod tests {
         assert!(!items.observe(&completed(&first)));
         assert!(!items.observe(&started(&command("c2"))));
         assert_eq!(items.completed().len(), 1);
+    }
+
+    #[test]
+    fn a_part_index_past_the_bound_allocates_nothing() {
+        let items = OpenItems::default();
+        items.observe(&started(&reasoning("r1")));
+        items.observe(&ThreadEvent::ReasoningSummaryPartAdded {
+            turn_id: turn(),
+            item_id: "r1".into(),
+            summary_index: 2_000_000_000,
+        });
+        items.observe(&ThreadEvent::ReasoningTextDelta {
+            turn_id: turn(),
+            item_id: "r1".into(),
+            delta: "x".into(),
+            content_index: i64::MAX,
+        });
+        let streamed = items.streamed(1);
+        assert!(matches!(
+            &streamed[0].details,
+            ThreadItemDetails::Reasoning(r) if r.summary.is_empty() && r.content.is_empty()
+        ));
     }
 
     #[test]

@@ -187,9 +187,17 @@ async fn torn_last_line_is_skipped() {
             user("question two")
         ]
     );
-    // Every line is whole again.
-    let lines = rollout_lines(&path);
-    assert!(lines.iter().all(|l| l["ts"] != 1_767_225_600_000_i64));
+    // Rollouts are only appended to (issue 11): the torn line stays byte for byte, ended by a
+    // newline, and every other line is whole; new lines start on a line of their own.
+    let text = std::fs::read_to_string(&path).expect("read the rollout");
+    let torn = r#"{"ts":1767225600000,"type":"item_completed","payload":{"turn_id":"01"#;
+    assert!(text.ends_with('\n'));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.iter().filter(|l| **l == torn).count(), 1, "{text}");
+    for line in lines.iter().filter(|l| **l != torn) {
+        let value: Value = serde_json::from_str(line).expect("a whole line");
+        assert!(value.is_object() && value["ts"] != 1_767_225_600_000_i64);
+    }
     assert_eq!(turns(&read(&mut p.client, &thread, true).await).len(), 2);
 }
 

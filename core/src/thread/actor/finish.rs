@@ -72,7 +72,7 @@ impl ThreadActor {
                 }),
             },
         };
-        let (status, error) = match end {
+        let (mut status, mut error) = match end {
             TurnEnd::Completed => (TurnStatus::Completed, None),
             TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
             TurnEnd::Failed(error) => (TurnStatus::Failed, Some(error)),
@@ -113,7 +113,7 @@ impl ThreadActor {
             completed_at: Some(completed_at),
             duration_ms: Some(active.started.elapsed().as_millis() as i64),
         };
-        self.turns.push(turn.clone());
+        let mut turn = turn;
         if let Some(rollout) = &self.rollout {
             rollout.append(RolloutRecord::TurnEnded {
                 turn_id: turn.id.clone(),
@@ -123,8 +123,16 @@ impl ThreadActor {
                 duration_ms: turn.duration_ms,
             });
         }
-        // The end of the turn is on disk before any client hears of it.
-        self.flush_rollout(true).await;
+        // The end of the turn is on disk before any client hears of it; a turn that could not
+        // be written is reported failed, whatever it did (docs/architecture.md §10.1).
+        if let Err(err) = self.flush_rollout(true).await {
+            let failure = not_persisted(&err);
+            status = TurnStatus::Failed;
+            error = Some(failure.clone());
+            turn.status = status;
+            turn.error = Some(failure);
+        }
+        self.turns.push(turn.clone());
         self.last_activity = Instant::now();
         self.index_thread().await;
         let leftover = active.shared.take_pending();
@@ -167,6 +175,19 @@ impl ThreadActor {
             reply,
         ))
         .await;
+    }
+}
+
+/// The error of a turn whose records could not be written.
+fn not_persisted(err: &crate::rollout::RolloutError) -> TurnError {
+    TurnError {
+        message: format!(
+            "the turn could not be saved: {err}; the thread takes no new turn until its \
+             rollout can be written again"
+        ),
+        codex_error_info: Some(weft_protocol::CodexErrorInfo::Other),
+        additional_details: None,
+        misalignment: None,
     }
 }
 

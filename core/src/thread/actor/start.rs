@@ -36,6 +36,13 @@ impl ThreadActor {
         client_id: Option<String>,
         reply: Reply<Result<Submitted, CoreError>>,
     ) {
+        let overrides = match overrides.resolved() {
+            Ok(overrides) => overrides,
+            Err(err) => {
+                reply.send(Err(err)).await;
+                return;
+            }
+        };
         if let Some(active) = &self.active {
             let outcome = match &mode {
                 InputMode::StartIfIdle => Err(CoreError::Busy(active.turn_id.to_string())),
@@ -74,6 +81,10 @@ impl ThreadActor {
         }
         if matches!(mode, InputMode::Steer { .. }) {
             reply.send(Err(CoreError::NoActiveTurnToSteer)).await;
+            return;
+        }
+        if let Err(err) = self.check_rollout_writable().await {
+            reply.send(Err(err)).await;
             return;
         }
         // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
@@ -132,6 +143,10 @@ impl ThreadActor {
     /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
     /// interrupted), then the compaction runs as a turn of its own that cannot be steered.
     pub(super) async fn compact(&mut self, reply: Reply<Result<(), CoreError>>) {
+        if let Err(err) = self.check_rollout_writable().await {
+            reply.send(Err(err)).await;
+            return;
+        }
         let Some(provider) = self
             .services
             .config
