@@ -25,5 +25,6 @@ macro_rules! on_both_transports {
 mod context;
 mod foundation;
 mod persistence;
+mod security;
 mod tools;
 mod turns;
