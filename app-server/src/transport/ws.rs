@@ -257,7 +257,10 @@ async fn write_frames(
         let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
             continue;
         };
+        // A send that can finish at once goes out even when the connection is closing (an
+        // error about the message that closes it); only a stuck one is abandoned.
         let sent = tokio::select! {
+            biased;
             sent = sink.send(Message::Text(text)) => sent.is_ok(),
             () = closed.cancelled() => false,
         };
