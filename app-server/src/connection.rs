@@ -2,10 +2,10 @@
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::InitializeParams;
 
@@ -62,6 +62,10 @@ pub struct Connection {
     /// Cancelled when the connection is closed (by the peer, by shutdown or for being slow).
     pub closed: CancellationToken,
     overflowed: AtomicBool,
+    /// Requests handed to request processing and not answered yet.
+    unanswered: AtomicUsize,
+    /// Signalled when `unanswered` drops to zero.
+    all_answered: Notify,
     span: tracing::Span,
 }
 
@@ -80,6 +84,8 @@ impl Connection {
             choices: OnceLock::new(),
             closed,
             overflowed: AtomicBool::new(false),
+            unanswered: AtomicUsize::new(0),
+            all_answered: Notify::new(),
             span: tracing::debug_span!("connection", connection_id = id),
         };
         (connection, rx)
@@ -137,6 +143,53 @@ impl Connection {
         }
     }
 
+    /// A request from this connection was handed to request processing: it is owed an answer,
+    /// sent with [`Connection::answer`].
+    pub fn request_received(&self) {
+        self.unanswered.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Queue the answer (response or error) to one of this connection's requests.
+    pub async fn answer(&self, frame: Bytes) -> bool {
+        let sent = self.send(frame).await;
+        self.answered();
+        sent
+    }
+
+    /// [`Connection::answer`] without waiting: the answer is dropped if there is no room (the
+    /// overload reply, which must never block the reader). An empty frame only settles the
+    /// count (a request that can no longer be processed).
+    pub fn try_answer(&self, frame: Bytes) -> bool {
+        let sent = frame.is_empty() || self.try_send(frame);
+        self.answered();
+        sent
+    }
+
+    /// The answer to one request, and whatever follows it, is queued (for answers not sent
+    /// with [`Connection::answer`]).
+    pub fn answered(&self) {
+        let before = self
+            .unanswered
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        if before == Ok(1) {
+            self.all_answered.notify_waiters();
+        }
+    }
+
+    /// Wait until every request received so far has its answer queued.
+    pub async fn answered_all(&self) {
+        loop {
+            let notified = self.all_answered.notified();
+            tokio::pin!(notified);
+            // Register before checking, so that no wake-up is missed.
+            notified.as_mut().enable();
+            if self.unanswered.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     /// Queue a message without waiting, dropping it if there is no room (used for the
     /// overload reply, which must never block the reader).
     pub fn try_send(&self, frame: Bytes) -> bool {
@@ -156,6 +209,24 @@ mod tests {
         }
         assert!(!conn.send(Bytes::from_static(b"{}")).await);
         assert!(conn.closed.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn answered_all_waits_for_every_answer() {
+        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        conn.answered_all().await;
+        conn.request_received();
+        conn.request_received();
+        let conn = std::sync::Arc::new(conn);
+        let waiter = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.answered_all().await }
+        });
+        conn.answer(Bytes::from_static(b"{}")).await;
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        conn.answer(Bytes::from_static(b"{}")).await;
+        waiter.await.unwrap();
     }
 
     #[test]

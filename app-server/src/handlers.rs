@@ -127,7 +127,7 @@ impl<R: Serialize + 'static> ThreadReply<R> {
                     Ok(value) => outgoing::response(&id, &to_response(value)),
                     Err(err) => outgoing::error(&id, &core_error(err)),
                 };
-                connection.send(frame).await;
+                connection.answer(frame).await;
             })
         })
     }

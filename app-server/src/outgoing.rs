@@ -40,6 +40,22 @@ pub fn error(id: &RequestId, error: &JsonRpcError) -> Bytes {
     })
 }
 
+/// `{"jsonrpc":"2.0","id":null,"error":{…}}`: the error for a message whose id cannot be
+/// known (one over the size limit, cut before its `id`), as JSON-RPC 2.0 prescribes.
+pub fn error_without_id(error: &JsonRpcError) -> Bytes {
+    #[derive(Serialize)]
+    struct ErrorResponse<'a> {
+        jsonrpc: &'static str,
+        id: (),
+        error: &'a JsonRpcError,
+    }
+    to_bytes(&ErrorResponse {
+        jsonrpc: "2.0",
+        id: (),
+        error,
+    })
+}
+
 /// `{"jsonrpc":"2.0","method":…,"params":…,"emittedAtMs":…}`, assembled around the params'
 /// JSON (the hot path: one serialization per notification, whatever the number of receivers).
 pub fn notification(notification: &ServerNotification) -> Bytes {

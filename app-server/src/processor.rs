@@ -19,6 +19,7 @@ use crate::handlers::{
 };
 use crate::outgoing;
 use crate::state::AppState;
+use crate::subscriptions::Resolution;
 use crate::transport::ingress::{IncomingMessage, IngressEvent};
 
 /// Params that are experimental in the reference (docs/protocol.md §4.2): rejected without
@@ -94,16 +95,16 @@ pub async fn run(state: Arc<AppState>, mut events: mpsc::Receiver<IngressEvent>)
     while let Some(event) = events.recv().await {
         match event {
             IngressEvent::Message(connection, message) => match message {
-                IncomingMessage::Request { id, method, raw } => {
-                    handle_request(&state, &connection, id, &method, raw).await;
+                IncomingMessage::Request { id, method, text } => {
+                    handle_request(&state, &connection, id, &method, &text).await;
                 }
                 IncomingMessage::Notification { method } => {
                     if method != "initialized" {
                         tracing::debug!(connection = connection.id, %method, "ignoring client notification");
                     }
                 }
-                IncomingMessage::Response { id, raw } => {
-                    resolve_server_request(&state, &connection, &id, &raw);
+                IncomingMessage::Response { id, text } => {
+                    resolve_server_request(&state, &connection, &id, &text);
                 }
             },
             IngressEvent::Closed(id) => state.connection_closed(id),
@@ -111,8 +112,14 @@ pub async fn run(state: Arc<AppState>, mut events: mpsc::Receiver<IngressEvent>)
     }
 }
 
-/// A client's answer to a server request.
-fn resolve_server_request(state: &AppState, connection: &Connection, id: &RequestId, raw: &Value) {
+/// A client's answer to a server request. It counts only from an initialized connection the
+/// request was sent to: server request ids are small integers anyone can guess.
+fn resolve_server_request(state: &AppState, connection: &Connection, id: &RequestId, text: &str) {
+    if connection.initialize_choices().is_none() {
+        tracing::warn!(connection = connection.id, %id, "response from a connection that has not initialized; ignored");
+        return;
+    }
+    let raw = parse(text);
     let outcome = match raw.get("error") {
         Some(error) => ServerRequestOutcome::Failed(
             error
@@ -123,8 +130,14 @@ fn resolve_server_request(state: &AppState, connection: &Connection, id: &Reques
         ),
         None => ServerRequestOutcome::Answered(raw.get("result").cloned().unwrap_or(Value::Null)),
     };
-    if !state.pending_requests.resolve(id, outcome) {
-        tracing::warn!(connection = connection.id, %id, "response to an unknown or already answered server request; dropped");
+    match state.pending_requests.resolve(id, connection.id, outcome) {
+        Resolution::Resolved => {}
+        Resolution::Unknown => {
+            tracing::warn!(connection = connection.id, %id, "response to an unknown or already answered server request; dropped");
+        }
+        Resolution::NotAsked => {
+            tracing::warn!(connection = connection.id, %id, "response to a server request that was not sent to this connection; ignored");
+        }
     }
 }
 
@@ -135,8 +148,9 @@ async fn handle_request(
     connection: &Arc<Connection>,
     id: RequestId,
     method: &str,
-    raw: Value,
+    text: &str,
 ) {
+    let raw = parse(text);
     let span = tracing::debug_span!(
         parent: connection.span(),
         "request",
@@ -155,7 +169,7 @@ async fn handle_request(
         match admit(connection, method, raw) {
             Ok(request) => route(state.clone(), connection.clone(), request).await,
             Err(err) => {
-                connection.send(outgoing::error(&id, &err)).await;
+                connection.answer(outgoing::error(&id, &err)).await;
             }
         }
     }
@@ -277,13 +291,16 @@ async fn answer<A: IntoAnswer>(
     let answer = match result {
         Ok(answer) => answer.into_answer(),
         Err(err) => {
-            connection.send(outgoing::error(id, &err)).await;
+            connection.answer(outgoing::error(id, &err)).await;
             return;
         }
     };
     connection
         .send(outgoing::response(id, &answer.response))
         .await;
+    // Answered once its follow-ups are queued too: a client that ends its input right after
+    // `thread/start` still gets the `thread/started` it causes.
+    let _answered = Answered(connection);
     for follow_up in answer.then {
         match follow_up {
             FollowUp::Broadcast(notification) => state.connections.broadcast(&notification).await,
@@ -296,6 +313,15 @@ async fn answer<A: IntoAnswer>(
     }
 }
 
+/// Marks a request answered when dropped (after the last of its follow-ups).
+struct Answered<'a>(&'a Connection);
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.answered();
+    }
+}
+
 /// Hand a request to a thread: the handler queues it with a [`ThreadReply`], through which the
 /// thread answers; an error from the handler's own checks is sent here.
 async fn to_thread<R, F>(connection: &Arc<Connection>, id: RequestId, handler: F)
@@ -305,8 +331,14 @@ where
 {
     let reply = ThreadReply::new(connection.clone(), id.clone());
     if let Err(err) = handler(reply) {
-        connection.send(outgoing::error(&id, &err)).await;
+        connection.answer(outgoing::error(&id, &err)).await;
     }
+}
+
+/// The tree of a message the ingress has already checked is JSON. Built here, one message at
+/// a time, rather than in the transports, where every connection reads at once.
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// Decode method and params together, with serde's wording, as the reference does.

@@ -16,7 +16,8 @@ use crate::processor;
 use crate::state::AppState;
 use crate::transport;
 use crate::transport::ingress::Ingress;
-use crate::transport::ws::{WsAuth, WsOptions};
+use crate::transport::stdio::StdioLimits;
+use crate::transport::ws::{WsAuth, WsLimits, WsOptions};
 
 /// A failure to start the daemon; printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -171,13 +172,20 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     let threads = ThreadManager::open(config.clone())
         .await
         .map_err(|err| StartError::Threads(err.into()))?;
+    let limits = config.limits.clone();
     let state = Arc::new(AppState::new(config, threads));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     let (ingress, events) = Ingress::new(state.connections.clone());
     let processor = tokio::spawn(processor::run(state.clone(), events));
     tokio::spawn(shutdown_on_signal(shutdown.clone()));
     match transport {
-        Transport::Stdio => transport::stdio::serve(ingress, shutdown.clone()).await,
+        Transport::Stdio => {
+            let limits = StdioLimits {
+                max_line_bytes: limits.max_message_bytes,
+                shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
+            };
+            transport::stdio::serve(ingress, shutdown.clone(), limits).await;
+        }
         Transport::Ws(options) => {
             let listener =
                 transport::ws::bind(&options)
@@ -186,7 +194,12 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
                         addr: options.addr,
                         source,
                     })?;
-            transport::ws::serve(listener, options, ingress, shutdown.clone())
+            let limits = WsLimits {
+                max_message_bytes: limits.max_message_bytes,
+                max_connections: limits.max_connections,
+                handshake_timeout: Duration::from_secs(limits.handshake_timeout_secs),
+            };
+            transport::ws::serve(listener, options, limits, ingress, shutdown.clone())
                 .await
                 .map_err(StartError::WebSocket)?;
         }

@@ -57,7 +57,8 @@ impl Connections {
 
 /// Server → client requests waiting for their first answer. Ids are integers from 0, unique
 /// across the process (so unique per connection too); a request fanned out to several
-/// connections has the same id on each.
+/// connections has the same id on each. Ids are easy to guess, so an answer counts only when
+/// it comes from a connection the request was sent to.
 #[derive(Default)]
 pub struct PendingRequests {
     next_id: AtomicI64,
@@ -66,10 +67,24 @@ pub struct PendingRequests {
 
 struct PendingRequest {
     thread_id: ThreadId,
+    /// The connections the request went to: the only ones whose answer counts.
+    asked: Vec<ConnectionId>,
     answer: oneshot::Sender<ServerRequestOutcome>,
 }
 
+/// What became of a client's answer to a server request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// It was the first answer: the request is resolved with it.
+    Resolved,
+    /// No request with this id is pending (answered already, withdrawn, or never sent).
+    Unknown,
+    /// The request is pending but was not sent to this connection: the answer is ignored.
+    NotAsked,
+}
+
 impl PendingRequests {
+    /// A new pending request of `thread_id` (not yet sent to anyone).
     fn register(&self, thread_id: &ThreadId) -> (i64, oneshot::Receiver<ServerRequestOutcome>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, rx) = oneshot::channel();
@@ -77,26 +92,42 @@ impl PendingRequests {
             id,
             PendingRequest {
                 thread_id: thread_id.clone(),
+                asked: Vec::new(),
                 answer,
             },
         );
         (id, rx)
     }
 
-    /// A client's answer. Returns false when no request with this id is pending (answered
-    /// already, withdrawn, or never sent): the answer is dropped.
-    pub fn resolve(&self, id: &RequestId, outcome: ServerRequestOutcome) -> bool {
-        let RequestId::Integer(id) = id else {
-            return false;
-        };
-        let entry = self.pending.lock().remove(id);
-        match entry {
-            Some(entry) => {
-                let _ = entry.answer.send(outcome);
-                true
-            }
-            None => false,
+    /// Record the connections request `id` is about to be sent to. Recorded before the
+    /// request is queued, so that a fast answer always finds its connection listed.
+    fn asked(&self, id: i64, connections: &[Arc<Connection>]) {
+        if let Some(entry) = self.pending.lock().get_mut(&id) {
+            entry.asked = connections.iter().map(|c| c.id).collect();
         }
+    }
+
+    /// `from`'s answer to request `id`. Only the first answer from a connection the request
+    /// was sent to resolves it; anything else leaves the request as it was.
+    pub fn resolve(
+        &self,
+        id: &RequestId,
+        from: ConnectionId,
+        outcome: ServerRequestOutcome,
+    ) -> Resolution {
+        let RequestId::Integer(id) = id else {
+            return Resolution::Unknown;
+        };
+        let mut pending = self.pending.lock();
+        match pending.get(id) {
+            None => return Resolution::Unknown,
+            Some(entry) if !entry.asked.contains(&from) => return Resolution::NotAsked,
+            Some(_) => {}
+        }
+        if let Some(entry) = pending.remove(id) {
+            let _ = entry.answer.send(outcome);
+        }
+        Resolution::Resolved
     }
 
     fn withdraw(&self, id: i64) -> bool {
@@ -236,6 +267,7 @@ impl EventSink for ThreadSubscribers {
                 id,
                 armed: true,
             };
+            self.pending.asked(id, &targets);
             send_all(&targets, outgoing::server_request(&request)).await;
             let outcome = answer.await.unwrap_or(ServerRequestOutcome::Cancelled);
             guard.armed = false;
@@ -435,5 +467,32 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             .into(),
             false,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::connection::Backpressure;
+
+    #[test]
+    fn only_an_asked_connection_resolves_a_request() {
+        let pending = PendingRequests::default();
+        let thread = ThreadId::from("t".to_string());
+        let (id, mut answer) = pending.register(&thread);
+        let (asked, _rx) = Connection::new(7, Backpressure::Wait, CancellationToken::new());
+        pending.asked(id, &[Arc::new(asked)]);
+        let accept = || ServerRequestOutcome::Answered(serde_json::json!({"decision": "accept"}));
+        let request = RequestId::Integer(id);
+        assert_eq!(pending.resolve(&request, 8, accept()), Resolution::NotAsked);
+        assert!(
+            answer.try_recv().is_err(),
+            "a stranger's answer resolved it"
+        );
+        assert_eq!(pending.resolve(&request, 7, accept()), Resolution::Resolved);
+        assert!(answer.try_recv().is_ok());
+        assert_eq!(pending.resolve(&request, 7, accept()), Resolution::Unknown);
     }
 }

@@ -27,6 +27,7 @@ const KNOWN_KEYS: &[&str] = &[
     "hooks",
     "thread_idle_timeout_secs",
     "shell_environment_policy",
+    "limits",
 ];
 
 /// The default model when neither config nor request names one.
@@ -87,6 +88,7 @@ struct ConfigToml {
     thread_idle_timeout_secs: Option<u64>,
     #[serde(default)]
     shell_environment_policy: ShellEnvironmentPolicyToml,
+    limits: Limits,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -125,6 +127,8 @@ pub struct Config {
     /// `[shell_environment_policy]`: the environment of the model's commands, with every
     /// provider's `env_key` always removed.
     pub shell_environment_policy: ShellEnvironmentPolicy,
+    /// `[limits]`: what one client may cost the daemon.
+    pub limits: Limits,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -250,6 +254,7 @@ impl Config {
             stop_hooks: raw.hooks.stop,
             thread_idle_timeout_secs: raw.thread_idle_timeout_secs.unwrap_or(30 * 60),
             shell_environment_policy,
+            limits: raw.limits.validated(path)?,
         })
     }
 
@@ -339,6 +344,59 @@ fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+// ---- [limits] ----------------------------------------------------------------------------
+
+/// `[limits]`: bounds on what one client can make the daemon hold (README, "Configuration").
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Largest message accepted, in bytes: a stdio line or a whole WebSocket message.
+    pub max_message_bytes: usize,
+    /// WebSocket connections open at once, counting those still in their HTTP handshake.
+    pub max_connections: usize,
+    /// Seconds a TCP connection may take to complete its WebSocket upgrade.
+    pub handshake_timeout_secs: u64,
+    /// Seconds stdio waits, after stdin's end, for the answers to requests already read.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_message_bytes: 4 * 1024 * 1024,
+            max_connections: 256,
+            handshake_timeout_secs: 10,
+            shutdown_grace_secs: 10,
+        }
+    }
+}
+
+impl Limits {
+    /// Smallest `max_message_bytes` accepted: any real request fits in it.
+    pub const MIN_MESSAGE_BYTES: usize = 1024;
+
+    fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
+        let invalid = |key: &str, message: &str| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: format!("limits.{key}"),
+            message: message.to_string(),
+        };
+        if self.max_message_bytes < Self::MIN_MESSAGE_BYTES {
+            return Err(invalid(
+                "max_message_bytes",
+                &format!("must be at least {}", Self::MIN_MESSAGE_BYTES),
+            ));
+        }
+        if self.max_connections == 0 {
+            return Err(invalid("max_connections", "must be at least 1"));
+        }
+        if self.handshake_timeout_secs == 0 {
+            return Err(invalid("handshake_timeout_secs", "must be at least 1"));
+        }
+        Ok(self)
+    }
 }
 
 #[cfg(test)]
@@ -467,5 +525,26 @@ request_max_retries = 1
     fn bad_enum_value() {
         let err = load_text("approval_policy = \"on-failure\"\n", &[]).unwrap_err();
         assert!(err.to_string().contains("approval_policy"));
+    }
+
+    #[test]
+    fn limits_default_override_and_refuse_zero() {
+        let (config, _) = load_text("", &[]).unwrap();
+        assert_eq!(config.limits, Limits::default());
+        let (config, report) = load_text(
+            "[limits]\nmax_connections = 4\n",
+            &["limits.handshake_timeout_secs=1"],
+        )
+        .unwrap();
+        assert!(report.ignored_override_keys.is_empty());
+        assert_eq!(config.limits.max_connections, 4);
+        assert_eq!(config.limits.handshake_timeout_secs, 1);
+        let err = load_text("", &["limits.max_connections=0"]).unwrap_err();
+        assert!(
+            err.to_string().contains("`limits.max_connections`"),
+            "{err}"
+        );
+        let err = load_text("[limits]\nmax_message_bytes = \"big\"\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("`limits`"), "{err}");
     }
 }

@@ -239,8 +239,9 @@ impl std::error::Error for InvalidMessage {}
 
 /// What a JSON-RPC message is, read from its members alone (not by trial and error), with the
 /// members a router needs: `method` + `id` = request, `method` without `id` = notification,
-/// `id` + `result` or `error` = response. The one classifier both [`JsonRpcMessage`] and the
-/// daemon's transports use.
+/// `id` + `result` or `error` = response. [`JsonRpcMessage`] decodes through it; the daemon's
+/// transports apply the same rules to a message's text without building a tree
+/// (`app-server/src/transport/ingress.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Envelope {
     /// A request.
@@ -310,7 +311,7 @@ fn request_id(id: &Value) -> Result<RequestId, InvalidMessage> {
 /// `id` + `error` = error. An `id` that is neither a string nor an int64 (e.g. `null`, a float)
 /// makes the message invalid; such messages are logged and dropped without a reply.
 // The schema's description comes from the doc comment above; the classification itself is
-// [`Envelope::classify`], shared with the daemon's transports.
+// [`Envelope::classify`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(rename = "JSONRPCMessage")]

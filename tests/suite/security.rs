@@ -3,5 +3,6 @@
 //! module holds the regression tests of one area.
 
 mod commands;
+mod connections;
 mod durability;
 mod fs;

@@ -1,7 +1,8 @@
 //! stdio: one JSON message per line in each direction; one connection per process. stdin EOF
-//! ends the connection and the process.
+//! ends the connection and the process, once every request read before it is answered.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -10,14 +11,23 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::connection::{Backpressure, Connection};
-use crate::transport::ingress::{Ingress, classify, log_dropped};
+use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
 
-/// Longest line accepted (bytes). Longer lines are discarded with a warning.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+/// How much of an over-long line is kept to find its id.
+const OVERSIZED_PREFIX: usize = 4096;
+
+/// What bounds one stdio connection.
+#[derive(Debug, Clone, Copy)]
+pub struct StdioLimits {
+    /// Longest line accepted (bytes); longer ones get an error and are skipped unbuffered.
+    pub max_line_bytes: usize,
+    /// How long, after stdin's end, the answers to requests already read may take.
+    pub shutdown_grace: Duration,
+}
 
 /// Serve one connection over stdin/stdout until stdin closes or `shutdown` is cancelled.
 /// Cancels `shutdown` itself on EOF, and returns once queued output is written.
-pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
+pub async fn serve(ingress: Ingress, shutdown: CancellationToken, limits: StdioLimits) {
     let (connection, outbound) = Connection::new(
         ingress.next_connection_id(),
         Backpressure::Wait,
@@ -27,27 +37,55 @@ pub async fn serve(ingress: Ingress, shutdown: CancellationToken) {
     let span = connection.span().clone();
     ingress.opened(connection.clone());
     let writer = tokio::spawn(write_lines(outbound, shutdown.clone()).instrument(span.clone()));
-    read_lines(&ingress, &connection, &shutdown)
-        .instrument(span)
+    let ended = read_lines(&ingress, &connection, &shutdown, limits.max_line_bytes)
+        .instrument(span.clone())
         .await;
+    if ended == End::Eof {
+        // Every request read before the end is owed its answer; the process exits after.
+        let drained = tokio::time::timeout(limits.shutdown_grace, connection.answered_all());
+        if drained.instrument(span).await.is_err() {
+            tracing::warn!(
+                grace = ?limits.shutdown_grace,
+                "stdin closed; requests still unanswered after the shutdown grace"
+            );
+        }
+    }
     ingress.closed(connection.id).await;
     shutdown.cancel();
-    let _ = writer.await;
+    // A reader of stdout that stopped reading must not hold the exit up forever.
+    let _ = tokio::time::timeout(limits.shutdown_grace, writer).await;
+}
+
+/// Why reading stopped.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    /// stdin reached its end (or failed).
+    Eof,
+    /// The daemon is shutting down (a signal).
+    Shutdown,
 }
 
 /// Hand stdin's lines to the ingress until EOF, a read error or shutdown.
-async fn read_lines(ingress: &Ingress, connection: &Arc<Connection>, shutdown: &CancellationToken) {
+async fn read_lines(
+    ingress: &Ingress,
+    connection: &Arc<Connection>,
+    shutdown: &CancellationToken,
+    max_line: usize,
+) -> End {
     let mut reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
     let mut line = Vec::new();
     loop {
         let read = tokio::select! {
-            read = read_line(&mut reader, &mut line, MAX_LINE_BYTES) => read,
-            () = shutdown.cancelled() => break,
+            read = read_line(&mut reader, &mut line, max_line) => read,
+            () = shutdown.cancelled() => return End::Shutdown,
         };
         match read {
             Ok(Line::Eof) => break,
             Ok(Line::TooLong(len)) => {
-                tracing::warn!(len, "ignoring a line longer than {MAX_LINE_BYTES} bytes");
+                tracing::warn!(len, max_line, "refusing a line over the message size limit");
+                connection
+                    .send(oversized_error(&line, Some(len), max_line))
+                    .await;
             }
             Ok(Line::Complete) => {
                 let text = String::from_utf8_lossy(&line);
@@ -67,6 +105,7 @@ async fn read_lines(ingress: &Ingress, connection: &Arc<Connection>, shutdown: &
         }
     }
     tracing::info!("stdin closed; shutting down");
+    End::Eof
 }
 
 /// Write queued frames to stdout, one per line. Whatever is queued is written with one
@@ -127,14 +166,14 @@ async fn write_batch(stdout: &mut tokio::io::Stdout, buf: &mut Vec<u8>) -> std::
 pub enum Line {
     /// A line (without its newline) is in the buffer. A last line without a newline counts.
     Complete,
-    /// The line exceeded the limit and was discarded; its length.
+    /// The line exceeded the limit and was discarded (its start is in the buffer); its length.
     TooLong(usize),
     /// End of input and nothing buffered.
     Eof,
 }
 
-/// Read one `\n`-terminated line into `buf` (cleared first), discarding lines over `max` bytes
-/// without buffering them.
+/// Read one `\n`-terminated line into `buf` (cleared first). A line over `max` bytes is read
+/// to its end without being buffered: `buf` keeps only its first few KiB.
 pub async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
@@ -157,11 +196,15 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
             Some(i) => (&available[..i], Some(i + 1)),
             None => (available, None),
         };
+        let before = len;
         len += chunk.len();
         if len <= max {
             buf.extend_from_slice(chunk);
-        } else {
-            buf.clear();
+        } else if before <= max {
+            // Over the limit: keep only the start (where the id usually is), read on unbuffered.
+            buf.extend_from_slice(chunk);
+            buf.truncate(OVERSIZED_PREFIX.min(max));
+            buf.shrink_to(OVERSIZED_PREFIX);
         }
         let consumed = done.unwrap_or(chunk.len());
         reader.consume(consumed);
@@ -196,6 +239,7 @@ mod tests {
             read_line(&mut reader, &mut buf, 5).await.unwrap(),
             Line::TooLong(10)
         );
+        assert_eq!(buf, b"01234", "the start of the long line is kept");
         assert_eq!(
             read_line(&mut reader, &mut buf, 5).await.unwrap(),
             Line::Complete

@@ -1,13 +1,18 @@
 //! WebSocket: one JSON message per text frame, many connections. The same listener answers
 //! `GET /readyz` and `GET /healthz`. Any request with an `Origin` header is refused (403) so
-//! that a browser page cannot reach a local agent daemon by accident.
+//! that a browser page cannot reach a local agent daemon by accident. How many connections
+//! may be open and how long an upgrade may take is [`listener`]'s; a message over the size
+//! limit closes its connection with close code 1009.
+
+pub mod listener;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use axum::Router;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Request, State};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -20,11 +25,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use self::listener::{Handshake, LimitedListener};
 use crate::connection::{Backpressure, Connection};
-use crate::transport::ingress::{Ingress, classify, log_dropped};
-
-/// Largest message accepted on a connection.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
 
 /// How WebSocket upgrades are authenticated.
 #[derive(Debug, Clone)]
@@ -44,11 +47,23 @@ pub struct WsOptions {
     pub auth: WsAuth,
 }
 
+/// What bounds the WebSocket listener (`[limits]` in the config).
+#[derive(Debug, Clone, Copy)]
+pub struct WsLimits {
+    /// Largest message (and frame) accepted, in bytes.
+    pub max_message_bytes: usize,
+    /// Connections open at once, handshakes included.
+    pub max_connections: usize,
+    /// Time a connection has to complete its upgrade.
+    pub handshake_timeout: Duration,
+}
+
 #[derive(Clone)]
 struct WsState {
     ingress: Ingress,
     auth: Arc<WsAuth>,
     shutdown: CancellationToken,
+    max_message_bytes: usize,
 }
 
 /// Bind the listener. Separate from [`serve`] so that a bind failure is a start-up error.
@@ -63,13 +78,16 @@ pub async fn bind(options: &WsOptions) -> std::io::Result<TcpListener> {
 pub async fn serve(
     listener: TcpListener,
     options: WsOptions,
+    limits: WsLimits,
     ingress: Ingress,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    let listener = LimitedListener::new(listener, limits.max_connections, limits.handshake_timeout);
     let state = WsState {
         ingress,
         auth: Arc::new(options.auth),
         shutdown: shutdown.clone(),
+        max_message_bytes: limits.max_message_bytes,
     };
     let app = Router::new()
         .route("/readyz", get(health))
@@ -77,9 +95,12 @@ pub async fn serve(
         .fallback(upgrade)
         .layer(middleware::from_fn(refuse_browser_origins))
         .with_state(state);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<Handshake>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await
 }
 
 async fn health() -> StatusCode {
@@ -95,6 +116,7 @@ async fn refuse_browser_origins(request: Request, next: Next) -> Response {
 
 async fn upgrade(
     State(state): State<WsState>,
+    ConnectInfo(handshake): ConnectInfo<Handshake>,
     headers: HeaderMap,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
@@ -119,9 +141,12 @@ async fn upgrade(
             Some(_) => {}
         }
     }
+    handshake.upgraded();
+    // tungstenite refuses a frame over the limit from its header, before reading its payload,
+    // and a message of several frames as soon as they add up to more.
     upgrade
-        .max_message_size(MAX_MESSAGE_BYTES)
-        .max_frame_size(MAX_MESSAGE_BYTES)
+        .max_message_size(state.max_message_bytes)
+        .max_frame_size(state.max_message_bytes)
         .on_upgrade(move |socket| connection(socket, state))
 }
 
@@ -140,10 +165,15 @@ async fn connection(socket: WebSocket, state: WsState) {
         tracing::debug!(connection = connection.id, "websocket connection opened");
         ingress.opened(connection.clone());
         let (sink, stream) = socket.split();
+        let close_frame = Arc::new(OnceLock::new());
         let writer = tokio::spawn(
-            write_frames(sink, outbound, closed.clone()).instrument(tracing::Span::current()),
+            write_frames(sink, outbound, closed.clone(), close_frame.clone())
+                .instrument(tracing::Span::current()),
         );
-        read_frames(stream, &ingress, &connection, &closed).await;
+        let max = state.max_message_bytes;
+        if let Some(frame) = read_frames(stream, &ingress, &connection, &closed, max).await {
+            let _ = close_frame.set(frame);
+        }
         closed.cancel();
         ingress.closed(connection.id).await;
         let _ = writer.await;
@@ -154,16 +184,18 @@ async fn connection(socket: WebSocket, state: WsState) {
 }
 
 /// Hand the client's text frames to the ingress until either side closes the connection.
+/// Returns the close frame to send when the connection ends for a reason of ours.
 async fn read_frames(
     mut stream: futures::stream::SplitStream<WebSocket>,
     ingress: &Ingress,
     connection: &Arc<Connection>,
     closed: &CancellationToken,
-) {
+    max_message_bytes: usize,
+) -> Option<CloseFrame> {
     loop {
         let frame = tokio::select! {
             frame = stream.next() => frame,
-            () = closed.cancelled() => break,
+            () = closed.cancelled() => return None,
         };
         match frame {
             Some(Ok(Message::Text(text))) => match classify(text.as_str()) {
@@ -177,19 +209,43 @@ async fn read_frames(
                 );
             }
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-            Some(Ok(Message::Close(_))) | None => break,
-            Some(Err(err)) => {
-                tracing::debug!(connection = connection.id, %err, "websocket read failed");
-                break;
+            Some(Ok(Message::Close(_))) | None => return None,
+            Some(Err(err)) if is_too_long(&err) => {
+                // The message was refused from its length alone: its id is unknown.
+                tracing::warn!(
+                    connection = connection.id,
+                    max_message_bytes,
+                    "closing a connection that sent a message over the size limit"
+                );
+                connection
+                    .send(oversized_error(b"", None, max_message_bytes))
+                    .await;
+                return Some(CloseFrame {
+                    code: close_code::SIZE,
+                    reason: format!("message over {max_message_bytes} bytes").into(),
+                });
+            }
+            Some(Err(_)) => {
+                tracing::debug!(connection = connection.id, "websocket read failed");
+                return None;
             }
         }
     }
+}
+
+/// Whether a read failed because a frame or message is over the size limit.
+fn is_too_long(err: &axum::Error) -> bool {
+    use tokio_tungstenite::tungstenite::Error;
+    std::error::Error::source(err)
+        .and_then(|source| source.downcast_ref::<Error>())
+        .is_some_and(|err| matches!(err, Error::Capacity(_)))
 }
 
 async fn write_frames(
     mut sink: futures::stream::SplitSink<WebSocket, Message>,
     mut outbound: mpsc::Receiver<Bytes>,
     closed: CancellationToken,
+    close_frame: Arc<OnceLock<CloseFrame>>,
 ) {
     loop {
         let frame = tokio::select! {
@@ -201,7 +257,10 @@ async fn write_frames(
         let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
             continue;
         };
+        // A send that can finish at once goes out even when the connection is closing (an
+        // error about the message that closes it); only a stuck one is abandoned.
         let sent = tokio::select! {
+            biased;
             sent = sink.send(Message::Text(text)) => sent.is_ok(),
             () = closed.cancelled() => false,
         };
@@ -210,6 +269,22 @@ async fn write_frames(
         }
     }
     closed.cancel();
-    // A client that stopped reading may never accept the close frame: don't wait for it.
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), sink.close()).await;
+    // What was queued before the close (an error about the message that caused it) goes
+    // first, then the close frame; a client that stopped reading may never accept them, so
+    // neither is waited for long.
+    let finish = async {
+        while let Ok(frame) = outbound.try_recv() {
+            let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
+                continue;
+            };
+            if sink.feed(Message::Text(text)).await.is_err() {
+                return;
+            }
+        }
+        if let Some(frame) = close_frame.get() {
+            let _ = sink.send(Message::Close(Some(frame.clone()))).await;
+        }
+        let _ = sink.close().await;
+    };
+    let _ = tokio::time::timeout(Duration::from_millis(500), finish).await;
 }

@@ -267,7 +267,11 @@ async fn missing_params_are_invalid_requests(transport: Transport) {
 /// A 10 MB line or frame: garbage is ignored, a valid request (with a 10 MB unknown field) is
 /// answered, and the connection keeps working.
 async fn ten_megabyte_messages(transport: Transport) {
-    let (_home, _daemon, mut client) = connect(transport).await;
+    // Over the default `limits.max_message_bytes` (4 MiB; see `security::connections`).
+    let home = weft_test_support::TestHome::new();
+    let args = ["-c", "limits.max_message_bytes=16777216"];
+    let mut daemon = weft_test_support::Daemon::start(transport, &home, &args).await;
+    let mut client = daemon.client().await;
     let ten_mb = 10 * 1024 * 1024;
     client.send_raw(&"x".repeat(ten_mb)).await;
     let mut unterminated = String::from(r#"{"id":1,"method":"initialize","params":{"pad":""#);

@@ -179,21 +179,26 @@ proptest! {
             let text = std::str::from_utf8(line).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let decoded = classify(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
             match decoded {
-                IncomingMessage::Request { id: got, method: m, raw } => {
+                IncomingMessage::Request { id: got, method: m, text } => {
                     prop_assert_eq!(Some(got), id.clone());
                     prop_assert_eq!(Some(m), method.clone());
-                    prop_assert_eq!(&raw, message);
+                    prop_assert_eq!(&reparse(&text)?, message);
                 }
                 IncomingMessage::Notification { method: m } => {
                     prop_assert!(id.is_none());
                     prop_assert_eq!(Some(m), method.clone());
                 }
-                IncomingMessage::Response { id: got, raw } => {
+                IncomingMessage::Response { id: got, text } => {
                     prop_assert_eq!(Some(got), id.clone());
                     prop_assert!(method.is_none());
-                    prop_assert_eq!(&raw, message);
+                    prop_assert_eq!(&reparse(&text)?, message);
                 }
             }
         }
     }
+}
+
+/// The message text an envelope carries, parsed back into a JSON tree to compare.
+fn reparse(text: &str) -> Result<serde_json::Value, TestCaseError> {
+    serde_json::from_str(text).map_err(|e| TestCaseError::fail(e.to_string()))
 }
