@@ -88,6 +88,7 @@ struct ConfigToml {
     thread_idle_timeout_secs: Option<u64>,
     #[serde(default)]
     shell_environment_policy: ShellEnvironmentPolicyToml,
+    #[serde(default)]
     limits: Limits,
 }
 

@@ -202,9 +202,12 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(
             buf.extend_from_slice(chunk);
         } else if before <= max {
             // Over the limit: keep only the start (where the id usually is), read on unbuffered.
-            buf.extend_from_slice(chunk);
-            buf.truncate(OVERSIZED_PREFIX.min(max));
-            buf.shrink_to(OVERSIZED_PREFIX);
+            // Nothing past that start is ever copied, and the buffer gives back what it held.
+            let kept = OVERSIZED_PREFIX.min(max);
+            let room = kept.saturating_sub(buf.len()).min(chunk.len());
+            buf.extend_from_slice(&chunk[..room]);
+            buf.truncate(kept);
+            buf.shrink_to(kept);
         }
         let consumed = done.unwrap_or(chunk.len());
         reader.consume(consumed);
