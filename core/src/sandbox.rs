@@ -11,8 +11,9 @@
 //! * in-process, by [`SandboxSpec::can_write`] / [`SandboxSpec::write_access`], which
 //!   `apply_patch` consults, and [`Beneath`], through which it then reads and writes: beneath
 //!   the writable root's directory handle, following no symlink. Each root's `.git` and Weft's
-//!   home are protected there (treated as outside the roots). Commands are *not* kept out of
-//!   them: Landlock grants rights down a whole tree and has no rule that takes them back.
+//!   home are protected there (treated as outside the roots). Commands are kept out of them
+//!   too, by read-only binds in a private mount namespace entered before Landlock applies
+//!   (`protect.rs`: Landlock grants rights down a whole tree and cannot take them back).
 //!
 //! Where the kernel lacks Landlock (or seccomp, when the network must be denied), a confined
 //! command is refused ([`SandboxSupport::check`]) instead of running unconfined.
@@ -30,6 +31,8 @@ use weft_protocol::SandboxPolicy;
 mod beneath;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod protect;
 mod support;
 #[cfg(test)]
 mod tests;

@@ -27,6 +27,8 @@ pub(crate) struct ChildSandbox {
     landlock: Option<OwnedFd>,
     /// The compiled network filter.
     seccomp: Option<BpfProgram>,
+    /// The read-only binds for `.git` and Weft's home beneath the writable roots.
+    protection: Option<super::protect::Protection>,
 }
 
 /// Builds what the child needs to confine itself to `spec`; `None` when `spec` confines
@@ -46,7 +48,12 @@ pub(crate) fn prepare_child_sandbox(spec: &SandboxSpec) -> Result<Option<ChildSa
     } else {
         Some(network_filter()?)
     };
-    Ok(Some(ChildSandbox { landlock, seccomp }))
+    let protection = super::protect::prepare(spec)?;
+    Ok(Some(ChildSandbox {
+        landlock,
+        seccomp,
+        protection,
+    }))
 }
 
 /// Read and execute everywhere; read and write the [`WRITABLE_DEVICES`]; everything beneath
@@ -145,6 +152,10 @@ pub(crate) fn install_in_command(command: &mut tokio::process::Command, sandbox:
 
     /// Runs in the forked child.
     fn enter(sandbox: &ChildSandbox) -> io::Result<()> {
+        // First: Landlock, once applied, forbids mounting.
+        if let Some(protection) = &sandbox.protection {
+            super::protect::enter(protection)?;
+        }
         if let Some(ruleset) = &sandbox.landlock {
             // SAFETY: plain `prctl(2)` with integer arguments; no memory is touched.
             if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {

@@ -1,6 +1,6 @@
 //! The filesystem: `apply_patch` cannot be steered out of the writable roots by symlinks (not
 //! even one swapped in while the patch waits for approval), a repository's `.git` stays
-//! read-only to it, and a `localImage` that is a device is not read.
+//! read-only to it and to commands, and a `localImage` that is a device is not read.
 
 use std::os::unix::fs::symlink;
 
@@ -8,7 +8,10 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use crate::tools::{Tools, answer, output_of, outside_dir, patch_call, wait_request};
+use crate::tools::{
+    Tools, answer, cmd, exec_call, output_of, outside_dir, patch_call, sandbox_unavailable,
+    wait_request,
+};
 use crate::turns::{Harness, read_through_turn_completed};
 
 const FILE_APPROVAL: &str = "item/fileChange/requestApproval";
@@ -146,4 +149,37 @@ async fn a_local_image_that_is_a_device_is_not_read() {
         body.contains("[the image /dev/zero could not be read: not a regular file]"),
         "{body}"
     );
+}
+
+/// A command under workspace-write cannot write into the workspace's `.git` (nor move it
+/// away) either, while the rest of the same command line still writes the workspace.
+#[tokio::test]
+async fn a_command_cannot_write_into_git() {
+    let mut t = Tools::start(Transport::Stdio).await;
+    std::fs::create_dir_all(t.path(".git/hooks")).unwrap();
+    std::fs::write(t.path(".git/config"), "[core]\n").unwrap();
+    let script = "echo '#!/bin/sh' > .git/hooks/x; echo y >> .git/config; mv .git g2; \
+                  echo ok > ok.txt && echo wrote-ok";
+    t.push(exec_call("call_git", cmd(script)));
+    t.push(Reply::new().text("Tried."));
+    let thread = t.thread("never", "workspace-write").await;
+    let run = t.h.run_turn(&thread, "write the hook").await;
+    assert_eq!(run.completed_turn()["status"], "completed");
+    let requests = t.h.wait_for_requests(2).await;
+    let output = output_of(&requests[1], "call_git");
+    assert!(!t.path(".git/hooks/x").exists(), "{output}");
+    assert!(!t.path("g2").exists(), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(t.path(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    if sandbox_unavailable(&output) {
+        assert!(!t.path("ok.txt").exists());
+        t.finish().await;
+        return;
+    }
+    assert!(output.contains("Read-only file system"), "{output}");
+    assert!(output.contains("wrote-ok\n"), "{output}");
+    assert_eq!(std::fs::read_to_string(t.path("ok.txt")).unwrap(), "ok\n");
+    t.finish().await;
 }
