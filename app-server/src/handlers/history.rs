@@ -20,7 +20,7 @@ use weft_protocol::thread_api::{
 use weft_protocol::{ThreadId, ThreadSortKey, ThreadStatus, wire_name};
 
 use crate::connection::Connection;
-use crate::handlers::threads::{ThreadSettings, replay_token_usage, settings_response};
+use crate::handlers::threads::{replay_token_usage, settings_response, thread_settings};
 use crate::handlers::{Answer, check_reviewer, core_error, parse_thread_id};
 use crate::state::AppState;
 
@@ -32,19 +32,8 @@ pub async fn resume(
     params: ThreadResumeParams,
 ) -> Result<Answer<ThreadResumeResponse>, JsonRpcError> {
     parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))?;
-    let options = ThreadSettings {
-        model: params.model,
-        model_provider: params.model_provider,
-        cwd: params.cwd,
-        approval_policy: params.approval_policy,
-        sandbox: params.sandbox,
-        base_instructions: params.base_instructions,
-        developer_instructions: params.developer_instructions,
-        config: params.config,
-        ephemeral: false,
-        thread_source: None,
-    }
-    .into_options(connection);
+    let options =
+        thread_settings!(params, ephemeral: false, thread_source: None).into_options(connection);
     let subscribers = state.new_subscribers();
     // A cold resume registers the new thread's subscribers before anyone else can see it
     // loaded, so a concurrent warm resume from another connection joins this list.
@@ -92,19 +81,9 @@ pub async fn fork(
     params: ThreadForkParams,
 ) -> Result<Answer<ThreadForkResponse>, JsonRpcError> {
     parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))?;
-    let options = ThreadSettings {
-        model: params.model,
-        model_provider: params.model_provider,
-        cwd: params.cwd,
-        approval_policy: params.approval_policy,
-        sandbox: params.sandbox,
-        base_instructions: params.base_instructions,
-        developer_instructions: params.developer_instructions,
-        config: params.config,
-        ephemeral: params.ephemeral,
-        thread_source: params.thread_source,
-    }
-    .into_options(connection);
+    let options =
+        thread_settings!(params, ephemeral: params.ephemeral, thread_source: params.thread_source)
+            .into_options(connection);
     let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let (handle, mut snapshot) = state

@@ -25,6 +25,26 @@ use crate::connection::Connection;
 use crate::handlers::{Answer, check_reviewer, core_error, page, parse_thread_id};
 use crate::state::AppState;
 
+/// The [`ThreadSettings`] of a thread-opening method's params (`thread/start`, `thread/resume`,
+/// `thread/fork`): three wire types with the same members, copied field by field in one place.
+macro_rules! thread_settings {
+    ($params:ident, ephemeral: $ephemeral:expr, thread_source: $source:expr) => {
+        $crate::handlers::threads::ThreadSettings {
+            model: $params.model,
+            model_provider: $params.model_provider,
+            cwd: $params.cwd,
+            approval_policy: $params.approval_policy,
+            sandbox: $params.sandbox,
+            base_instructions: $params.base_instructions,
+            developer_instructions: $params.developer_instructions,
+            config: $params.config,
+            ephemeral: $ephemeral,
+            thread_source: $source,
+        }
+    };
+}
+pub(crate) use thread_settings;
+
 /// `thread/start`: the response, then `thread/started` to everyone.
 pub async fn start(
     state: &AppState,
@@ -32,19 +52,8 @@ pub async fn start(
     params: ThreadStartParams,
 ) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
     check_reviewer(params.approvals_reviewer)?;
-    let options = ThreadSettings {
-        model: params.model,
-        model_provider: params.model_provider,
-        cwd: params.cwd,
-        approval_policy: params.approval_policy,
-        sandbox: params.sandbox,
-        base_instructions: params.base_instructions,
-        developer_instructions: params.developer_instructions,
-        config: params.config,
-        ephemeral: params.ephemeral.unwrap_or(false),
-        thread_source: params.thread_source,
-    }
-    .into_options(connection);
+    let options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
+        .into_options(connection);
     let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let (handle, snapshot) = state

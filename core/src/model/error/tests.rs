@@ -1,4 +1,3 @@
-
 use super::*;
 use reqwest::header::HeaderValue;
 use serde_json::json;
