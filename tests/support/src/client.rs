@@ -326,6 +326,17 @@ impl Client {
         .await
     }
 
+    /// The handshake as the Codex TUI makes it: capabilities `experimentalApi: true` and
+    /// `requiredHumanApproval: true` (for experimental methods and params). Returns the
+    /// `initialize` result.
+    pub async fn initialize_experimental(&mut self) -> Value {
+        self.initialize_with(json!({
+            "clientInfo": {"name": "weft-e2e", "title": "Weft e2e tests", "version": "0.1.0"},
+            "capabilities": {"experimentalApi": true, "requiredHumanApproval": true}
+        }))
+        .await
+    }
+
     /// The handshake with explicit `initialize` params; panics if `initialize` fails.
     pub async fn initialize_with(&mut self, params: Value) -> Value {
         let result = match self.request("initialize", params).await {
