@@ -134,6 +134,16 @@ impl PendingRequests {
         self.pending.lock().remove(&id).is_some()
     }
 
+    /// A connection closed: it can answer nothing any more. A request every asked connection
+    /// of which is gone is cancelled (its turn goes on without the answer).
+    pub fn connection_closed(&self, id: ConnectionId) {
+        self.pending.lock().retain(|_, entry| {
+            let before = entry.asked.len();
+            entry.asked.retain(|asked| *asked != id);
+            before == 0 || !entry.asked.is_empty()
+        });
+    }
+
     /// Cancel every request of a thread that has nobody left to answer it.
     pub fn cancel_thread(&self, thread_id: &ThreadId) {
         self.pending
@@ -215,11 +225,13 @@ struct Withdraw<'a> {
     thread: &'a ThreadId,
     id: i64,
     armed: bool,
+    /// Whether the clients are told (`serverRequest/resolved`).
+    announce: bool,
 }
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        if !self.armed || !self.subscribers.pending.withdraw(self.id) {
+        if !self.armed || !self.subscribers.pending.withdraw(self.id) || !self.announce {
             return;
         }
         let (targets, frame) = self.subscribers.resolved_frame(self.thread, self.id);
@@ -236,6 +248,9 @@ impl EventSink for ThreadSubscribers {
         Box::pin(async move {
             let (id, answer) = self.pending.register(thread);
             let request_id = RequestId::Integer(id);
+            // As in the reference, `item/tool/call` is not followed by `serverRequest/resolved`
+            // (the `dynamicToolCall` item's completion says it is over); approvals are.
+            let announce = !matches!(params, ServerRequestParams::DynamicToolCall(_));
             let request = match params {
                 ServerRequestParams::CommandApproval(params) => {
                     ServerRequest::CommandExecutionRequestApproval {
@@ -249,6 +264,10 @@ impl EventSink for ThreadSubscribers {
                         params,
                     }
                 }
+                ServerRequestParams::DynamicToolCall(params) => ServerRequest::DynamicToolCall {
+                    id: request_id,
+                    params,
+                },
             };
             let targets: Vec<Arc<Connection>> = self
                 .subscribers
@@ -266,14 +285,17 @@ impl EventSink for ThreadSubscribers {
                 thread,
                 id,
                 armed: true,
+                announce,
             };
             self.pending.asked(id, &targets);
             send_all(&targets, outgoing::server_request(&request)).await;
             let outcome = answer.await.unwrap_or(ServerRequestOutcome::Cancelled);
             guard.armed = false;
             drop(guard);
-            let (targets, frame) = self.resolved_frame(thread, id);
-            send_all(&targets, frame).await;
+            if announce {
+                let (targets, frame) = self.resolved_frame(thread, id);
+                send_all(&targets, frame).await;
+            }
             outcome
         })
     }
