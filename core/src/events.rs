@@ -132,7 +132,7 @@ pub enum ServerRequestParams {
     CommandApproval(Box<CommandExecutionRequestApprovalParams>),
     /// `item/fileChange/requestApproval`.
     FileChangeApproval(FileChangeRequestApprovalParams),
-    /// `item/tool/call`: run a client-defined tool (docs/protocol.md §9.5).
+    /// `item/tool/call`: run a client-defined tool (docs/protocol.md §9.6).
     DynamicToolCall(DynamicToolCallParams),
 }
 

@@ -1,6 +1,6 @@
 //! Client-defined tools (`thread/start.dynamicTools`, EXPERIMENTAL upstream): their specs, the
 //! `item/tool/call` request a call of one becomes, and the `dynamicToolCall` item
-//! (docs/protocol.md §9.5).
+//! (docs/protocol.md §9.6).
 
 use std::collections::HashSet;
 

@@ -69,7 +69,7 @@ pub enum ThreadItemDetails {
     ExitedReviewMode(ReviewModeItem),
     /// The history was compacted.
     ContextCompaction(ContextCompactionItem),
-    /// A call of a client-defined tool (docs/protocol.md §9.5).
+    /// A call of a client-defined tool (docs/protocol.md §9.6).
     DynamicToolCall(DynamicToolCallItem),
 }
 

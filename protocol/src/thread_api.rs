@@ -67,7 +67,7 @@ pub struct ThreadStartParams {
     /// Stored in `thread.threadSource`.
     #[serde(default)]
     pub thread_source: Option<String>,
-    /// EXPERIMENTAL: client-defined tools offered to the model (docs/protocol.md §9.5).
+    /// EXPERIMENTAL: client-defined tools offered to the model (docs/protocol.md §9.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_tools: Option<Vec<DynamicToolSpec>>,
 }

@@ -1,4 +1,4 @@
-//! Client-defined tools (`thread/start.dynamicTools`, docs/protocol.md §9.5).
+//! Client-defined tools (`thread/start.dynamicTools`, docs/protocol.md §9.6).
 //!
 //! * **Offered** as the client defined them: a plain tool as a `function` tool
 //!   (`strict: false`, its `inputSchema` as `parameters`), a namespace as a Responses API

@@ -1,4 +1,4 @@
-//! Client-defined tools, `thread/start.dynamicTools` (docs/protocol.md §9.5): what the model is
+//! Client-defined tools, `thread/start.dynamicTools` (docs/protocol.md §9.6): what the model is
 //! offered, a call becoming `item/tool/call` and a `dynamicToolCall` item, every way an answer
 //! can end (answered, `success: false`, a JSON-RPC error, an interrupt, the asked connection
 //! gone), the validation texts, and the tools kept across a restart and a fork. The shapes and
