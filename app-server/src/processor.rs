@@ -424,6 +424,28 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_tools_are_served_with_the_opt_in() {
+        use tokio_util::sync::CancellationToken;
+
+        use crate::connection::{Backpressure, InitializeChoices};
+
+        let (connection, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        assert!(connection.initialize(InitializeChoices {
+            client_name: "t".into(),
+            experimental_api: true,
+            opt_out: Default::default(),
+        }));
+        let start = json!({"id":2,"method":"thread/start","params":{"dynamicTools":[]}});
+        assert!(admit(&connection, "thread/start", start).is_ok());
+        let other = json!({"id":3,"method":"thread/start","params":{"permissions":{}}});
+        let err = admit(&connection, "thread/start", other).unwrap_err();
+        assert_eq!(
+            err.message,
+            "thread/start.permissions is not supported by Weft"
+        );
+    }
+
+    #[test]
     fn missing_params() {
         let err = decode(json!({"id":1,"method":"initialize"})).unwrap_err();
         assert_eq!(err.message, "Invalid request: missing field `params`");

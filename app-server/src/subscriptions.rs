@@ -517,4 +517,47 @@ mod tests {
         assert!(answer.try_recv().is_ok());
         assert_eq!(pending.resolve(&request, 7, accept()), Resolution::Unknown);
     }
+
+    #[test]
+    fn a_request_whose_asked_connections_closed_is_cancelled() {
+        let pending = PendingRequests::default();
+        let thread = ThreadId::from("t".to_string());
+        let connection =
+            |id| Arc::new(Connection::new(id, Backpressure::Wait, CancellationToken::new()).0);
+        let (both, mut both_answer) = pending.register(&thread);
+        pending.asked(both, &[connection(1), connection(2)]);
+        let (only, mut only_answer) = pending.register(&thread);
+        pending.asked(only, &[connection(1)]);
+        // Registered, not yet sent: nobody was asked, nothing to cancel.
+        let (unsent, mut unsent_answer) = pending.register(&thread);
+        pending.connection_closed(1);
+        // The request only 1 was asked is over (its sender dropped: `Cancelled`).
+        assert!(matches!(
+            only_answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        assert!(matches!(
+            both_answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty)
+        ));
+        assert!(matches!(
+            unsent_answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty)
+        ));
+        // 2 can still answer the other one; 1 no longer can.
+        let done = || ServerRequestOutcome::Answered(serde_json::json!({}));
+        assert_eq!(
+            pending.resolve(&RequestId::Integer(both), 1, done()),
+            Resolution::NotAsked
+        );
+        assert_eq!(
+            pending.resolve(&RequestId::Integer(both), 2, done()),
+            Resolution::Resolved
+        );
+        assert_eq!(
+            pending.resolve(&RequestId::Integer(only), 1, done()),
+            Resolution::Unknown
+        );
+        assert!(pending.withdraw(unsent));
+    }
 }

@@ -332,6 +332,43 @@ mod tests {
     }
 
     #[test]
+    fn namespaces_are_flattened() {
+        let body = chat_body(&Prompt {
+            model: "m".into(),
+            input: vec![
+                ResponseItem::user_text("hi"),
+                ResponseItem::FunctionCall {
+                    id: None,
+                    name: "act".into(),
+                    namespace: Some("ns".into()),
+                    arguments: "{}".into(),
+                    call_id: "c1".into(),
+                },
+                ResponseItem::FunctionCallOutput {
+                    call_id: "c1".into(),
+                    output: "ok".into(),
+                },
+            ],
+            tools: vec![
+                json!({"type": "namespace", "name": "ns", "description": "n", "tools": [
+                    {"type": "function", "name": "act", "description": "d", "strict": false,
+                     "parameters": {}}
+                ]}),
+            ],
+            ..Prompt::default()
+        });
+        assert_eq!(
+            body["tools"],
+            json!([{"type": "function", "function": {"name": "ns__act", "description": "d",
+                    "strict": false, "parameters": {}}}])
+        );
+        assert_eq!(
+            body["messages"][1]["tool_calls"][0]["function"]["name"],
+            "ns__act"
+        );
+    }
+
+    #[test]
     fn no_tools_key_without_function_tools() {
         let body = chat_body(&Prompt {
             model: "m".into(),
