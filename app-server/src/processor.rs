@@ -15,7 +15,7 @@ use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, pages, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -31,7 +31,6 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
             "dynamicTools",
             "permissions",
             "environments",
-            "historyMode",
             "experimentalRawEvents",
             "runtimeWorkspaceRoots",
             "projectId",
@@ -44,13 +43,7 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
     ),
     (
         "thread/resume",
-        &[
-            "history",
-            "path",
-            "initialTurnsPage",
-            "permissions",
-            "runtimeWorkspaceRoots",
-        ],
+        &["history", "path", "permissions", "runtimeWorkspaceRoots"],
     ),
     (
         "thread/fork",
@@ -88,6 +81,15 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// Experimental params Weft serves: they still need `experimentalApi`.
+const EXPERIMENTAL_SERVED_PARAMS: &[(&str, &[&str])] = &[
+    ("thread/start", &["historyMode"]),
+    ("thread/resume", &["initialTurnsPage"]),
+];
+
+/// Experimental methods Weft serves: they need `experimentalApi`.
+const EXPERIMENTAL_METHODS: &[&str] = &["thread/turns/list", "thread/items/list"];
 
 /// The processing loop: one message at a time, in arrival order. Handlers that wait run in
 /// their own tasks so one slow request never holds up the rest.
@@ -189,10 +191,11 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
         (Some(_), true) => Err(JsonRpcError::invalid_request("Already initialized")),
         (Some(choices), false) => match experimental {
             None => Ok(request),
-            Some(param) if choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
-                "{param} is not supported by Weft"
-            ))),
-            Some(param) => Err(JsonRpcError::invalid_request(format!(
+            Some((_, true)) if choices.experimental_api => Ok(request),
+            Some((param, false)) if choices.experimental_api => Err(JsonRpcError::invalid_request(
+                format!("{param} is not supported by Weft"),
+            )),
+            Some((param, _)) => Err(JsonRpcError::invalid_request(format!(
                 "{param} requires experimentalApi capability"
             ))),
         },
@@ -273,6 +276,14 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             let result = models::list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
+        ClientRequest::ThreadTurnsList { id, params } => spawn(async move {
+            let result = pages::turns_list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadItemsList { id, params } => spawn(async move {
+            let result = pages::items_list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
     }
 }
 
@@ -347,21 +358,30 @@ fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
         .map_err(|err| JsonRpcError::invalid_request(format!("Invalid request: {err}")))
 }
 
-/// The first experimental param present in a request (`method.field`), if any.
-fn experimental_param(method: &str, raw: &Value) -> Option<String> {
+/// The first experimental method or param of a request (`method`, `method.field`), if any,
+/// and whether Weft serves it.
+fn experimental_param(method: &str, raw: &Value) -> Option<(String, bool)> {
+    if EXPERIMENTAL_METHODS.contains(&method) {
+        return Some((method.to_string(), true));
+    }
     let params = raw.get("params")?;
     let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
-    EXPERIMENTAL_PARAMS
-        .iter()
-        .filter(|(m, _)| *m == method)
-        .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
-        .find(|(_, field)| present(field))
-        .map(|(m, field)| format!("{m}.{field}"))
+    let find = |table: &'static [(&'static str, &'static [&'static str])]| {
+        table
+            .iter()
+            .filter(|(m, _)| *m == method)
+            .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
+            .find(|(_, field)| present(field))
+            .map(|(m, field)| format!("{m}.{field}"))
+    };
+    find(EXPERIMENTAL_PARAMS)
+        .map(|param| (param, false))
+        .or_else(|| find(EXPERIMENTAL_SERVED_PARAMS).map(|param| (param, true)))
         .or_else(|| {
             params
                 .get("approvalPolicy")
                 .is_some_and(|p| p.get("granular").is_some())
-                .then(|| "askForApproval.granular".to_string())
+                .then(|| ("askForApproval.granular".to_string(), false))
         })
 }
 

@@ -5,6 +5,7 @@
 //! ignored everywhere.
 #![warn(missing_docs)]
 
+pub mod history_api;
 pub mod ids;
 pub mod initialize;
 pub mod input;
