@@ -34,6 +34,9 @@ use serde_json::value::RawValue;
 use weft_protocol::{ThreadItem, TurnError, TurnId, TurnStatus};
 
 use super::RolloutError;
+
+#[cfg(test)]
+mod tests;
 use super::reader::parse_header;
 use super::record::{RolloutLine, RolloutRecord};
 
