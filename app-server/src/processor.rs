@@ -430,6 +430,39 @@ mod tests {
     }
 
     #[test]
+    fn served_experimental_surface_needs_the_capability() {
+        use tokio_util::sync::CancellationToken;
+
+        use crate::connection::{Backpressure, InitializeChoices};
+
+        let turns = json!({"id":3,"method":"thread/turns/list","params":{"threadId":"t"}});
+        let start = json!({"id":4,"method":"thread/start","params":{"historyMode":"paginated"}});
+        for experimental_api in [false, true] {
+            let (connection, _rx) =
+                Connection::new(1, Backpressure::Wait, CancellationToken::new());
+            assert!(connection.initialize(InitializeChoices {
+                client_name: "t".into(),
+                experimental_api,
+                opt_out: Default::default(),
+            }));
+            let listed = admit(&connection, "thread/turns/list", turns.clone());
+            let started = admit(&connection, "thread/start", start.clone());
+            if experimental_api {
+                assert!(listed.is_ok() && started.is_ok());
+            } else {
+                assert_eq!(
+                    listed.unwrap_err().message,
+                    "thread/turns/list requires experimentalApi capability"
+                );
+                assert_eq!(
+                    started.unwrap_err().message,
+                    "thread/start.historyMode requires experimentalApi capability"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn missing_params() {
         let err = decode(json!({"id":1,"method":"initialize"})).unwrap_err();
         assert_eq!(err.message, "Invalid request: missing field `params`");

@@ -1,5 +1,5 @@
 //! Paginated history: `thread/turns/list` and `thread/items/list` (experimental; docs/protocol.md
-//! §7.7).
+//! §7.18).
 
 use weft_core::thread::PageError;
 use weft_protocol::history_api::{
