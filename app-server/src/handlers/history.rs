@@ -66,15 +66,15 @@ pub async fn resume(
     if !params.exclude_turns {
         response.thread.turns = std::mem::take(&mut snapshot.turns);
     }
-    let (initial_turns_page, turns_cursor, items_cursor) = state
+    let pages = state
         .threads
         .resume_pages(handle.id(), params.initial_turns_page)
         .await
         .map_err(page_error)?;
     let mut response = ThreadResumeResponse::from(response);
-    response.initial_turns_page = initial_turns_page;
-    response.turns_backwards_cursor = turns_cursor;
-    response.items_backwards_cursor = items_cursor;
+    response.initial_turns_page = pages.initial_turns_page;
+    response.turns_backwards_cursor = pages.turns_backwards_cursor;
+    response.items_backwards_cursor = pages.items_backwards_cursor;
     let answer = Answer::new(response);
     Ok(replay_token_usage(
         answer,

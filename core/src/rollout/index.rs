@@ -383,8 +383,11 @@ impl RolloutIndex {
 pub struct IndexCache {
     capacity: usize,
     /// Most recently used last.
-    entries: Mutex<Vec<(PathBuf, Arc<Mutex<Option<RolloutIndex>>>)>>,
+    entries: Mutex<Vec<(PathBuf, Slot)>>,
 }
+
+/// One cached index (`None` until first built).
+type Slot = Arc<Mutex<Option<RolloutIndex>>>;
 
 impl IndexCache {
     /// An empty cache.

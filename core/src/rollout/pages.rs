@@ -10,7 +10,7 @@
 //! first entry, anchor included, for the opposite direction.
 
 use serde::{Deserialize, Serialize};
-use weft_protocol::history_api::{ThreadItemEntry, TurnsPage};
+use weft_protocol::history_api::{ThreadItemEntry, ThreadItemsListResponse, TurnsPage};
 use weft_protocol::{SortDirection, ThreadId, ThreadItem, Turn, TurnId, TurnItemsView, TurnStatus};
 
 use super::RolloutError;
@@ -267,7 +267,7 @@ pub fn find_item(
     Ok(None)
 }
 
-/// A page of items with the two cursors.
+/// A page of items.
 pub fn items_page(
     index: &RolloutIndex,
     thread: &ThreadId,
@@ -275,7 +275,7 @@ pub fn items_page(
     from: Option<Position>,
     direction: SortDirection,
     limit: usize,
-) -> Result<(Vec<ThreadItemEntry>, Option<String>, Option<String>), RolloutError> {
+) -> Result<ThreadItemsListResponse, RolloutError> {
     let in_scope = scope_items(index, scope);
     let items = index.items();
     let ordinals: Vec<u64> = in_scope
@@ -299,13 +299,17 @@ pub fn items_page(
         }
     }
     let page_ordinals: Vec<u64> = picked.iter().map(|&at| ordinals[at]).collect();
-    let (next, back) = cursors(
+    let (next_cursor, backwards_cursor) = cursors(
         thread,
         CursorScope::ItemsByCreatedAtOrdinal,
         &page_ordinals,
         more,
     );
-    Ok((data, next, back))
+    Ok(ThreadItemsListResponse {
+        data,
+        next_cursor,
+        backwards_cursor,
+    })
 }
 
 /// `thread/resume`'s `turnsBackwardsCursor` and `itemsBackwardsCursor`: the latest turn and

@@ -10,7 +10,7 @@ use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadSt
 
 mod pages;
 
-pub use pages::PageError;
+pub use pages::{PageError, ResumePages};
 
 use super::actor::ThreadActor;
 use super::error::{CoreError, OpenError};

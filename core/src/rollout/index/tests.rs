@@ -289,7 +289,7 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
     assert_eq!(seen, ["turn-4", "turn-3", "turn-2", "turn-1", "turn-0"]);
 
     // Items: ascending pages of 4 over the thread, then one turn with an anchor.
-    let (page, next, back) = items_page(
+    let first = items_page(
         &index,
         &thread(),
         ItemScope::Thread,
@@ -298,10 +298,11 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
         4,
     )
     .unwrap();
+    let (page, next, back) = (first.data, first.next_cursor, first.backwards_cursor);
     assert_eq!(page.len(), 4);
     assert_eq!(page[3].turn_id.as_str(), "turn-1");
     let next = cursor_position(&next.unwrap(), CursorScope::ItemsByCreatedAtOrdinal);
-    let (rest, _, _) = items_page(
+    let rest = items_page(
         &index,
         &thread(),
         ItemScope::Thread,
@@ -309,11 +310,12 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
         SortDirection::Asc,
         100,
     )
-    .unwrap();
+    .unwrap()
+    .data;
     assert_eq!(rest.len(), 11);
     assert_eq!(rest[0].item.id().as_str(), "a1");
     let back = cursor_position(&back.unwrap(), CursorScope::ItemsByCreatedAtOrdinal);
-    let (down, more, _) = items_page(
+    let down = items_page(
         &index,
         &thread(),
         ItemScope::Thread,
@@ -322,10 +324,10 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
         5,
     )
     .unwrap();
-    assert_eq!(down.len(), 1, "the anchor itself, nothing before it");
-    assert_eq!(more, None);
+    assert_eq!(down.data.len(), 1, "the anchor itself, nothing before it");
+    assert_eq!(down.next_cursor, None);
     let anchor = find_item(&index, 2, "u2").unwrap().unwrap();
-    let (after, _, _) = items_page(
+    let after = items_page(
         &index,
         &thread(),
         ItemScope::Turn(2),
@@ -333,7 +335,8 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
         SortDirection::Asc,
         10,
     )
-    .unwrap();
+    .unwrap()
+    .data;
     let after: Vec<_> = after.iter().map(|e| e.item.id().to_string()).collect();
     assert_eq!(after, ["a2", "b2"]);
     assert_eq!(find_item(&index, 2, "u3").unwrap(), None);

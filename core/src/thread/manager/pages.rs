@@ -67,6 +67,17 @@ impl From<RolloutError> for PageError {
     }
 }
 
+/// What `thread/resume` adds to its result for paginated clients.
+#[derive(Debug, Default)]
+pub struct ResumePages {
+    /// The page `initialTurnsPage` asked for.
+    pub initial_turns_page: Option<TurnsPage>,
+    /// The latest turn, anchor included.
+    pub turns_backwards_cursor: Option<String>,
+    /// The latest item, anchor included.
+    pub items_backwards_cursor: Option<String>,
+}
+
 /// Where a thread's pages come from.
 enum Source {
     /// Its rollout; `live` when the thread is loaded and running a turn.
@@ -203,19 +214,14 @@ impl ThreadManager {
                 ) => Some(find_item(index, at, item_id)?.ok_or(PageError::UnknownAnchor)?),
                 _ => opaque,
             };
-            let (data, next_cursor, backwards_cursor) = items_page(
+            Ok(items_page(
                 index,
                 &id,
                 scope,
                 from,
                 params.sort_direction.unwrap_or(SortDirection::Asc),
                 page_limit(params.limit),
-            )?;
-            Ok(ThreadItemsListResponse {
-                data,
-                next_cursor,
-                backwards_cursor,
-            })
+            )?)
         })
         .await
     }
@@ -227,9 +233,9 @@ impl ThreadManager {
         &self,
         id: &ThreadId,
         initial: Option<ThreadResumeInitialTurnsPageParams>,
-    ) -> Result<(Option<TurnsPage>, Option<String>, Option<String>), PageError> {
+    ) -> Result<ResumePages, PageError> {
         let (path, live) = match self.page_source(id).await? {
-            Source::Ephemeral => return Ok((None, None, None)),
+            Source::Ephemeral => return Ok(ResumePages::default()),
             Source::Rollout { path, live } => (path, live),
         };
         let id = id.clone();
@@ -247,7 +253,11 @@ impl ThreadManager {
                     live,
                 )?),
             };
-            Ok((page, turns_cursor, items_cursor))
+            Ok(ResumePages {
+                initial_turns_page: page,
+                turns_backwards_cursor: turns_cursor,
+                items_backwards_cursor: items_cursor,
+            })
         })
         .await
     }
