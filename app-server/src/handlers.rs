@@ -16,6 +16,7 @@
 pub mod history;
 pub mod initialize;
 pub mod models;
+pub mod pages;
 pub mod threads;
 pub mod turns;
 

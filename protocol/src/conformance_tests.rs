@@ -642,6 +642,7 @@ fn responses_validate_and_write_every_key() {
             sandbox,
             reasoning_effort: None,
             disabled_plugin_ids: vec![],
+            initial_turns_page: None,
             turns_backwards_cursor: None,
             items_backwards_cursor: None,
             collaboration_mode: Some(CollaborationMode {

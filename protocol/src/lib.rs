@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod dynamic_tools;
+pub mod history_api;
 pub mod ids;
 pub mod initialize;
 pub mod input;

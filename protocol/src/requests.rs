@@ -10,6 +10,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::history_api::{
+    ThreadItemsListParams, ThreadItemsListResponse, ThreadTurnsListParams, ThreadTurnsListResponse,
+};
 use crate::initialize::{InitializeParams, InitializeResponse};
 use crate::jsonrpc::RequestId;
 use crate::models::{ModelListParams, ModelListResponse};
@@ -117,6 +120,8 @@ client_requests! {
     TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
     TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
     ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+    ThreadTurnsList => "thread/turns/list", "v2", ThreadTurnsListParams, ThreadTurnsListResponse;
+    ThreadItemsList => "thread/items/list", "v2", ThreadItemsListParams, ThreadItemsListResponse;
 }
 
 impl ClientRequest {
