@@ -5,6 +5,9 @@
 //! ignored everywhere.
 #![warn(missing_docs)]
 
+pub mod account;
+pub mod config_api;
+pub mod hooks_api;
 pub mod ids;
 pub mod initialize;
 pub mod input;
@@ -16,6 +19,7 @@ pub mod policy;
 pub mod requests;
 pub mod schema;
 pub mod server_requests;
+pub mod skills_api;
 pub mod thread;
 pub mod thread_api;
 pub mod turn;
@@ -56,7 +60,9 @@ pub use policy::{
     NetworkAccess, Personality, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
     ThreadStartSource,
 };
-pub use requests::{CLIENT_METHODS, ClientNotification, ClientRequest, Method, methods};
+pub use requests::{
+    CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, Method, methods,
+};
 pub use schema::{schema_files, write_schema};
 pub use server_requests::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
