@@ -10,12 +10,13 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
-use weft_protocol::ClientRequest;
+use weft_protocol::{ClientRequest, EXPERIMENTAL_METHODS};
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, account, config, history, hooks, initialize, models,
+    skills, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -189,11 +190,13 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
         (Some(_), true) => Err(JsonRpcError::invalid_request("Already initialized")),
         (Some(choices), false) => match experimental {
             None => Ok(request),
-            Some(param) if choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
-                "{param} is not supported by Weft"
-            ))),
+            Some(param) if !choices.experimental_api => Err(JsonRpcError::invalid_request(
+                format!("{param} requires experimentalApi capability"),
+            )),
+            // Experimental methods Weft serves are served to connections that opted in.
+            Some(_) if EXPERIMENTAL_METHODS.contains(&method) => Ok(request),
             Some(param) => Err(JsonRpcError::invalid_request(format!(
-                "{param} requires experimentalApi capability"
+                "{param} is not supported by Weft"
             ))),
         },
     }
@@ -273,6 +276,30 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             let result = models::list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
+        ClientRequest::AccountRead { id, params } => {
+            let result = account::read(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::BedrockCheckGovCloudRequirements { id, params } => {
+            let result = account::check_gov_cloud(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::ConfigRead { id, params } => {
+            let result = config::read(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::ConfigRequirementsRead { id, params } => {
+            let result = config::requirements(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::HooksList { id, params } => spawn(async move {
+            let result = hooks::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::SkillsList { id, params } => spawn(async move {
+            let result = skills::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
     }
 }
 
@@ -347,8 +374,12 @@ fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
         .map_err(|err| JsonRpcError::invalid_request(format!("Invalid request: {err}")))
 }
 
-/// The first experimental param present in a request (`method.field`), if any.
+/// The request's experimental descriptor, if any: the method itself when it is experimental
+/// as a whole, else the first experimental param present (`method.field`).
 fn experimental_param(method: &str, raw: &Value) -> Option<String> {
+    if EXPERIMENTAL_METHODS.contains(&method) {
+        return Some(method.to_string());
+    }
     let params = raw.get("params")?;
     let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
     EXPERIMENTAL_PARAMS
@@ -407,6 +438,37 @@ mod tests {
             err.message,
             "thread/start.dynamicTools requires experimentalApi capability"
         );
+    }
+
+    #[test]
+    fn experimental_methods_need_the_opt_in() {
+        use tokio_util::sync::CancellationToken;
+
+        use crate::connection::{Backpressure, InitializeChoices};
+
+        let request = json!({"id":2,"method":"account/bedrock/checkGovCloudRequirements","params":{}});
+        for experimental_api in [false, true] {
+            let (connection, _rx) =
+                Connection::new(1, Backpressure::Wait, CancellationToken::new());
+            assert!(connection.initialize(InitializeChoices {
+                client_name: "t".into(),
+                experimental_api,
+                opt_out: Default::default(),
+            }));
+            let result = admit(
+                &connection,
+                "account/bedrock/checkGovCloudRequirements",
+                request.clone(),
+            );
+            if experimental_api {
+                assert!(result.is_ok());
+            } else {
+                assert_eq!(
+                    result.unwrap_err().message,
+                    "account/bedrock/checkGovCloudRequirements requires experimentalApi capability"
+                );
+            }
+        }
     }
 
     #[test]
