@@ -10,13 +10,13 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
-use weft_protocol::{ClientRequest, EXPERIMENTAL_METHODS};
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::{ClientRequest, EXPERIMENTAL_METHODS};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, account, config, history, hooks, initialize, models,
-    skills, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, account, config, history, hooks, initialize, models, skills,
+    threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -446,7 +446,8 @@ mod tests {
 
         use crate::connection::{Backpressure, InitializeChoices};
 
-        let request = json!({"id":2,"method":"account/bedrock/checkGovCloudRequirements","params":{}});
+        let request =
+            json!({"id":2,"method":"account/bedrock/checkGovCloudRequirements","params":{}});
         for experimental_api in [false, true] {
             let (connection, _rx) =
                 Connection::new(1, Backpressure::Wait, CancellationToken::new());

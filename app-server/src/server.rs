@@ -130,7 +130,11 @@ pub fn run(args: AppServerArgs) -> Result<(), StartError> {
         tracing::warn!("{warning}");
     }
     for error in &config.hooks.errors {
-        tracing::warn!("{}: {}; no stop hooks from it run", error.path, error.message);
+        tracing::warn!(
+            "{}: {}; no stop hooks from it run",
+            error.path,
+            error.message
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

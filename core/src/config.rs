@@ -204,7 +204,7 @@ impl Config {
                 source: LayerSource::User,
                 table: file_table,
             },
-            overrides: (!override_table.is_empty()).then(|| ConfigLayer {
+            overrides: (!override_table.is_empty()).then_some(ConfigLayer {
                 source: LayerSource::SessionFlags,
                 table: override_table,
             }),

@@ -76,7 +76,11 @@ mod tests {
 
     #[test]
     fn params_accept_omitted_and_null_refresh_token() {
-        for params in [json!({}), json!({"refreshToken": null}), json!({"refreshToken": false})] {
+        for params in [
+            json!({}),
+            json!({"refreshToken": null}),
+            json!({"refreshToken": false}),
+        ] {
             let decoded: GetAccountParams = serde_json::from_value(params).unwrap();
             assert!(!decoded.refresh_token);
         }

@@ -9,7 +9,9 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::policy::{ApprovalsReviewer, AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode};
+use crate::policy::{
+    ApprovalsReviewer, AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode,
+};
 use crate::serde_util::null_as_default;
 
 /// `config/read` params.

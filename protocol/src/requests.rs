@@ -19,9 +19,9 @@ use crate::config_api::{
 };
 use crate::hooks_api::{HooksListParams, HooksListResponse};
 use crate::initialize::{InitializeParams, InitializeResponse};
-use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::jsonrpc::RequestId;
 use crate::models::{ModelListParams, ModelListResponse};
+use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::thread_api::{
     ThreadArchiveParams, ThreadArchiveResponse, ThreadCompactStartParams,
     ThreadCompactStartResponse, ThreadForkParams, ThreadForkResponse, ThreadListParams,
@@ -361,7 +361,11 @@ mod tests {
             "invalid type: map, expected unit"
         );
         // Every other new method needs its params, as in the reference.
-        for method in ["account/read", "account/bedrock/checkGovCloudRequirements", "hooks/list"] {
+        for method in [
+            "account/read",
+            "account/bedrock/checkGovCloudRequirements",
+            "hooks/list",
+        ] {
             assert_eq!(
                 decode_err(json!({"id": 1, "method": method})),
                 "missing field `params`"

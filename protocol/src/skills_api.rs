@@ -114,7 +114,9 @@ pub struct SkillToolDependency {
 }
 
 /// Where a skill was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub enum SkillScope {
     /// The project: `.codex/skills` or `.agents/skills` between the project root and the cwd.

@@ -80,7 +80,11 @@ impl Surface {
 /// Write `<dir>/SKILL.md` with this front matter.
 pub fn write_skill(dir: &Path, front_matter: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("SKILL.md"), format!("---\n{front_matter}\n---\n\nBody.\n")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\n{front_matter}\n---\n\nBody.\n"),
+    )
+    .unwrap();
 }
 
 /// Unwrap an error answer and check it is `-32600` with exactly this message.

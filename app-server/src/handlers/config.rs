@@ -72,7 +72,9 @@ pub async fn read(
 
 /// `configRequirements/read`: Weft imposes no requirements (there is no administrator layer),
 /// and so none on speed modes either.
-pub async fn requirements(_params: NoParams) -> Result<ConfigRequirementsReadResponse, JsonRpcError> {
+pub async fn requirements(
+    _params: NoParams,
+) -> Result<ConfigRequirementsReadResponse, JsonRpcError> {
     Ok(ConfigRequirementsReadResponse {
         supports_independent_speed_modes: Some(false),
         requirements: None,
@@ -209,7 +211,10 @@ fn redact_provider(provider: &mut Value) {
     {
         *token = json!(REDACTED);
     }
-    if let Some(headers) = provider.get_mut("http_headers").and_then(Value::as_object_mut) {
+    if let Some(headers) = provider
+        .get_mut("http_headers")
+        .and_then(Value::as_object_mut)
+    {
         for value in headers.values_mut() {
             *value = json!(REDACTED);
         }

@@ -2,9 +2,9 @@
 //! from its own config), with the entries that were skipped (docs/protocol.md §7.22).
 
 use weft_core::hooks::listing::list_stop_hooks;
+use weft_protocol::ThreadId;
 use weft_protocol::hooks_api::{HookErrorInfo, HooksListEntry, HooksListParams, HooksListResponse};
 use weft_protocol::jsonrpc::JsonRpcError;
-use weft_protocol::ThreadId;
 
 use crate::handlers::{daemon_cwd, loaded_thread};
 use crate::state::AppState;
@@ -22,7 +22,10 @@ pub async fn list(
         }
         Some(thread_id) => {
             let handle = loaded_thread(state, &ThreadId::from(thread_id.as_str()))?;
-            let snapshot = handle.snapshot().await.map_err(crate::handlers::core_error)?;
+            let snapshot = handle
+                .snapshot()
+                .await
+                .map_err(crate::handlers::core_error)?;
             vec![snapshot.thread.cwd]
         }
         None if params.cwds.is_empty() => vec![daemon_cwd().display().to_string()],

@@ -136,9 +136,14 @@ mod tests {
             HookCommand::Argv(vec!["a".into(), "b".into()])
         );
         assert_eq!(hooks.warnings.len(), 3, "{:?}", hooks.warnings);
-        assert!(hooks.warnings[0].contains("hooks.Stop"), "{:?}", hooks.warnings);
         assert!(
-            hooks.warnings[1].starts_with("skipping stop hook 1 in /h/config.toml: missing field `command`"),
+            hooks.warnings[0].contains("hooks.Stop"),
+            "{:?}",
+            hooks.warnings
+        );
+        assert!(
+            hooks.warnings[1]
+                .starts_with("skipping stop hook 1 in /h/config.toml: missing field `command`"),
             "{:?}",
             hooks.warnings
         );

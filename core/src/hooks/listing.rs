@@ -84,8 +84,8 @@ fn shell_quote(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::config::{ConfiguredStopHook, HooksOrigin};
     use crate::hooks::StopHookConfig;
+    use crate::hooks::config::{ConfiguredStopHook, HooksOrigin};
 
     #[test]
     fn metadata_matches_the_reference_shape() {
@@ -124,7 +124,10 @@ mod tests {
         assert_eq!(listed[1].key, "/h/config.toml:stop:2:0");
         assert_eq!(listed[1].display_order, 1);
         assert_eq!(listed[1].command, "python3 'my hook.py'");
-        assert_eq!(listed[1].timeout_sec, super::super::DEFAULT_STOP_HOOK_TIMEOUT_SECS);
+        assert_eq!(
+            listed[1].timeout_sec,
+            super::super::DEFAULT_STOP_HOOK_TIMEOUT_SECS
+        );
         assert_eq!(listed[1].trust_status, HookTrustStatus::Trusted);
     }
 }

@@ -21,7 +21,9 @@ pub(super) fn load(roots: &[(PathBuf, SkillScope)]) -> SkillsOutcome {
         search_root(root, *scope, &mut outcome);
     }
     let mut seen = HashSet::new();
-    outcome.skills.retain(|skill| seen.insert(skill.path.clone()));
+    outcome
+        .skills
+        .retain(|skill| seen.insert(skill.path.clone()));
     outcome.skills.sort_by(|a, b| {
         a.scope
             .cmp(&b.scope)

@@ -23,13 +23,31 @@ impl Layout {
         let ws = root.join("ws");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
-        skill(&ws.join(".codex/skills/dotcodex"), "name: dotcodex-skill\ndescription: d1");
-        skill(&ws.join(".agents/skills/ws"), "name: ws-agents-skill\ndescription: d2");
-        skill(&ws.join("sub/.agents/skills/s"), "name: sub-skill\ndescription: d3");
-        skill(&root.join("weft/skills/group/nested"), "name: nested-skill\ndescription: >\n  folded\n  text");
+        skill(
+            &ws.join(".codex/skills/dotcodex"),
+            "name: dotcodex-skill\ndescription: d1",
+        );
+        skill(
+            &ws.join(".agents/skills/ws"),
+            "name: ws-agents-skill\ndescription: d2",
+        );
+        skill(
+            &ws.join("sub/.agents/skills/s"),
+            "name: sub-skill\ndescription: d3",
+        );
+        skill(
+            &root.join("weft/skills/group/nested"),
+            "name: nested-skill\ndescription: >\n  folded\n  text",
+        );
         skill(&root.join("weft/skills/noname"), "description: only desc");
-        skill(&root.join("weft/skills/.system/hidden"), "name: hidden\ndescription: h");
-        skill(&root.join("home/.agents/skills/h"), "name: home-agent-skill\ndescription: d4\nmetadata:\n  short-description: short");
+        skill(
+            &root.join("weft/skills/.system/hidden"),
+            "name: hidden\ndescription: h",
+        );
+        skill(
+            &root.join("home/.agents/skills/h"),
+            "name: home-agent-skill\ndescription: d4\nmetadata:\n  short-description: short",
+        );
         std::fs::create_dir_all(root.join("weft/skills/bad")).unwrap();
         std::fs::write(root.join("weft/skills/bad/SKILL.md"), "no front matter\n").unwrap();
         skill(&root.join("weft/skills/nodesc"), "name: nodesc");
@@ -45,7 +63,9 @@ impl Layout {
 #[test]
 fn finds_repo_then_user_skills_sorted_by_name() {
     let layout = Layout::new();
-    let outcome = layout.skills().list(&layout.root.join("ws/sub/deeper"), false);
+    let outcome = layout
+        .skills()
+        .list(&layout.root.join("ws/sub/deeper"), false);
     let names: Vec<(&str, SkillScope)> = outcome
         .skills
         .iter()
@@ -66,7 +86,10 @@ fn finds_repo_then_user_skills_sorted_by_name() {
     assert_eq!(nested.description, "folded text");
     assert!(nested.path.ends_with("weft/skills/group/nested/SKILL.md"));
     assert!(nested.enabled);
-    assert_eq!(outcome.skills[3].short_description.as_deref(), Some("short"));
+    assert_eq!(
+        outcome.skills[3].short_description.as_deref(),
+        Some("short")
+    );
     let mut errors: Vec<(String, String)> = outcome
         .errors
         .iter()
@@ -76,8 +99,17 @@ fn finds_repo_then_user_skills_sorted_by_name() {
         })
         .collect();
     errors.sort();
-    assert_eq!(errors[0], ("bad".into(), "missing YAML frontmatter delimited by ---".into()));
-    assert_eq!(errors[1], ("nodesc".into(), "missing field `description`".into()));
+    assert_eq!(
+        errors[0],
+        (
+            "bad".into(),
+            "missing YAML frontmatter delimited by ---".into()
+        )
+    );
+    assert_eq!(
+        errors[1],
+        ("nodesc".into(), "missing field `description`".into())
+    );
     assert_eq!(errors[2].0, "yaml");
     assert!(errors[2].1.starts_with("invalid YAML: "), "{:?}", errors[2]);
 }
@@ -96,7 +128,10 @@ fn results_are_cached_until_force_reload() {
     let skills = layout.skills();
     let cwd = layout.root.join("ws");
     assert_eq!(skills.list(&cwd, false).skills.len(), 5);
-    skill(&layout.root.join("ws/.agents/skills/late"), "name: late\ndescription: l");
+    skill(
+        &layout.root.join("ws/.agents/skills/late"),
+        "name: late\ndescription: l",
+    );
     assert_eq!(skills.list(&cwd, false).skills.len(), 5);
     assert_eq!(skills.list(&cwd, true).skills.len(), 6);
     assert_eq!(skills.list(&cwd, false).skills.len(), 6);

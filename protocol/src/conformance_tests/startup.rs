@@ -30,7 +30,11 @@ fn check_experimental(schemas: &mut Schemas, file: &str, instance: &Value, what:
         let value = read_reference_json(&format!("{REF_EXPERIMENTAL}{file}"));
         schemas.reference.insert(key.clone(), Box::new(value));
     }
-    schemas.assert_valid_in(schemas.ours(file), instance, &format!("{what} vs our {file}"));
+    schemas.assert_valid_in(
+        schemas.ours(file),
+        instance,
+        &format!("{what} vs our {file}"),
+    );
     let reference = &schemas.reference[&key];
     schemas.assert_valid_in(reference, instance, &format!("{what} vs reference {file}"));
     let mut missing = Vec::new();

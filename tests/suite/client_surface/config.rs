@@ -26,7 +26,10 @@ fn version(value: &Value) -> String {
                 format!("{{{}}}", parts.join(","))
             }
             Value::Array(items) => {
-                format!("[{}]", items.iter().map(sorted).collect::<Vec<_>>().join(","))
+                format!(
+                    "[{}]",
+                    items.iter().map(sorted).collect::<Vec<_>>().join(",")
+                )
             }
             scalar => scalar.to_string(),
         }
@@ -41,7 +44,12 @@ async fn effective_values_origins_and_layers(transport: Transport) {
         transport,
         "approval_policy = \"untrusted\"\nmodel_reasoning_effort = \"high\"\n",
         "[features]\nplugins = false\n",
-        &["-c", "model_context_window=64000", "--enable", "guardian_approval"],
+        &[
+            "-c",
+            "model_context_window=64000",
+            "--enable",
+            "guardian_approval",
+        ],
     )
     .await;
     let file = s.home.config_path().display().to_string();
@@ -60,11 +68,20 @@ async fn effective_values_origins_and_layers(transport: Transport) {
     // Keys Weft has no setting for are null, and Weft's own keys carry its values.
     assert_eq!(config["web_search"], Value::Null);
     assert_eq!(config["thread_idle_timeout_secs"], 1800);
-    assert_eq!(config["model_providers"]["mock"]["base_url"], s.mock.base_url());
+    assert_eq!(
+        config["model_providers"]["mock"]["base_url"],
+        s.mock.base_url()
+    );
     assert_eq!(config["model_providers"]["mock"]["request_max_retries"], 0);
-    assert_eq!(config["model_providers"]["openai"]["env_key"], "OPENAI_API_KEY");
+    assert_eq!(
+        config["model_providers"]["openai"]["env_key"],
+        "OPENAI_API_KEY"
+    );
     assert_eq!(config["hooks"], json!({"stop": []}));
-    assert!(config.get("features").is_none(), "Weft has no features: {config}");
+    assert!(
+        config.get("features").is_none(),
+        "Weft has no features: {config}"
+    );
 
     let user = json!({"type": "user", "file": file, "profile": null});
     let layers = answer["layers"].as_array().unwrap();
@@ -119,7 +136,10 @@ async fn secrets_are_not_echoed(transport: Transport) {
         .await
         .unwrap();
     let text = answer.to_string();
-    assert!(!text.contains("sk-secret") && !text.contains("k-secret"), "{text}");
+    assert!(
+        !text.contains("sk-secret") && !text.contains("k-secret"),
+        "{text}"
+    );
     let mock = &answer["config"]["model_providers"]["mock"];
     assert_eq!(mock["experimental_bearer_token"], "<redacted>");
     assert_eq!(mock["http_headers"], json!({"X-Api-Key": "<redacted>"}));

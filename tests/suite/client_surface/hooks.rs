@@ -23,7 +23,10 @@ async fn stop_hooks_are_listed_with_warnings_for_bad_entries(transport: Transpor
     let ws = s.ws().display().to_string();
     let answer = s
         .client
-        .request("hooks/list", json!({"cwds": [ws, "relative/dir"], "threadId": null}))
+        .request(
+            "hooks/list",
+            json!({"cwds": [ws, "relative/dir"], "threadId": null}),
+        )
         .await
         .unwrap();
     let data = answer["data"].as_array().unwrap();
@@ -67,9 +70,7 @@ async fn stop_hooks_are_listed_with_warnings_for_bad_entries(transport: Transpor
     );
     assert_eq!(entry["errors"], json!([]));
     // The daemon started all the same, and said so.
-    s.daemon
-        .wait_for_stderr("skipping stop hook 1")
-        .await;
+    s.daemon.wait_for_stderr("skipping stop hook 1").await;
 }
 
 async fn hooks_of_a_loaded_thread(transport: Transport) {
@@ -96,7 +97,10 @@ async fn hooks_of_a_loaded_thread(transport: Transport) {
     );
     assert_invalid_request(
         s.client
-            .request("hooks/list", json!({"threadId": "019a0000-0000-7000-8000-000000000000"}))
+            .request(
+                "hooks/list",
+                json!({"threadId": "019a0000-0000-7000-8000-000000000000"}),
+            )
             .await,
         "thread not found: 019a0000-0000-7000-8000-000000000000",
     );
@@ -113,9 +117,17 @@ async fn hooks_from_the_command_line(transport: Transport) {
     let answer = s.client.request("hooks/list", json!({})).await.unwrap();
     let entry = &answer["data"][0];
     // An empty `cwds` is the daemon's cwd.
-    assert!(entry["cwd"].as_str().is_some_and(|cwd| cwd.starts_with('/')));
+    assert!(
+        entry["cwd"]
+            .as_str()
+            .is_some_and(|cwd| cwd.starts_with('/'))
+    );
     let hooks = entry["hooks"].as_array().unwrap();
-    assert_eq!(hooks.len(), 1, "the flags replace the file's hooks: {hooks:?}");
+    assert_eq!(
+        hooks.len(),
+        1,
+        "the flags replace the file's hooks: {hooks:?}"
+    );
     assert_eq!(hooks[0]["command"], "from-flags");
     assert_eq!(hooks[0]["source"], "sessionFlags");
     assert_eq!(hooks[0]["sourcePath"], "/<session-flags>/config.toml");

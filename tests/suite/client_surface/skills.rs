@@ -5,10 +5,7 @@ use weft_test_support::Transport;
 
 use super::{Surface, write_skill};
 
-on_both_transports!(
-    repo_and_user_skills_with_errors,
-    cached_until_force_reload,
-);
+on_both_transports!(repo_and_user_skills_with_errors, cached_until_force_reload,);
 
 /// Names and scopes, in answer order.
 fn names(entry: &Value) -> Vec<(String, String)> {
@@ -29,13 +26,34 @@ async fn repo_and_user_skills_with_errors(transport: Transport) {
     let mut s = Surface::start(transport, "", "", &[]).await;
     let ws = s.ws();
     let weft_home = std::fs::canonicalize(s.home.path()).unwrap();
-    write_skill(&ws.join(".codex/skills/dotcodex"), "name: dotcodex-skill\ndescription: from .codex");
-    write_skill(&ws.join(".agents/skills/a"), "name: ws-agents-skill\ndescription: from .agents");
-    write_skill(&ws.join("sub/.agents/skills/b"), "name: sub-skill\ndescription: deeper");
-    write_skill(&ws.join("sub/deeper/.gitkeep-dir"), "name: not-a-root\ndescription: x");
-    write_skill(&weft_home.join("skills/group/nested"), "name: nested-skill\ndescription: |\n  two\n  lines");
-    write_skill(&weft_home.join("skills/noname"), "description: the folder names it");
-    write_skill(&s.user_home().join(".agents/skills/h"), "name: home-skill\ndescription: from ~/.agents");
+    write_skill(
+        &ws.join(".codex/skills/dotcodex"),
+        "name: dotcodex-skill\ndescription: from .codex",
+    );
+    write_skill(
+        &ws.join(".agents/skills/a"),
+        "name: ws-agents-skill\ndescription: from .agents",
+    );
+    write_skill(
+        &ws.join("sub/.agents/skills/b"),
+        "name: sub-skill\ndescription: deeper",
+    );
+    write_skill(
+        &ws.join("sub/deeper/.gitkeep-dir"),
+        "name: not-a-root\ndescription: x",
+    );
+    write_skill(
+        &weft_home.join("skills/group/nested"),
+        "name: nested-skill\ndescription: |\n  two\n  lines",
+    );
+    write_skill(
+        &weft_home.join("skills/noname"),
+        "description: the folder names it",
+    );
+    write_skill(
+        &s.user_home().join(".agents/skills/h"),
+        "name: home-skill\ndescription: from ~/.agents",
+    );
     std::fs::create_dir_all(weft_home.join("skills/bad")).unwrap();
     std::fs::write(weft_home.join("skills/bad/SKILL.md"), "no front matter\n").unwrap();
     let cwd = ws.join("sub/deeper").display().to_string();
@@ -82,18 +100,28 @@ async fn repo_and_user_skills_with_errors(transport: Transport) {
         .request("skills/list", json!({"cwds": ["/"]}))
         .await
         .unwrap();
-    assert!(names(&answer["data"][0]).iter().all(|(_, scope)| scope == "user"));
+    assert!(
+        names(&answer["data"][0])
+            .iter()
+            .all(|(_, scope)| scope == "user")
+    );
 }
 
 async fn cached_until_force_reload(transport: Transport) {
     let mut s = Surface::start(transport, "", "", &[]).await;
     let ws = s.ws();
     let cwd = ws.display().to_string();
-    write_skill(&ws.join(".agents/skills/first"), "name: first\ndescription: one");
+    write_skill(
+        &ws.join(".agents/skills/first"),
+        "name: first\ndescription: one",
+    );
     let list = |force: bool| json!({"cwds": [cwd.clone()], "forceReload": force});
     let first = s.client.request("skills/list", list(false)).await.unwrap();
     assert_eq!(names(&first["data"][0]).len(), 1);
-    write_skill(&ws.join(".agents/skills/second"), "name: second\ndescription: two");
+    write_skill(
+        &ws.join(".agents/skills/second"),
+        "name: second\ndescription: two",
+    );
     let cached = s.client.request("skills/list", list(false)).await.unwrap();
     assert_eq!(cached, first);
     let reloaded = s.client.request("skills/list", list(true)).await.unwrap();

@@ -155,5 +155,11 @@ async fn model_list_serves_the_configured_model_the_provider_does_not_list(trans
     assert_eq!(ids, ["mock-model", "other-model"]);
     assert_eq!(models["data"][0]["isDefault"], true);
     assert_eq!(models["data"][1]["isDefault"], false);
-    assert!(models["data"].as_array().unwrap().iter().all(|m| m["hidden"] == false));
+    assert!(
+        models["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["hidden"] == false)
+    );
 }
