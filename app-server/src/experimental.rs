@@ -78,13 +78,10 @@ const SERVED_PARAMS: &[(&str, &[&str])] = &[
     ("thread/resume", &["initialTurnsPage"]),
 ];
 
-/// Experimental methods Weft serves: they need `experimentalApi`.
-const SERVED_METHODS: &[&str] = &["thread/turns/list", "thread/items/list"];
-
 /// The first experimental method or param of a request, if any: unsupported params first, so a
 /// request that mixes both is refused.
 pub fn gate(method: &str, raw: &Value) -> Option<Gate> {
-    if SERVED_METHODS.contains(&method) {
+    if weft_protocol::EXPERIMENTAL_METHODS.contains(&method) {
         return Some(Gate::Served(method.to_string()));
     }
     let params = raw.get("params")?;

@@ -10,13 +10,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
-use weft_protocol::ClientRequest;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::ClientRequest;
 
 use crate::connection::Connection;
 use crate::experimental::{self, Gate};
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, pages, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, account, config, history, hooks, initialize, models, pages,
+    skills, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -216,6 +217,30 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             let result = pages::items_list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
+        ClientRequest::AccountRead { id, params } => {
+            let result = account::read(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::BedrockCheckGovCloudRequirements { id, params } => {
+            let result = account::check_gov_cloud(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::ConfigRead { id, params } => {
+            let result = config::read(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::ConfigRequirementsRead { id, params } => {
+            let result = config::requirements(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::HooksList { id, params } => spawn(async move {
+            let result = hooks::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::SkillsList { id, params } => spawn(async move {
+            let result = skills::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
     }
 }
 
@@ -362,7 +387,11 @@ mod tests {
 
         use crate::connection::{Backpressure, InitializeChoices};
 
+        // thread/turns/list is a stable method in the reference (served to every client);
+        // checkGovCloudRequirements is experimental as a whole; historyMode is an
+        // experimental field of a stable method.
         let turns = json!({"id":3,"method":"thread/turns/list","params":{"threadId":"t"}});
+        let gov = json!({"id":5,"method":"account/bedrock/checkGovCloudRequirements","params":{}});
         let start = json!({"id":4,"method":"thread/start","params":{"historyMode":"paginated"}});
         for experimental_api in [false, true] {
             let (connection, _rx) =
@@ -372,14 +401,19 @@ mod tests {
                 experimental_api,
                 opt_out: Default::default(),
             }));
-            let listed = admit(&connection, "thread/turns/list", turns.clone());
+            assert!(admit(&connection, "thread/turns/list", turns.clone()).is_ok());
+            let checked = admit(
+                &connection,
+                "account/bedrock/checkGovCloudRequirements",
+                gov.clone(),
+            );
             let started = admit(&connection, "thread/start", start.clone());
             if experimental_api {
-                assert!(listed.is_ok() && started.is_ok());
+                assert!(checked.is_ok() && started.is_ok());
             } else {
                 assert_eq!(
-                    listed.unwrap_err().message,
-                    "thread/turns/list requires experimentalApi capability"
+                    checked.unwrap_err().message,
+                    "account/bedrock/checkGovCloudRequirements requires experimentalApi capability"
                 );
                 assert_eq!(
                     started.unwrap_err().message,

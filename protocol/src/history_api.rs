@@ -1,6 +1,6 @@
 //! Params and results of the paginated history methods (experimental in the reference):
 //! `thread/turns/list`, `thread/items/list`, and the `initialTurnsPage` of `thread/resume`
-//! (docs/protocol.md §7.18).
+//! (docs/protocol.md §7.24).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! Paginated history: `thread/turns/list` and `thread/items/list` (experimental; docs/protocol.md
-//! §7.18).
+//! §7.24).
 
 use weft_core::thread::PageError;
 use weft_protocol::history_api::{

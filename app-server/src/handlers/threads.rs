@@ -53,7 +53,7 @@ pub async fn start(
 ) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
     check_reviewer(params.approvals_reviewer)?;
     if params.history_mode == Some(weft_protocol::ThreadHistoryMode::Legacy) {
-        // Every Weft thread is paginated (docs/protocol.md §7.18).
+        // Every Weft thread is paginated (docs/protocol.md §7.24).
         return Err(JsonRpcError::invalid_request(
             "historyMode `legacy` is not supported by Weft; use `paginated`",
         ));

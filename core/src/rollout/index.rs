@@ -1,6 +1,6 @@
 //! An index of where a rollout's turns and client-visible items are, so history pages are
 //! served by seeking to the lines they need instead of reading the whole file
-//! (docs/protocol.md §7.18).
+//! (docs/protocol.md §7.24).
 //!
 //! # Why an in-memory index built by streaming
 //!

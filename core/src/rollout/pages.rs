@@ -1,5 +1,5 @@
 //! Pages of a thread's history from a [`RolloutIndex`]: `thread/turns/list` and
-//! `thread/items/list`, their cursors and limits (docs/protocol.md §7.18).
+//! `thread/items/list`, their cursors and limits (docs/protocol.md §7.24).
 //!
 //! A cursor is the JSON text `{"requestedThreadId", "rolloutOrdinal", "includeAnchor",
 //! "scope": {"kind": "turns" | "itemsByCreatedAtOrdinal"}}`, the reference's shape. The

@@ -40,7 +40,7 @@ pub struct ThreadManager {
     /// thread being loaded waits and then finds it loaded (warm) instead of failing on the
     /// rollout's lock.
     stored_ops: tokio::sync::Mutex<()>,
-    /// Indexes of the rollouts paged lately (docs/protocol.md §7.18).
+    /// Indexes of the rollouts paged lately (docs/protocol.md §7.24).
     history_index: Arc<crate::rollout::index::IndexCache>,
 }
 

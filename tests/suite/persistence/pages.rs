@@ -1,4 +1,4 @@
-//! Paginated history (docs/protocol.md §7.18): `thread/start {historyMode: "paginated"}`,
+//! Paginated history (docs/protocol.md §7.24): `thread/start {historyMode: "paginated"}`,
 //! `thread/turns/list` and `thread/items/list` paged both ways with the cursors they return,
 //! their errors, and the TUI's `codex resume` sequence after a restart (`thread/resume
 //! {excludeTurns: true}`, then the two lists from the resume's backwards cursors).

@@ -1,6 +1,6 @@
 //! Paginated history of stored and loaded threads: `thread/turns/list`, `thread/items/list`
 //! and the cursors of `thread/resume`, served from the rollout's index (docs/protocol.md
-//! §7.18).
+//! §7.24).
 
 use std::path::PathBuf;
 
