@@ -11,8 +11,10 @@
 //!   the response before the events the request causes (the `Reply` ordering contract).
 //!
 //! Files: [`initialize`]; [`threads`] (starting threads and loaded threads); [`history`]
-//! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`].
+//! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`];
+//! [`collaboration`].
 
+pub mod collaboration;
 pub mod history;
 pub mod initialize;
 pub mod models;

@@ -15,7 +15,8 @@ use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, collaboration, history, initialize, models, threads,
+    turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -29,13 +30,10 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
         "thread/start",
         &[
             "dynamicTools",
-            "permissions",
             "environments",
             "historyMode",
             "experimentalRawEvents",
-            "runtimeWorkspaceRoots",
             "projectId",
-            "selectedCapabilityRoots",
             "daybreakEnabled",
             "allowProviderModelFallback",
             "multiAgentMode",
@@ -68,14 +66,11 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
     (
         "turn/start",
         &[
-            "collaborationMode",
             "environments",
-            "permissions",
             "additionalContext",
             "cyberAccessProgram",
             "responsesapiClientMetadata",
             "responsesapiClientMetadataPatch",
-            "runtimeWorkspaceRoots",
             "multiAgentMode",
         ],
     ),
@@ -88,6 +83,26 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// Params Weft accepts only empty (`[]`), as the Codex TUI's side threads send them: no
+/// extra environments (the thread's cwd is its one environment) and no capability roots.
+const EMPTY_ONLY_PARAMS: &[(&str, &str)] = &[
+    ("thread/start", "environments"),
+    ("thread/start", "selectedCapabilityRoots"),
+    ("turn/start", "environments"),
+];
+
+/// Experimental params Weft serves (docs/protocol.md §8.3): refused without `experimentalApi`.
+const EXPERIMENTAL_SERVED_PARAMS: &[(&str, &[&str])] = &[
+    ("thread/start", &["permissions", "runtimeWorkspaceRoots"]),
+    (
+        "turn/start",
+        &["collaborationMode", "permissions", "runtimeWorkspaceRoots"],
+    ),
+];
+
+/// Experimental methods (docs/protocol.md §4.2): refused without `experimentalApi`.
+const EXPERIMENTAL_METHODS: &[&str] = &["collaborationMode/list"];
 
 /// The processing loop: one message at a time, in arrival order. Handlers that wait run in
 /// their own tasks so one slow request never holds up the rest.
@@ -189,11 +204,14 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
         (Some(_), true) => Err(JsonRpcError::invalid_request("Already initialized")),
         (Some(choices), false) => match experimental {
             None => Ok(request),
-            Some(param) if choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
-                "{param} is not supported by Weft"
+            Some(e) if !choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
+                "{} requires experimentalApi capability",
+                e.name
             ))),
-            Some(param) => Err(JsonRpcError::invalid_request(format!(
-                "{param} requires experimentalApi capability"
+            Some(e) if e.supported => Ok(request),
+            Some(e) => Err(JsonRpcError::invalid_request(format!(
+                "{} is not supported by Weft",
+                e.name
             ))),
         },
     }
@@ -273,6 +291,10 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             let result = models::list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
+        ClientRequest::CollaborationModeList { id, params } => spawn(async move {
+            let result = collaboration::list(params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
     }
 }
 
@@ -347,22 +369,72 @@ fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
         .map_err(|err| JsonRpcError::invalid_request(format!("Invalid request: {err}")))
 }
 
-/// The first experimental param present in a request (`method.field`), if any.
-fn experimental_param(method: &str, raw: &Value) -> Option<String> {
+/// An experimental method or param a request uses.
+struct Experimental {
+    /// `method` or `method.field`.
+    name: String,
+    /// Whether Weft serves it (for a client with `experimentalApi`).
+    supported: bool,
+}
+
+/// The first experimental method or param (`method.field`) a request uses, if any: the
+/// methods of [`EXPERIMENTAL_METHODS`] and the `[]` of [`EMPTY_ONLY_PARAMS`] are served,
+/// [`EXPERIMENTAL_PARAMS`] and non-empty [`EMPTY_ONLY_PARAMS`] are not.
+fn experimental_param(method: &str, raw: &Value) -> Option<Experimental> {
+    if EXPERIMENTAL_METHODS.contains(&method) {
+        return Some(Experimental {
+            name: method.to_string(),
+            supported: true,
+        });
+    }
     let params = raw.get("params")?;
     let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
-    EXPERIMENTAL_PARAMS
+    let empty_only = EMPTY_ONLY_PARAMS
+        .iter()
+        .filter(|(m, field)| *m == method && present(field))
+        .map(|(m, field)| Experimental {
+            name: format!("{m}.{field}"),
+            supported: params
+                .get(*field)
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty),
+        });
+    let unsupported = EXPERIMENTAL_PARAMS
         .iter()
         .filter(|(m, _)| *m == method)
         .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
-        .find(|(_, field)| present(field))
-        .map(|(m, field)| format!("{m}.{field}"))
-        .or_else(|| {
-            params
-                .get("approvalPolicy")
-                .is_some_and(|p| p.get("granular").is_some())
-                .then(|| "askForApproval.granular".to_string())
-        })
+        .filter(|(_, field)| present(field))
+        .map(|(m, field)| Experimental {
+            name: format!("{m}.{field}"),
+            supported: false,
+        });
+    let served = EXPERIMENTAL_SERVED_PARAMS
+        .iter()
+        .filter(|(m, _)| *m == method)
+        .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
+        .filter(|(_, field)| present(field))
+        .map(|(m, field)| Experimental {
+            name: format!("{m}.{field}"),
+            supported: true,
+        });
+    let granular = params
+        .get("approvalPolicy")
+        .is_some_and(|p| p.get("granular").is_some())
+        .then(|| Experimental {
+            name: "askForApproval.granular".to_string(),
+            supported: false,
+        });
+    let mut found: Vec<Experimental> = unsupported
+        .chain(empty_only)
+        .chain(served)
+        .chain(granular)
+        .collect();
+    // Refuse the unsupported first; otherwise name the first (served) one, which still needs
+    // `experimentalApi`.
+    match found.iter().position(|e| !e.supported) {
+        Some(index) => Some(found.swap_remove(index)),
+        None => found.into_iter().next(),
+    }
 }
 
 #[cfg(test)]

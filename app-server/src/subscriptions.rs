@@ -249,6 +249,10 @@ impl EventSink for ThreadSubscribers {
                         params,
                     }
                 }
+                ServerRequestParams::UserInput(params) => ServerRequest::ToolRequestUserInput {
+                    id: request_id,
+                    params,
+                },
             };
             let targets: Vec<Arc<Connection>> = self
                 .subscribers

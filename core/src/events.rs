@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use weft_protocol::server_requests::{
     CommandExecutionRequestApprovalParams, FileChangeRequestApprovalParams,
+    ToolRequestUserInputParams,
 };
 use weft_protocol::{
     ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId, TurnPlanStep,
@@ -131,6 +132,8 @@ pub enum ServerRequestParams {
     CommandApproval(Box<CommandExecutionRequestApprovalParams>),
     /// `item/fileChange/requestApproval`.
     FileChangeApproval(FileChangeRequestApprovalParams),
+    /// `item/tool/requestUserInput` (the `request_user_input` tool).
+    UserInput(ToolRequestUserInputParams),
 }
 
 /// How a server request ended.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use weft_protocol::{
-    AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
+    AskForApproval, CollaborationMode, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
 };
 
 /// The settings of one thread.
@@ -28,6 +28,10 @@ pub struct ThreadSettings {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Reasoning summary mode requested from the model.
     pub reasoning_summary: Option<ReasoningSummary>,
+    /// The collaboration mode a client chose (instructions resolved); `None` until one does.
+    pub collaboration_mode: Option<CollaborationMode>,
+    /// The built-in permission profile the sandbox came from (`:read-only`, …), if any.
+    pub permission_profile: Option<String>,
 }
 
 impl ThreadSettings {

@@ -5,6 +5,7 @@
 //! ignored everywhere.
 #![warn(missing_docs)]
 
+pub mod collaboration;
 pub mod ids;
 pub mod initialize;
 pub mod input;
@@ -31,6 +32,10 @@ mod conformance_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use collaboration::{
+    ActivePermissionProfile, CollaborationModeListParams, CollaborationModeListResponse,
+    CollaborationModeMask,
+};
 pub use ids::{ItemId, ThreadId, TurnId};
 pub use initialize::{ClientInfo, InitializeCapabilities, InitializeParams, InitializeResponse};
 pub use input::{ByteRange, ImageDetail, TextElement, UserInput};

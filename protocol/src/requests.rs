@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::collaboration::{CollaborationModeListParams, CollaborationModeListResponse};
 use crate::initialize::{InitializeParams, InitializeResponse};
 use crate::jsonrpc::RequestId;
 use crate::models::{ModelListParams, ModelListResponse};
@@ -117,6 +118,7 @@ client_requests! {
     TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
     TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
     ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+    CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;
 }
 
 impl ClientRequest {

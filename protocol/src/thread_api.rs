@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::collaboration::ActivePermissionProfile;
 use crate::ids::{ThreadId, TurnId};
 use crate::policy::{
     ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort,
@@ -66,6 +67,12 @@ pub struct ThreadStartParams {
     /// Stored in `thread.threadSource`.
     #[serde(default)]
     pub thread_source: Option<String>,
+    /// A built-in permission profile id (EXPERIMENTAL upstream; not with `sandbox`).
+    #[serde(default)]
+    pub permissions: Option<String>,
+    /// Runtime workspace roots (EXPERIMENTAL upstream); Weft accepts only the thread's cwd.
+    #[serde(default)]
+    pub runtime_workspace_roots: Option<Vec<String>>,
 }
 
 /// Result of `thread/start`.
@@ -98,6 +105,9 @@ pub struct ThreadStartResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
 /// Params of `thread/resume`.
@@ -204,6 +214,9 @@ pub struct ThreadResumeResponse {
     /// Active collaboration mode.
     #[serde(default)]
     pub collaboration_mode: Option<CollaborationMode>,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
 impl From<ThreadStartResponse> for ThreadResumeResponse {
@@ -225,6 +238,7 @@ impl From<ThreadStartResponse> for ThreadResumeResponse {
             turns_backwards_cursor: None,
             items_backwards_cursor: None,
             collaboration_mode: None,
+            active_permission_profile: start.active_permission_profile,
         }
     }
 }
@@ -332,6 +346,9 @@ pub struct ThreadForkResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
 impl From<ThreadStartResponse> for ThreadForkResponse {
@@ -349,6 +366,7 @@ impl From<ThreadStartResponse> for ThreadForkResponse {
             sandbox: start.sandbox,
             reasoning_effort: start.reasoning_effort,
             disabled_plugin_ids: start.disabled_plugin_ids,
+            active_permission_profile: start.active_permission_profile,
         }
     }
 }

@@ -65,7 +65,9 @@ pub async fn resume(
     if !params.exclude_turns {
         response.thread.turns = std::mem::take(&mut snapshot.turns);
     }
-    let answer = Answer::new(ThreadResumeResponse::from(response));
+    let mut response = ThreadResumeResponse::from(response);
+    response.collaboration_mode = Some(super::threads::reported_mode(&snapshot));
+    let answer = Answer::new(response);
     Ok(replay_token_usage(
         answer,
         handle.id(),

@@ -98,6 +98,8 @@ impl Replay {
             developer_instructions: meta.developer_instructions.clone(),
             reasoning_effort: meta.reasoning_effort.clone(),
             reasoning_summary: meta.reasoning_summary,
+            collaboration_mode: None,
+            permission_profile: None,
         };
         if let Some(ctx) = &self.last_context {
             settings.model = ctx.model.clone();
@@ -107,6 +109,8 @@ impl Replay {
             settings.sandbox = ctx.sandbox_policy.clone();
             settings.reasoning_effort = ctx.effort.clone();
             settings.reasoning_summary = ctx.summary;
+            settings.collaboration_mode = ctx.collaboration_mode.clone();
+            settings.permission_profile = ctx.permission_profile.clone();
         }
         settings
     }

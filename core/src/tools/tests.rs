@@ -152,6 +152,8 @@ impl Fixture {
             cwd: self.dir.path().to_path_buf(),
             approval_policy: policy,
             sandbox,
+            plan_mode: false,
+            user_input: false,
         }
     }
 

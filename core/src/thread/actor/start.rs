@@ -9,6 +9,7 @@ use tracing::Instrument;
 use weft_protocol::{NonSteerableTurnKind, ThreadStatus, Turn, TurnId, UserInput};
 
 use super::{ActiveTurn, ThreadActor};
+use crate::collaboration;
 use crate::compact::Window;
 use crate::events::{Reply, ThreadEvent};
 use crate::model::ModelClient;
@@ -36,7 +37,10 @@ impl ThreadActor {
         client_id: Option<String>,
         reply: Reply<Result<Submitted, CoreError>>,
     ) {
-        let overrides = match overrides.resolved() {
+        let overrides = match overrides
+            .resolved()
+            .and_then(|o| o.check_against(&self.settings).map(|()| o))
+        {
             Ok(overrides) => overrides,
             Err(err) => {
                 reply.send(Err(err)).await;
@@ -203,7 +207,12 @@ impl ThreadActor {
             cancel: cancel.clone(),
             cwd: self.settings.cwd.clone(),
             approval_policy: self.settings.approval_policy,
-            sandbox: self.settings.sandbox.clone(),
+            sandbox: collaboration::turn_sandbox(
+                self.settings.collaboration_mode.as_ref(),
+                &self.settings.sandbox,
+            ),
+            plan_mode: collaboration::is_plan(self.settings.collaboration_mode.as_ref()),
+            user_input: self.settings.collaboration_mode.is_some(),
         };
         let mut step = self.step_prompt();
         step.tools = self.tools.specs(&tool_turn);
