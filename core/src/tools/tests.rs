@@ -75,6 +75,7 @@ impl ScriptedSink {
                 Seen::Request(ServerRequestParams::FileChangeApproval(_)) => {
                     "request:fileChange".to_string()
                 }
+                Seen::Request(ServerRequestParams::UserInput(_)) => "request:userInput".to_string(),
                 Seen::Event(event) => match event {
                     ThreadEvent::StatusChanged(ThreadStatus::Active { active_flags }) => {
                         if active_flags.contains(&ThreadActiveFlag::WaitingOnApproval) {
