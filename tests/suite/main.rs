@@ -24,6 +24,7 @@ macro_rules! on_both_transports {
 
 mod context;
 mod foundation;
+mod modes;
 mod persistence;
 mod security;
 mod tools;
