@@ -30,7 +30,6 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
         "thread/start",
         &[
             "dynamicTools",
-            "environments",
             "historyMode",
             "experimentalRawEvents",
             "projectId",
