@@ -42,6 +42,7 @@ pub fn start(
         workspace_roots: params
             .runtime_workspace_roots
             .map(|roots| roots.into_iter().map(PathBuf::from).collect()),
+        output_schema: params.output_schema,
     };
     let reply = reply.into_core(|submitted: Submitted| {
         let turn = match submitted {

@@ -48,6 +48,8 @@ pub struct TurnOverrides {
     pub permission_profile: Option<String>,
     /// `runtimeWorkspaceRoots`: accepted when each is the thread's cwd.
     pub workspace_roots: Option<Vec<PathBuf>>,
+    /// `outputSchema`: for the turn this request starts only (ignored when it steers).
+    pub output_schema: Option<serde_json::Value>,
 }
 
 impl TurnOverrides {

@@ -112,6 +112,11 @@ async fn the_title_side_thread_is_served(transport: Transport) {
         )
         .await;
     assert_eq!(messages.last().unwrap()["params"]["turn"]["status"], "completed");
+    let requests = m.h.wait_for_requests(1).await;
+    assert_eq!(
+        requests[0].body["text"],
+        json!({"format": {"type": "json_schema", "strict": true, "schema": schema, "name": "codex_output_schema"}})
+    );
     // The main thread's turns send `runtimeWorkspaceRoots: [cwd]` and `turnTrigger: "user"`.
     let main = m.thread(json!({"sandbox": "workspace-write"})).await;
     let main = str_at(&main, "/thread/id");
@@ -123,6 +128,9 @@ async fn the_title_side_thread_is_served(transport: Transport) {
         json!({"cwd": cwd, "runtimeWorkspaceRoots": [cwd], "turnTrigger": "user"}),
     )
     .await;
+    // The schema was for that one turn.
+    let requests = m.h.wait_for_requests(2).await;
+    assert!(requests[1].body.get("text").is_none(), "{}", requests[1].body);
     // Other roots, and non-empty environments, are refused.
     assert_invalid_request(
         m.h.client

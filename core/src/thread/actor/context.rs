@@ -29,6 +29,7 @@ impl ThreadActor {
                 .and_then(|s| serde_json::to_value(s).ok())
                 .and_then(|v| v.as_str().map(str::to_string)),
             prompt_cache_key: Some(self.thread.id.to_string()),
+            output_schema: None,
         }
     }
 

@@ -37,7 +37,7 @@ impl ThreadActor {
         client_id: Option<String>,
         reply: Reply<Result<Submitted, CoreError>>,
     ) {
-        let overrides = match overrides
+        let mut overrides = match overrides
             .resolved()
             .and_then(|o| o.check_against(&self.settings).map(|()| o))
         {
@@ -91,6 +91,7 @@ impl ThreadActor {
             reply.send(Err(err)).await;
             return;
         }
+        let output_schema = overrides.output_schema.take();
         // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
         // turn with no userMessage item (docs/protocol.md §7.13).
         let mut settings = self.settings.clone();
@@ -141,6 +142,7 @@ impl ThreadActor {
                 client_id,
             }),
             started_at,
+            output_schema,
         );
     }
 
@@ -183,7 +185,7 @@ impl ThreadActor {
             Some(started_at),
         )))
         .await;
-        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at);
+        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at, None);
     }
 
     fn spawn_turn(
@@ -192,6 +194,7 @@ impl ThreadActor {
         provider: crate::model::ProviderConfig,
         task: TaskKind,
         started_at: i64,
+        output_schema: Option<serde_json::Value>,
     ) {
         let kind = match task {
             TaskKind::Regular(_) => None,
@@ -215,6 +218,7 @@ impl ThreadActor {
             user_input: self.settings.collaboration_mode.is_some(),
         };
         let mut step = self.step_prompt();
+        step.output_schema = output_schema;
         step.tools = self.tools.specs(&tool_turn);
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
