@@ -15,8 +15,7 @@ use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, collaboration, history, initialize, models, threads,
-    turns,
+    FollowUp, IntoAnswer, ThreadReply, collaboration, history, initialize, models, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -91,7 +90,7 @@ const EMPTY_ONLY_PARAMS: &[(&str, &str)] = &[
     ("turn/start", "environments"),
 ];
 
-/// Experimental params Weft serves (docs/protocol.md §8.3): refused without `experimentalApi`.
+/// Experimental params Weft serves (docs/protocol.md §7.18): refused without `experimentalApi`.
 const EXPERIMENTAL_SERVED_PARAMS: &[(&str, &[&str])] = &[
     ("thread/start", &["permissions", "runtimeWorkspaceRoots"]),
     (
@@ -477,6 +476,43 @@ mod tests {
         assert_eq!(
             err.message,
             "thread/start.dynamicTools requires experimentalApi capability"
+        );
+    }
+
+    #[test]
+    fn served_experimental_surface_needs_the_opt_in() {
+        let mode = json!({"id":1,"method":"turn/start","params":{"threadId":"t","input":[],
+            "collaborationMode":{"mode":"plan","settings":{"model":"m"}}}});
+        let found = experimental_param("turn/start", &mode).unwrap();
+        assert_eq!(
+            (found.name.as_str(), found.supported),
+            ("turn/start.collaborationMode", true)
+        );
+        let list = json!({"id":1,"method":"collaborationMode/list","params":{}});
+        assert!(
+            experimental_param("collaborationMode/list", &list)
+                .unwrap()
+                .supported
+        );
+        // `[]` is served, a non-empty list is not; an unsupported param wins over served ones.
+        let empty = json!({"params":{"environments":[],"selectedCapabilityRoots":[]}});
+        assert!(
+            experimental_param("thread/start", &empty)
+                .unwrap()
+                .supported
+        );
+        let full =
+            json!({"params":{"environments":[{"environmentId":"x"}],"permissions":":workspace"}});
+        let found = experimental_param("thread/start", &full).unwrap();
+        assert_eq!(
+            (found.name.as_str(), found.supported),
+            ("thread/start.environments", false)
+        );
+        let dynamic = json!({"params":{"permissions":":workspace","dynamicTools":[]}});
+        let found = experimental_param("thread/start", &dynamic).unwrap();
+        assert_eq!(found.name, "thread/start.dynamicTools");
+        assert!(
+            experimental_param("thread/start", &json!({"params":{"environments":null}})).is_none()
         );
     }
 

@@ -1,4 +1,4 @@
-//! Collaboration modes (docs/protocol.md §8.3): Default and Plan. A `turn/start` with a
+//! Collaboration modes (docs/protocol.md §7.18): Default and Plan. A `turn/start` with a
 //! `collaborationMode` puts the thread in that mode (sticky). The model learns the mode from a
 //! developer message `<collaboration_mode>…</collaboration_mode>` recorded whenever the mode's
 //! text differs from the last one it saw. The text is Weft's own for the mode, unless the
@@ -54,9 +54,7 @@ pub fn last_in(history: &[ResponseItem]) -> Option<String> {
     history.iter().rev().find_map(|item| match item {
         ResponseItem::Message { role, content, .. } if *role == Role::Developer => {
             content.iter().find_map(|part| match part {
-                ContentItem::InputText { text } if text.starts_with(OPEN_TAG) => {
-                    Some(text.clone())
-                }
+                ContentItem::InputText { text } if text.starts_with(OPEN_TAG) => Some(text.clone()),
                 _ => None,
             })
         }

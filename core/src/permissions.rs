@@ -1,5 +1,5 @@
 //! Permission profiles (`permissions` on `thread/start` and `turn/start`, docs/protocol.md
-//! §8.3): Weft knows the reference's three built-in profiles, each the same as one sandbox
+//! §7.18): Weft knows the reference's three built-in profiles, each the same as one sandbox
 //! mode, and no user-defined ones (it reads no `[permissions]` table).
 
 use weft_protocol::SandboxMode;
@@ -35,7 +35,10 @@ mod tests {
     #[test]
     fn builtin_profiles_map_to_sandbox_modes() {
         assert_eq!(profile_sandbox(":read-only"), Ok(SandboxMode::ReadOnly));
-        assert_eq!(profile_sandbox(":workspace"), Ok(SandboxMode::WorkspaceWrite));
+        assert_eq!(
+            profile_sandbox(":workspace"),
+            Ok(SandboxMode::WorkspaceWrite)
+        );
         assert_eq!(
             profile_sandbox(":danger-full-access"),
             Ok(SandboxMode::DangerFullAccess)

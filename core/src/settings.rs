@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use weft_protocol::{
-    AskForApproval, CollaborationMode, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
+    AskForApproval, CollaborationMode, ReasoningEffort, ReasoningSummary, SandboxMode,
+    SandboxPolicy,
 };
 
 /// The settings of one thread.

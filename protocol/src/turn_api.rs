@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::ids::{ThreadId, TurnId};
 use crate::input::UserInput;
 use crate::policy::{
-    ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort, ReasoningSummary,
-    SandboxPolicy,
+    ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort,
+    ReasoningSummary, SandboxPolicy,
 };
 use crate::serde_util::null_as_default;
 use crate::thread_api::empty_response;

@@ -1,5 +1,5 @@
 //! Issue 12: collaboration modes (Default, Plan), `request_user_input`, permission profiles and
-//! the other `thread/start` / `turn/start` params the Codex TUI sends (docs/protocol.md §8.3),
+//! the other `thread/start` / `turn/start` params the Codex TUI sends (docs/protocol.md §7.18),
 //! end to end against the mock model. Every client here initializes with `experimentalApi`.
 
 mod permissions;
@@ -80,7 +80,10 @@ impl Modes {
             .iter()
             .find(|m| m.get("method").is_none() && m.get("id") == Some(&id))
             .expect("the turn/start response");
-        assert!(response.get("error").is_none(), "turn/start failed: {response}");
+        assert!(
+            response.get("error").is_none(),
+            "turn/start failed: {response}"
+        );
         messages
     }
 }
@@ -125,12 +128,11 @@ pub fn tool_names(request: &weft_mock_model::RecordedRequest) -> Vec<String> {
 
 async fn modes_are_listed(transport: Transport) {
     let mut m = Modes::start(transport).await;
-    let result = m
-        .h
-        .client
-        .request("collaborationMode/list", json!({}))
-        .await
-        .unwrap();
+    let result =
+        m.h.client
+            .request("collaborationMode/list", json!({}))
+            .await
+            .unwrap();
     assert_eq!(
         result,
         json!({"data": [
@@ -141,7 +143,10 @@ async fn modes_are_listed(transport: Transport) {
     // A client without the experimental API is refused, as by the reference.
     let mut plain = Harness::responses(transport).await;
     crate::turns::assert_invalid_request(
-        plain.client.request("collaborationMode/list", json!({})).await,
+        plain
+            .client
+            .request("collaborationMode/list", json!({}))
+            .await,
         "collaborationMode/list requires experimentalApi capability",
     );
 }

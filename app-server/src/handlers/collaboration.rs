@@ -1,4 +1,4 @@
-//! `collaborationMode/list` (EXPERIMENTAL upstream; docs/protocol.md §8.3): Weft's two
+//! `collaborationMode/list` (EXPERIMENTAL upstream; docs/protocol.md §7.18): Weft's two
 //! collaboration modes. A turn enters one with `turn/start.collaborationMode`.
 
 use weft_protocol::collaboration::{

@@ -18,8 +18,8 @@ use weft_protocol::thread_api::{
 };
 use weft_protocol::{
     ActivePermissionProfile, ApprovalsReviewer, AskForApproval, CollaborationMode,
-    CollaborationModeSettings, ModeKind, ReasoningEffort, SandboxMode, ThreadId,
-    ThreadTokenUsage, TurnId,
+    CollaborationModeSettings, ModeKind, ReasoningEffort, SandboxMode, ThreadId, ThreadTokenUsage,
+    TurnId,
 };
 
 use crate::connection::Connection;
@@ -63,7 +63,8 @@ pub async fn start(
     let mut options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
         .into_options(connection);
     options.permission_profile = permission_profile;
-    options.workspace_roots = workspace_roots.map(|roots| roots.into_iter().map(PathBuf::from).collect());
+    options.workspace_roots =
+        workspace_roots.map(|roots| roots.into_iter().map(PathBuf::from).collect());
     let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let (handle, snapshot) = state

@@ -299,7 +299,7 @@ pub struct TurnContextRecord {
     /// Reasoning summary mode.
     #[serde(default)]
     pub summary: Option<ReasoningSummary>,
-    /// The collaboration mode (docs/protocol.md §8.3), once a client chose one.
+    /// The collaboration mode (docs/protocol.md §7.18), once a client chose one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collaboration_mode: Option<weft_protocol::CollaborationMode>,
     /// The built-in permission profile the sandbox came from.

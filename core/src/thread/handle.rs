@@ -42,7 +42,7 @@ pub struct TurnOverrides {
     pub reasoning_effort: Option<weft_protocol::ReasoningEffort>,
     /// Reasoning summary.
     pub reasoning_summary: Option<weft_protocol::ReasoningSummary>,
-    /// Collaboration mode (docs/protocol.md §8.3); its model and effort take precedence.
+    /// Collaboration mode (docs/protocol.md §7.18); its model and effort take precedence.
     pub collaboration_mode: Option<weft_protocol::CollaborationMode>,
     /// `permissions`: a built-in profile id; sets the sandbox (never given with `sandbox`).
     pub permission_profile: Option<String>,

@@ -133,7 +133,10 @@ fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, defaul
 
 /// Weft has one workspace root per thread, its cwd: `runtimeWorkspaceRoots` is accepted when
 /// every root is that directory (what the Codex TUI sends), and refused otherwise.
-pub(super) fn check_workspace_roots(roots: Option<&[PathBuf]>, cwd: &Path) -> Result<(), CoreError> {
+pub(super) fn check_workspace_roots(
+    roots: Option<&[PathBuf]>,
+    cwd: &Path,
+) -> Result<(), CoreError> {
     match roots {
         Some(roots) if roots.iter().any(|root| root != cwd) => Err(CoreError::WorkspaceRoots),
         _ => Ok(()),

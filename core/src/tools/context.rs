@@ -84,7 +84,7 @@ pub struct ToolTurn {
     pub approval_policy: AskForApproval,
     /// What commands and patches may touch (read-only in Plan mode).
     pub sandbox: SandboxPolicy,
-    /// Plan mode (docs/protocol.md §8.3): no `apply_patch`, no escalation.
+    /// Plan mode (docs/protocol.md §7.18): no `apply_patch`, no escalation.
     pub plan_mode: bool,
     /// Whether `request_user_input` is offered (a client chose a collaboration mode).
     pub user_input: bool,

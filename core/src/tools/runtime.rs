@@ -14,7 +14,7 @@
 //! * `update_plan` — see `plan_tool.rs`;
 //! * `request_user_input` — see `user_input_tool.rs`, offered once a client chose a
 //!   collaboration mode. In Plan mode `apply_patch` is neither offered nor served
-//!   (docs/protocol.md §8.3).
+//!   (docs/protocol.md §7.18).
 //!
 //! `exec_command` runs in parallel with other calls; `write_stdin`, `apply_patch` and
 //! `update_plan` are exclusive (docs/architecture.md §8.1): they wait until every other call of the
@@ -48,8 +48,7 @@ use crate::model::ResponseItem;
 pub const UPDATE_PLAN_TOOL: &str = "update_plan";
 
 /// What a model that calls `apply_patch` in Plan mode is told.
-pub const PLAN_MODE_NO_PATCH: &str =
-    "apply_patch is not available in Plan mode: the workspace is read-only. Propose the change in your plan instead.";
+pub const PLAN_MODE_NO_PATCH: &str = "apply_patch is not available in Plan mode: the workspace is read-only. Propose the change in your plan instead.";
 
 /// What a model that asks for an escalation in Plan mode is told.
 pub const PLAN_MODE_NO_ESCALATION: &str = "Plan mode is read-only: commands cannot run outside the read-only sandbox, so this escalation was refused and the command was not run. Investigate with read-only commands and put the change in your plan.";

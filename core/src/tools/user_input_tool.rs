@@ -1,4 +1,4 @@
-//! `request_user_input` (docs/protocol.md §8.3): the model asks the user one to three short
+//! `request_user_input` (docs/protocol.md §7.18): the model asks the user one to three short
 //! questions; they go to the thread's clients as the `item/tool/requestUserInput` server
 //! request, and the client's answers (`{"answers": {id: {"answers": [...]}}}`) come back to
 //! the model as JSON. Offered once a client has chosen a collaboration mode. The turn waits
@@ -28,8 +28,8 @@ pub fn request_user_input_tool_spec() -> Value {
         "type": "function",
         "name": REQUEST_USER_INPUT_TOOL,
         "description": "Ask the user one to three short questions and wait for the answers. \
-Use it for decisions only the user can make; each question offers two or three choices, \
-and the user may also type an answer of their own.",
+    Use it for decisions only the user can make; each question offers two or three choices, \
+    and the user may also type an answer of their own.",
         "strict": false,
         "parameters": {
             "type": "object",
@@ -140,7 +140,8 @@ fn questions(arguments: &str) -> Result<Vec<ToolRequestUserInputQuestion>, Strin
 }
 
 /// What the model is told when the request ends without answers.
-const NO_ANSWERS: &str = "request_user_input ended without answers; continue with your best judgment";
+const NO_ANSWERS: &str =
+    "request_user_input ended without answers; continue with your best judgment";
 
 /// `request_user_input`.
 pub(crate) async fn request_user_input(call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
@@ -159,8 +160,9 @@ pub(crate) async fn request_user_input(call_id: &str, arguments: &str, turn: &To
     match approval::ask(turn, ServerRequestParams::UserInput(params)).await {
         ServerRequestOutcome::Answered(value) => {
             match serde_json::from_value::<ToolRequestUserInputResponse>(value) {
-                Ok(response) => serde_json::to_string(&response)
-                    .unwrap_or_else(|_| NO_ANSWERS.to_string()),
+                Ok(response) => {
+                    serde_json::to_string(&response).unwrap_or_else(|_| NO_ANSWERS.to_string())
+                }
                 Err(err) => format!(
                     "request_user_input failed: the client's answer is not valid ({err}); continue with your best judgment"
                 ),

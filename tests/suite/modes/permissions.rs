@@ -12,7 +12,10 @@ use crate::turns::{assert_invalid_request, str_at};
 async fn profiles_set_the_sandbox(transport: Transport) {
     let mut m = Modes::start(transport).await;
     let started = m.thread(json!({"permissions": ":read-only"})).await;
-    assert_eq!(started["sandbox"], json!({"type": "readOnly", "networkAccess": false}));
+    assert_eq!(
+        started["sandbox"],
+        json!({"type": "readOnly", "networkAccess": false})
+    );
     assert_eq!(
         started["activePermissionProfile"],
         json!({"id": ":read-only", "extends": null})
@@ -71,7 +74,9 @@ async fn profiles_set_the_sandbox(transport: Transport) {
         .await;
     let user = messages
         .iter()
-        .find(|msg| msg["method"] == "item/completed" && msg["params"]["item"]["type"] == "userMessage")
+        .find(|msg| {
+            msg["method"] == "item/completed" && msg["params"]["item"]["type"] == "userMessage"
+        })
         .expect("the userMessage item");
     assert_eq!(user["params"]["item"]["clientId"], "client-1");
     let resumed =
@@ -111,7 +116,10 @@ async fn the_title_side_thread_is_served(transport: Transport) {
                    "environments": null, "serviceTierForTurn": null}),
         )
         .await;
-    assert_eq!(messages.last().unwrap()["params"]["turn"]["status"], "completed");
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
     let requests = m.h.wait_for_requests(1).await;
     assert_eq!(
         requests[0].body["text"],
@@ -130,7 +138,11 @@ async fn the_title_side_thread_is_served(transport: Transport) {
     .await;
     // The schema was for that one turn.
     let requests = m.h.wait_for_requests(2).await;
-    assert!(requests[1].body.get("text").is_none(), "{}", requests[1].body);
+    assert!(
+        requests[1].body.get("text").is_none(),
+        "{}",
+        requests[1].body
+    );
     // Other roots, and non-empty environments, are refused.
     assert_invalid_request(
         m.h.client

@@ -35,13 +35,19 @@ async fn plan_mode_is_read_only(transport: Transport) {
     ));
     m.push(Reply::new().text("<proposed_plan>Write the files.</proposed_plan>"));
     let messages = m
-        .turn(&thread, "make the files", json!({"collaborationMode": mode("plan", None)}))
+        .turn(
+            &thread,
+            "make the files",
+            json!({"collaborationMode": mode("plan", None)}),
+        )
         .await;
     let completed = messages.last().unwrap();
     assert_eq!(completed["params"]["turn"]["status"], "completed");
     // No approval was asked for: the escalation is refused outright.
     assert!(
-        !messages.iter().any(|msg| msg["method"] == "item/commandExecution/requestApproval"),
+        !messages
+            .iter()
+            .any(|msg| msg["method"] == "item/commandExecution/requestApproval"),
         "{messages:?}"
     );
     let requests = m.h.wait_for_requests(4).await;
@@ -56,16 +62,22 @@ async fn plan_mode_is_read_only(transport: Transport) {
     assert!(modes[0].ends_with("</collaboration_mode>"));
     let tools = tool_names(first);
     assert!(!tools.contains(&"apply_patch".to_string()), "{tools:?}");
-    assert!(tools.contains(&"request_user_input".to_string()), "{tools:?}");
     assert!(
-        output_of(&requests[1], "call_patch").starts_with("apply_patch is not available in Plan mode"),
+        tools.contains(&"request_user_input".to_string()),
+        "{tools:?}"
     );
     assert!(
-        output_of(&requests[2], "call_escalate").starts_with("Plan mode is read-only"),
+        output_of(&requests[1], "call_patch")
+            .starts_with("apply_patch is not available in Plan mode"),
     );
+    assert!(output_of(&requests[2], "call_escalate").starts_with("Plan mode is read-only"),);
     let touch = output_of(&requests[3], "call_touch");
     if !sandbox_unavailable(&touch) {
-        assert_eq!(completed_item(&messages, "call_touch")["status"], "failed", "{touch}");
+        assert_eq!(
+            completed_item(&messages, "call_touch")["status"],
+            "failed",
+            "{touch}"
+        );
     }
     for name in ["planned.txt", "escalated.txt", "touched.txt"] {
         assert!(!m.ws.join(name).exists(), "{name} was written in Plan mode");
@@ -104,9 +116,16 @@ async fn plan_mode_is_read_only(transport: Transport) {
     ));
     m.push(Reply::new().text("Done."));
     let messages = m
-        .turn(&thread, "now do it", json!({"collaborationMode": mode("default", None)}))
+        .turn(
+            &thread,
+            "now do it",
+            json!({"collaborationMode": mode("default", None)}),
+        )
         .await;
-    assert_eq!(completed_item(&messages, "call_patch3")["status"], "completed");
+    assert_eq!(
+        completed_item(&messages, "call_patch3")["status"],
+        "completed"
+    );
     let requests = m.h.wait_for_requests(8).await;
     let modes = mode_messages(&requests[6]);
     assert_eq!(modes.len(), 2, "{modes:?}");
@@ -151,7 +170,10 @@ async fn threads_without_a_mode_get_no_mode_message(transport: Transport) {
     let requests = m.h.wait_for_requests(1).await;
     assert!(mode_messages(&requests[0]).is_empty());
     let tools = tool_names(&requests[0]);
-    assert!(!tools.contains(&"request_user_input".to_string()), "{tools:?}");
+    assert!(
+        !tools.contains(&"request_user_input".to_string()),
+        "{tools:?}"
+    );
     assert!(tools.contains(&"apply_patch".to_string()), "{tools:?}");
     let resumed =
         m.h.client

@@ -66,12 +66,21 @@ async fn questions_reach_the_client_and_answers_the_model(transport: Transport) 
     )
     .await;
     let messages = read_through_turn_completed(&mut m.h.client).await;
-    assert!(messages.iter().any(|msg| msg.get("id") == Some(&id) || msg["method"] == "turn/completed"));
-    assert_eq!(messages.last().unwrap()["params"]["turn"]["status"], "completed");
+    assert!(
+        messages
+            .iter()
+            .any(|msg| msg.get("id") == Some(&id) || msg["method"] == "turn/completed")
+    );
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
     let request_id = request["id"].clone();
     assert!(
-        messages.iter().any(|msg| msg["method"] == "serverRequest/resolved"
-            && msg["params"]["requestId"] == request_id),
+        messages
+            .iter()
+            .any(|msg| msg["method"] == "serverRequest/resolved"
+                && msg["params"]["requestId"] == request_id),
         "{messages:?}"
     );
     let requests = m.h.wait_for_requests(2).await;
@@ -97,7 +106,10 @@ async fn an_interrupt_withdraws_the_questions(transport: Transport) {
     let request = wait_request(&mut m.h.client, "item/tool/requestUserInput").await;
     let turn = request["params"]["turnId"].as_str().unwrap().to_string();
     m.h.client
-        .send_request("turn/interrupt", json!({"threadId": thread, "turnId": turn}))
+        .send_request(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
         .await;
     let messages = read_through_turn_completed(&mut m.h.client).await;
     assert_eq!(
@@ -105,17 +117,24 @@ async fn an_interrupt_withdraws_the_questions(transport: Transport) {
         "interrupted"
     );
     let request_id = request["id"].clone();
-    let resolved =
-        |msg: &Value| msg["method"] == "serverRequest/resolved" && msg["params"]["requestId"] == request_id;
+    let resolved = |msg: &Value| {
+        msg["method"] == "serverRequest/resolved" && msg["params"]["requestId"] == request_id
+    };
     if !messages.iter().any(resolved) {
         m.h.client
-            .wait_for("serverRequest/resolved for the withdrawn questions", resolved)
+            .wait_for(
+                "serverRequest/resolved for the withdrawn questions",
+                resolved,
+            )
             .await;
     }
     // The thread takes the next turn; the model saw the call answered as interrupted.
     m.push(Reply::new().text("Again."));
     let messages = m.turn(&thread, "next", json!({})).await;
-    assert_eq!(messages.last().unwrap()["params"]["turn"]["status"], "completed");
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
     let requests = m.h.wait_for_requests(2).await;
     requests[1].check_tool_pairing().unwrap();
     assert_eq!(

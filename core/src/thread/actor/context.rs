@@ -54,7 +54,7 @@ impl ThreadActor {
             }
         }
         // The collaboration mode, whenever its text differs from the last one the model saw
-        // (docs/protocol.md §8.3).
+        // (docs/protocol.md §7.18).
         if let Some(text) = self
             .settings
             .collaboration_mode
