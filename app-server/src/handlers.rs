@@ -12,9 +12,10 @@
 //!
 //! Files: [`initialize`]; [`threads`] (starting threads and loaded threads); [`history`]
 //! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`];
-//! [`account`]; [`config`]; [`hooks`]; [`skills`].
+//! [`account`]; [`config`]; [`hooks`]; [`skills`]; [`collaboration`].
 
 pub mod account;
+pub mod collaboration;
 pub mod config;
 pub mod history;
 pub mod hooks;

@@ -10,14 +10,14 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
-use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::ClientRequest;
+use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::experimental::{self, Gate};
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, account, config, history, hooks, initialize, models, pages,
-    skills, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, account, collaboration, config, history, hooks, initialize,
+    models, pages, skills, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -128,9 +128,11 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
             Some(Gate::Unsupported(what)) if choices.experimental_api => Err(
                 JsonRpcError::invalid_request(format!("{what} is not supported by Weft")),
             ),
-            Some(Gate::Served(what) | Gate::Unsupported(what)) => Err(
-                JsonRpcError::invalid_request(format!("{what} requires experimentalApi capability")),
-            ),
+            Some(Gate::Served(what) | Gate::Unsupported(what)) => {
+                Err(JsonRpcError::invalid_request(format!(
+                    "{what} requires experimentalApi capability"
+                )))
+            }
         },
     }
 }
@@ -239,6 +241,10 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         }),
         ClientRequest::SkillsList { id, params } => spawn(async move {
             let result = skills::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::CollaborationModeList { id, params } => spawn(async move {
+            let result = collaboration::list(params).await;
             answer(&state, &connection, &id, result).await;
         }),
     }

@@ -268,6 +268,10 @@ impl EventSink for ThreadSubscribers {
                     id: request_id,
                     params,
                 },
+                ServerRequestParams::UserInput(params) => ServerRequest::ToolRequestUserInput {
+                    id: request_id,
+                    params,
+                },
             };
             let targets: Vec<Arc<Connection>> = self
                 .subscribers

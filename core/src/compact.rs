@@ -100,6 +100,8 @@ pub fn summary_prompt(step: &Prompt, history: Vec<ResponseItem>) -> Prompt {
     prompt.input.push(ResponseItem::user_text(COMPACT_PROMPT));
     prompt.tools = Vec::new();
     prompt.parallel_tool_calls = false;
+    // The summary is prose, whatever the turn's answer must look like.
+    prompt.output_schema = None;
     prompt
 }
 

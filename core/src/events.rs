@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use weft_protocol::server_requests::{
     CommandExecutionRequestApprovalParams, FileChangeRequestApprovalParams,
+    ToolRequestUserInputParams,
 };
 use weft_protocol::{
     DynamicToolCallParams, ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError,
@@ -134,6 +135,8 @@ pub enum ServerRequestParams {
     FileChangeApproval(FileChangeRequestApprovalParams),
     /// `item/tool/call`: run a client-defined tool (docs/protocol.md §9.6).
     DynamicToolCall(DynamicToolCallParams),
+    /// `item/tool/requestUserInput` (the `request_user_input` tool).
+    UserInput(ToolRequestUserInputParams),
 }
 
 /// How a server request ended.

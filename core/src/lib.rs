@@ -2,6 +2,7 @@
 //! and instructions. It speaks in protocol data types (ids, items, turns) but never sees the
 //! JSON-RPC envelope: the app-server turns [`events::ThreadEvent`]s into notifications.
 
+pub mod collaboration;
 pub mod compact;
 pub mod config;
 pub mod env_context;
@@ -11,6 +12,7 @@ pub mod history;
 pub mod hooks;
 pub mod instructions;
 pub mod model;
+pub mod permissions;
 pub mod rollout;
 pub mod sandbox;
 pub mod settings;

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use weft_protocol::{
-    AskForApproval, DynamicToolSpec, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
+    AskForApproval, CollaborationMode, DynamicToolSpec, ReasoningEffort, ReasoningSummary,
+    SandboxMode, SandboxPolicy,
 };
 
 /// The settings of one thread.
@@ -30,6 +31,10 @@ pub struct ThreadSettings {
     pub reasoning_summary: Option<ReasoningSummary>,
     /// Client-defined tools (`thread/start.dynamicTools`); kept for the thread's life.
     pub dynamic_tools: Vec<DynamicToolSpec>,
+    /// The collaboration mode a client chose (instructions resolved); `None` until one does.
+    pub collaboration_mode: Option<CollaborationMode>,
+    /// The built-in permission profile the sandbox came from (`:read-only`, …), if any.
+    pub permission_profile: Option<String>,
 }
 
 impl ThreadSettings {

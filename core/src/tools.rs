@@ -1,9 +1,9 @@
 //! Tools offered to the model. [`context`] holds what every tool takes (the call, the turn it
 //! runs in). [`runtime::ToolRuntime`] is the per-thread dispatcher the turn
 //! loop hands every completed tool call to; `exec_tool`, `patch_tool` and `plan_tool` are the
-//! tools, [`approval`] decides when to ask the user, [`command_actions`] reads shell scripts
-//! for display and for the `untrusted` policy; [`dynamic_tool`] serves the client-defined
-//! tools of `thread/start.dynamicTools`.
+//! tools (with `user_input_tool`, `request_user_input`), [`approval`] decides when to ask the
+//! user, [`command_actions`] reads shell scripts for display and for the `untrusted` policy;
+//! [`dynamic_tool`] serves the client-defined tools of `thread/start.dynamicTools`.
 
 pub mod apply_patch;
 pub mod approval;
@@ -14,9 +14,11 @@ mod exec_tool;
 mod patch_tool;
 mod plan_tool;
 pub mod runtime;
+mod user_input_tool;
 
 pub use exec_tool::COMMAND_REJECTED;
 pub use patch_tool::PATCH_REJECTED;
+pub use user_input_tool::REQUEST_USER_INPUT_TOOL;
 
 #[cfg(test)]
 mod tests;

@@ -610,6 +610,7 @@ fn responses_validate_and_write_every_key() {
             sandbox: sandbox.clone(),
             reasoning_effort: None,
             disabled_plugin_ids: vec![],
+            active_permission_profile: None,
         };
         schemas.check(
             "v2/ThreadStartResponse.json",
@@ -628,6 +629,7 @@ fn responses_validate_and_write_every_key() {
             sandbox: sandbox.clone(),
             reasoning_effort: Some("low".into()),
             disabled_plugin_ids: vec![],
+            active_permission_profile: Some(ActivePermissionProfile::builtin(":workspace")),
         };
         schemas.check(
             "v2/ThreadForkResponse.json",
@@ -657,6 +659,7 @@ fn responses_validate_and_write_every_key() {
                     developer_instructions: None,
                 },
             }),
+            active_permission_profile: None,
         };
         schemas.check(
             "v2/ThreadResumeResponse.json",

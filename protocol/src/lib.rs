@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod account;
+pub mod collaboration;
 pub mod config_api;
 pub mod dynamic_tools;
 pub mod history_api;
@@ -37,6 +38,10 @@ mod conformance_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use collaboration::{
+    ActivePermissionProfile, CollaborationModeListParams, CollaborationModeListResponse,
+    CollaborationModeMask,
+};
 pub use dynamic_tools::{
     DynamicToolCallItem, DynamicToolCallOutputContentItem, DynamicToolCallParams,
     DynamicToolCallResponse, DynamicToolCallStatus, DynamicToolFunction, DynamicToolNamespace,

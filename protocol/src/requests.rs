@@ -14,13 +14,14 @@ use crate::account::{
     BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse,
     GetAccountParams, GetAccountResponse,
 };
+use crate::collaboration::{CollaborationModeListParams, CollaborationModeListResponse};
 use crate::config_api::{
     ConfigReadParams, ConfigReadResponse, ConfigRequirementsReadResponse, NoParams,
 };
-use crate::hooks_api::{HooksListParams, HooksListResponse};
 use crate::history_api::{
     ThreadItemsListParams, ThreadItemsListResponse, ThreadTurnsListParams, ThreadTurnsListResponse,
 };
+use crate::hooks_api::{HooksListParams, HooksListResponse};
 use crate::initialize::{InitializeParams, InitializeResponse};
 use crate::jsonrpc::RequestId;
 use crate::models::{ModelListParams, ModelListResponse};
@@ -54,6 +55,9 @@ macro_rules! client_requests {
         /// A request sent by the client, selected by its `method`.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
         #[serde(tag = "method")]
+        // Requests are decoded, routed once and dropped; boxing `turn/start`'s params would
+        // only make construction and matching noisier.
+        #[allow(clippy::large_enum_variant)]
         pub enum ClientRequest {
             $(
                 #[doc = concat!("`", $wire, "`")]
@@ -139,13 +143,17 @@ client_requests! {
     ConfigRequirementsRead => "configRequirements/read", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, ConfigRequirementsReadResponse;
     HooksList => "hooks/list", "v2", HooksListParams, HooksListResponse;
     SkillsList => "skills/list", "v2", SkillsListParams, SkillsListResponse;
+    CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;
     ThreadTurnsList => "thread/turns/list", "v2", ThreadTurnsListParams, ThreadTurnsListResponse;
     ThreadItemsList => "thread/items/list", "v2", ThreadItemsListParams, ThreadItemsListResponse;
 }
 
 /// Client methods that are experimental in the reference as a whole: refused without
 /// `experimentalApi` (``<method> requires experimentalApi capability``, docs/protocol.md §4.2).
-pub const EXPERIMENTAL_METHODS: &[&str] = &["account/bedrock/checkGovCloudRequirements"];
+pub const EXPERIMENTAL_METHODS: &[&str] = &[
+    "account/bedrock/checkGovCloudRequirements",
+    "collaborationMode/list",
+];
 
 impl ClientRequest {
     /// Decodes a whole request object.

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::collaboration::ActivePermissionProfile;
 use crate::dynamic_tools::DynamicToolSpec;
 use crate::history_api::{ThreadResumeInitialTurnsPageParams, TurnsPage};
 use crate::ids::{ThreadId, TurnId};
@@ -75,6 +76,12 @@ pub struct ThreadStartParams {
     /// Persisted history contract of the new thread (experimental); Weft serves `paginated`.
     #[serde(default)]
     pub history_mode: Option<ThreadHistoryMode>,
+    /// A built-in permission profile id (EXPERIMENTAL upstream; not with `sandbox`).
+    #[serde(default)]
+    pub permissions: Option<String>,
+    /// Runtime workspace roots (EXPERIMENTAL upstream); Weft accepts only the thread's cwd.
+    #[serde(default)]
+    pub runtime_workspace_roots: Option<Vec<String>>,
 }
 
 /// Result of `thread/start`.
@@ -107,6 +114,9 @@ pub struct ThreadStartResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
 /// Params of `thread/resume`.
@@ -222,6 +232,9 @@ pub struct ThreadResumeResponse {
     /// Active collaboration mode.
     #[serde(default)]
     pub collaboration_mode: Option<CollaborationMode>,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
 impl From<ThreadStartResponse> for ThreadResumeResponse {
@@ -244,6 +257,7 @@ impl From<ThreadStartResponse> for ThreadResumeResponse {
             turns_backwards_cursor: None,
             items_backwards_cursor: None,
             collaboration_mode: None,
+            active_permission_profile: start.active_permission_profile,
         }
     }
 }
@@ -351,6 +365,9 @@ pub struct ThreadForkResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
 impl From<ThreadStartResponse> for ThreadForkResponse {
@@ -368,6 +385,7 @@ impl From<ThreadStartResponse> for ThreadForkResponse {
             sandbox: start.sandbox,
             reasoning_effort: start.reasoning_effort,
             disabled_plugin_ids: start.disabled_plugin_ids,
+            active_permission_profile: start.active_permission_profile,
         }
     }
 }

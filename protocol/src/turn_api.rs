@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::ids::{ThreadId, TurnId};
 use crate::input::UserInput;
 use crate::policy::{
-    ApprovalsReviewer, AskForApproval, Personality, ReasoningEffort, ReasoningSummary,
-    SandboxPolicy,
+    ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort,
+    ReasoningSummary, SandboxPolicy,
 };
 use crate::serde_util::null_as_default;
 use crate::thread_api::empty_response;
@@ -100,6 +100,17 @@ pub struct TurnStartParams {
     /// Output for a pending tool call (later phase).
     #[serde(default)]
     pub tool_output: Option<TurnToolOutput>,
+    /// Collaboration mode (EXPERIMENTAL upstream, sticky); `settings.developer_instructions:
+    /// null` selects the mode's built-in instructions.
+    #[serde(default)]
+    pub collaboration_mode: Option<CollaborationMode>,
+    /// A built-in permission profile id (EXPERIMENTAL upstream, sticky; not with
+    /// `sandboxPolicy`).
+    #[serde(default)]
+    pub permissions: Option<String>,
+    /// Runtime workspace roots (EXPERIMENTAL upstream); Weft accepts only the thread's cwd.
+    #[serde(default)]
+    pub runtime_workspace_roots: Option<Vec<String>>,
 }
 
 impl TurnStartParams {
@@ -125,6 +136,9 @@ impl TurnStartParams {
             turn_trigger: None,
             disabled_plugin_ids: None,
             tool_output: None,
+            collaboration_mode: None,
+            permissions: None,
+            runtime_workspace_roots: None,
         }
     }
 }

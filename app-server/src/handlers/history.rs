@@ -75,6 +75,7 @@ pub async fn resume(
     response.initial_turns_page = pages.initial_turns_page;
     response.turns_backwards_cursor = pages.turns_backwards_cursor;
     response.items_backwards_cursor = pages.items_backwards_cursor;
+    response.collaboration_mode = Some(super::threads::reported_mode(&snapshot));
     let answer = Answer::new(response);
     Ok(replay_token_usage(
         answer,

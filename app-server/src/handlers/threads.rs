@@ -17,7 +17,8 @@ use weft_protocol::thread_api::{
     ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
 };
 use weft_protocol::{
-    ApprovalsReviewer, AskForApproval, ReasoningEffort, SandboxMode, ThreadId, ThreadTokenUsage,
+    ActivePermissionProfile, ApprovalsReviewer, AskForApproval, CollaborationMode,
+    CollaborationModeSettings, ModeKind, ReasoningEffort, SandboxMode, ThreadId, ThreadTokenUsage,
     TurnId, validate_dynamic_tools,
 };
 
@@ -49,7 +50,7 @@ pub(crate) use thread_settings;
 pub async fn start(
     state: &AppState,
     connection: &Arc<Connection>,
-    params: ThreadStartParams,
+    mut params: ThreadStartParams,
 ) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
     check_reviewer(params.approvals_reviewer)?;
     if params.history_mode == Some(weft_protocol::ThreadHistoryMode::Legacy) {
@@ -58,11 +59,21 @@ pub async fn start(
             "historyMode `legacy` is not supported by Weft; use `paginated`",
         ));
     }
-    let dynamic_tools = params.dynamic_tools.unwrap_or_default();
+    if params.permissions.is_some() && params.sandbox.is_some() {
+        return Err(JsonRpcError::invalid_request(
+            "`permissions` cannot be combined with `sandbox`",
+        ));
+    }
+    let dynamic_tools = params.dynamic_tools.take().unwrap_or_default();
     validate_dynamic_tools(&dynamic_tools).map_err(JsonRpcError::invalid_request)?;
+    let permission_profile = params.permissions.take();
+    let workspace_roots = params.runtime_workspace_roots.take();
     let mut options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
         .into_options(connection);
     options.dynamic_tools = dynamic_tools;
+    options.permission_profile = permission_profile;
+    options.workspace_roots =
+        workspace_roots.map(|roots| roots.into_iter().map(PathBuf::from).collect());
     let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let (handle, snapshot) = state
@@ -149,6 +160,8 @@ impl ThreadSettings {
             developer_instructions: self.developer_instructions,
             ephemeral: self.ephemeral,
             reasoning_effort: None,
+            permission_profile: None,
+            workspace_roots: None,
             originator: connection
                 .initialize_choices()
                 .map(|c| c.client_name.clone()),
@@ -203,6 +216,28 @@ pub fn settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
         sandbox: settings.sandbox.clone(),
         reasoning_effort: settings.reasoning_effort.clone(),
         disabled_plugin_ids: Vec::new(),
+        active_permission_profile: settings
+            .permission_profile
+            .as_deref()
+            .map(ActivePermissionProfile::builtin),
+    }
+}
+
+/// The collaboration mode a thread reports (`thread/resume`): the one a client chose, with
+/// the thread's current model and effort, or Default with no instructions when none was.
+pub fn reported_mode(snapshot: &ThreadSnapshot) -> CollaborationMode {
+    let settings = &snapshot.settings;
+    let (mode, developer_instructions) = match &settings.collaboration_mode {
+        Some(chosen) => (chosen.mode, chosen.settings.developer_instructions.clone()),
+        None => (ModeKind::Default, None),
+    };
+    CollaborationMode {
+        mode,
+        settings: CollaborationModeSettings {
+            model: settings.model.clone(),
+            reasoning_effort: settings.reasoning_effort.clone(),
+            developer_instructions,
+        },
     }
 }
 

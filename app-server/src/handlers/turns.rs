@@ -25,6 +25,11 @@ pub fn start(
 ) -> Result<(), JsonRpcError> {
     let handle = loaded_thread(state, &params.thread_id)?;
     check_input(&params.input).and(check_reviewer(params.approvals_reviewer))?;
+    if params.permissions.is_some() && params.sandbox_policy.is_some() {
+        return Err(JsonRpcError::invalid_request(
+            "`permissions` cannot be combined with `sandboxPolicy`",
+        ));
+    }
     let overrides = TurnOverrides {
         model: params.model,
         cwd: params.cwd.map(PathBuf::from),
@@ -32,6 +37,12 @@ pub fn start(
         sandbox: params.sandbox_policy,
         reasoning_effort: params.effort,
         reasoning_summary: params.summary,
+        collaboration_mode: params.collaboration_mode,
+        permission_profile: params.permissions,
+        workspace_roots: params
+            .runtime_workspace_roots
+            .map(|roots| roots.into_iter().map(PathBuf::from).collect()),
+        output_schema: params.output_schema,
     };
     let reply = reply.into_core(|submitted: Submitted| {
         let turn = match submitted {

@@ -18,6 +18,12 @@ pub(crate) fn chat_body(prompt: &Prompt) -> Value {
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
     }
+    if let Some(schema) = &prompt.output_schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": super::prompt::OUTPUT_SCHEMA_NAME, "schema": schema, "strict": true},
+        });
+    }
     body
 }
 

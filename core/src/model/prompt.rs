@@ -30,7 +30,13 @@ pub struct Prompt {
     /// Cache routing key: the thread id. Also sent as the `session_id` and
     /// `x-client-request-id` headers (Codex sends the thread id in all three).
     pub prompt_cache_key: Option<String>,
+    /// `turn/start.outputSchema`: a JSON Schema the final answer must follow (Responses
+    /// `text.format`, Chat `response_format`), for one turn.
+    pub output_schema: Option<Value>,
 }
+
+/// The name the output schema is sent under (the reference's).
+pub(crate) const OUTPUT_SCHEMA_NAME: &str = "codex_output_schema";
 
 impl Prompt {
     /// The `reasoning` object, or `None` (JSON `null`) for a non-reasoning model.
@@ -69,6 +75,8 @@ struct ResponsesRequest<'a> {
     include: &'static [&'static str],
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<Value>,
 }
 
 /// Serialize the Responses API request body for `prompt`.
@@ -90,6 +98,14 @@ pub(crate) fn responses_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Err
         store: false,
         stream: true,
         prompt_cache_key: prompt.prompt_cache_key.as_deref(),
+        text: prompt.output_schema.as_ref().map(|schema| {
+            serde_json::json!({"format": {
+                "type": "json_schema",
+                "strict": true,
+                "schema": schema,
+                "name": OUTPUT_SCHEMA_NAME,
+            }})
+        }),
     })
 }
 
@@ -152,6 +168,7 @@ mod tests {
             reasoning_effort: Some("xhigh".into()),
             reasoning_summary: Some("auto".into()),
             prompt_cache_key: Some("thread-1".into()),
+            output_schema: None,
         };
         let body: Value = serde_json::from_slice(&responses_body(&prompt).unwrap()).unwrap();
         assert_eq!(
@@ -189,5 +206,23 @@ mod tests {
         let body: Value = serde_json::from_slice(&responses_body(&no_summary).unwrap()).unwrap();
         assert_eq!(body["reasoning"], json!({}));
         assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    }
+
+    #[test]
+    fn an_output_schema_becomes_the_text_format() {
+        let schema = json!({"type": "object", "properties": {"title": {"type": "string"}}});
+        let prompt = Prompt {
+            model: "m".into(),
+            output_schema: Some(schema.clone()),
+            ..Prompt::default()
+        };
+        let body: Value = serde_json::from_slice(&responses_body(&prompt).unwrap()).unwrap();
+        assert_eq!(
+            body["text"],
+            json!({"format": {"type": "json_schema", "strict": true, "schema": schema, "name": "codex_output_schema"}})
+        );
+        let plain: Value =
+            serde_json::from_slice(&responses_body(&Prompt::default()).unwrap()).unwrap();
+        assert!(plain.get("text").is_none());
     }
 }

@@ -99,6 +99,8 @@ impl Replay {
             reasoning_effort: meta.reasoning_effort.clone(),
             reasoning_summary: meta.reasoning_summary,
             dynamic_tools: meta.dynamic_tools.clone(),
+            collaboration_mode: None,
+            permission_profile: None,
         };
         if let Some(ctx) = &self.last_context {
             settings.model = ctx.model.clone();
@@ -108,6 +110,8 @@ impl Replay {
             settings.sandbox = ctx.sandbox_policy.clone();
             settings.reasoning_effort = ctx.effort.clone();
             settings.reasoning_summary = ctx.summary;
+            settings.collaboration_mode = ctx.collaboration_mode.clone();
+            settings.permission_profile = ctx.permission_profile.clone();
         }
         settings
     }

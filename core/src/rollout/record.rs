@@ -304,6 +304,12 @@ pub struct TurnContextRecord {
     /// Reasoning summary mode.
     #[serde(default)]
     pub summary: Option<ReasoningSummary>,
+    /// The collaboration mode (docs/protocol.md §7.25), once a client chose one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collaboration_mode: Option<weft_protocol::CollaborationMode>,
+    /// The built-in permission profile the sandbox came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_profile: Option<String>,
 }
 
 impl TurnContextRecord {
@@ -317,6 +323,8 @@ impl TurnContextRecord {
             sandbox_policy: settings.sandbox.clone(),
             effort: settings.reasoning_effort.clone(),
             summary: settings.reasoning_summary,
+            collaboration_mode: settings.collaboration_mode.clone(),
+            permission_profile: settings.permission_profile.clone(),
         }
     }
 }

@@ -46,6 +46,8 @@ fn context(model: &str) -> TurnContextRecord {
         sandbox_policy: SandboxPolicy::from_mode(SandboxMode::WorkspaceWrite),
         effort: Some(ReasoningEffort::new("high")),
         summary: None,
+        collaboration_mode: None,
+        permission_profile: None,
     }
 }
 

@@ -94,6 +94,12 @@ pub enum CoreError {
     /// Storage failed (rollout or state DB); the text is the underlying error's.
     #[error(transparent)]
     Storage(#[from] StorageError),
+    /// `runtimeWorkspaceRoots` other than the thread's cwd.
+    #[error("runtimeWorkspaceRoots other than the thread's cwd are not supported by Weft")]
+    WorkspaceRoots,
+    /// `permissions` names a profile Weft does not have.
+    #[error(transparent)]
+    PermissionProfile(#[from] crate::permissions::PermissionProfileError),
 }
 
 /// A rollout, state DB or blocking file task failure behind a [`CoreError::Storage`].

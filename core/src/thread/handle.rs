@@ -42,6 +42,14 @@ pub struct TurnOverrides {
     pub reasoning_effort: Option<weft_protocol::ReasoningEffort>,
     /// Reasoning summary.
     pub reasoning_summary: Option<weft_protocol::ReasoningSummary>,
+    /// Collaboration mode (docs/protocol.md §7.25); its model and effort take precedence.
+    pub collaboration_mode: Option<weft_protocol::CollaborationMode>,
+    /// `permissions`: a built-in profile id; sets the sandbox (never given with `sandbox`).
+    pub permission_profile: Option<String>,
+    /// `runtimeWorkspaceRoots`: accepted when each is the thread's cwd.
+    pub workspace_roots: Option<Vec<PathBuf>>,
+    /// `outputSchema`: for the turn this request starts only (ignored when it steers).
+    pub output_schema: Option<serde_json::Value>,
 }
 
 impl TurnOverrides {
@@ -51,7 +59,18 @@ impl TurnOverrides {
         if let Some(cwd) = self.cwd.take() {
             self.cwd = Some(super::options::resolve_cwd(Some(&cwd))?);
         }
+        if let Some(profile) = &self.permission_profile {
+            let mode = crate::permissions::profile_sandbox(profile)?;
+            self.sandbox = Some(weft_protocol::SandboxPolicy::from_mode(mode));
+        }
         Ok(self)
+    }
+
+    /// Check what depends on the thread's settings: the workspace roots against the cwd the
+    /// turn will have.
+    pub(super) fn check_against(&self, settings: &ThreadSettings) -> Result<(), CoreError> {
+        let cwd = self.cwd.as_deref().unwrap_or(&settings.cwd);
+        super::options::check_workspace_roots(self.workspace_roots.as_deref(), cwd)
     }
 
     /// Write the overrides that are set into `settings`.
@@ -67,12 +86,20 @@ impl TurnOverrides {
         }
         if let Some(sandbox) = self.sandbox {
             settings.sandbox = sandbox;
+            settings.permission_profile = self.permission_profile;
         }
         if let Some(effort) = self.reasoning_effort {
             settings.reasoning_effort = Some(effort);
         }
         if let Some(summary) = self.reasoning_summary {
             settings.reasoning_summary = Some(summary);
+        }
+        if let Some(mode) = self.collaboration_mode {
+            settings.model = mode.settings.model.clone();
+            if let Some(effort) = &mode.settings.reasoning_effort {
+                settings.reasoning_effort = Some(effort.clone());
+            }
+            settings.collaboration_mode = Some(crate::collaboration::resolve(mode));
         }
     }
 }
@@ -87,6 +114,9 @@ pub enum Submitted {
 }
 
 /// A request to a thread's actor.
+// Ops are built once, queued and consumed; boxing `Submit`'s overrides would only make
+// construction and matching noisier.
+#[allow(clippy::large_enum_variant)]
 pub enum Op {
     /// User input (`turn/start`, `turn/steer`).
     Submit {

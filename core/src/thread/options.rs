@@ -6,6 +6,7 @@ use weft_protocol::{AskForApproval, DynamicToolSpec, ReasoningEffort, SandboxMod
 
 use super::error::CoreError;
 use crate::config::Config;
+use crate::permissions::profile_sandbox;
 use crate::settings::ThreadSettings;
 
 /// Options of a new thread (`thread/start`); unset ones come from config.
@@ -36,6 +37,10 @@ pub struct StartThreadOptions {
     /// `thread/start.dynamicTools` (validated by the caller); resume and fork keep the
     /// thread's own.
     pub dynamic_tools: Vec<DynamicToolSpec>,
+    /// `permissions`: a built-in profile id; sets the sandbox (never given with `sandbox`).
+    pub permission_profile: Option<String>,
+    /// `runtimeWorkspaceRoots`: accepted when each is the thread's cwd.
+    pub workspace_roots: Option<Vec<PathBuf>>,
 }
 
 impl StartThreadOptions {
@@ -49,13 +54,17 @@ impl StartThreadOptions {
             return Err(CoreError::UnknownProvider(model_provider));
         }
         let cwd = resolve_cwd(self.cwd.as_deref())?;
+        check_workspace_roots(self.workspace_roots.as_deref(), &cwd)?;
         let approval_policy = match self.approval_policy {
             Some(policy) => policy,
             None => parse_config_enum(config.approval_policy.as_deref(), AskForApproval::OnRequest),
         };
-        let sandbox_mode = match self.sandbox {
-            Some(mode) => mode,
-            None => parse_config_enum(config.sandbox_mode.as_deref(), SandboxMode::WorkspaceWrite),
+        let sandbox_mode = match (&self.permission_profile, self.sandbox) {
+            (Some(profile), _) => profile_sandbox(profile)?,
+            (None, Some(mode)) => mode,
+            (None, None) => {
+                parse_config_enum(config.sandbox_mode.as_deref(), SandboxMode::WorkspaceWrite)
+            }
         };
         Ok(ThreadSettings {
             model: self.model.clone().unwrap_or_else(|| config.model.clone()),
@@ -74,6 +83,8 @@ impl StartThreadOptions {
                 .as_deref()
                 .and_then(|s| serde_json::from_value(serde_json::Value::String(s.into())).ok()),
             dynamic_tools: self.dynamic_tools.clone(),
+            collaboration_mode: None,
+            permission_profile: self.permission_profile.clone(),
         })
     }
 
@@ -98,8 +109,12 @@ impl StartThreadOptions {
         if let Some(policy) = self.approval_policy {
             settings.approval_policy = policy;
         }
-        if let Some(mode) = self.sandbox {
+        if let Some(profile) = &self.permission_profile {
+            settings.sandbox = SandboxPolicy::from_mode(profile_sandbox(profile)?);
+            settings.permission_profile = Some(profile.clone());
+        } else if let Some(mode) = self.sandbox {
             settings.sandbox = SandboxPolicy::from_mode(mode);
+            settings.permission_profile = None;
         }
         if self.base_instructions.is_some() {
             settings.base_instructions = self.base_instructions.clone();
@@ -118,6 +133,18 @@ fn parse_config_enum<T: serde::de::DeserializeOwned>(value: Option<&str>, defaul
     value
         .and_then(|v| serde_json::from_value(serde_json::Value::String(v.to_string())).ok())
         .unwrap_or(default)
+}
+
+/// Weft has one workspace root per thread, its cwd: `runtimeWorkspaceRoots` is accepted when
+/// every root is that directory (what the Codex TUI sends), and refused otherwise.
+pub(super) fn check_workspace_roots(
+    roots: Option<&[PathBuf]>,
+    cwd: &Path,
+) -> Result<(), CoreError> {
+    match roots {
+        Some(roots) if roots.iter().any(|root| root != cwd) => Err(CoreError::WorkspaceRoots),
+        _ => Ok(()),
+    }
 }
 
 /// Resolve a thread's cwd: absolute, existing directory. `thread/start`, resume, fork and

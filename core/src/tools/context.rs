@@ -88,8 +88,12 @@ pub struct ToolTurn {
     pub cwd: PathBuf,
     /// When to ask before acting.
     pub approval_policy: AskForApproval,
-    /// What commands and patches may touch.
+    /// What commands and patches may touch (read-only in Plan mode).
     pub sandbox: SandboxPolicy,
     /// The thread's client-defined tools (`thread/start.dynamicTools`).
     pub dynamic_tools: Arc<Vec<DynamicToolSpec>>,
+    /// Plan mode (docs/protocol.md §7.25): no `apply_patch`, no escalation.
+    pub plan_mode: bool,
+    /// Whether `request_user_input` is offered (a client chose a collaboration mode).
+    pub user_input: bool,
 }

@@ -197,6 +197,8 @@ fn turn(sink: Arc<Sink>, cancel: CancellationToken) -> ToolTurn {
         approval_policy: AskForApproval::Never,
         sandbox: SandboxPolicy::DangerFullAccess,
         dynamic_tools: Arc::new(tools()),
+        plan_mode: false,
+        user_input: false,
     }
 }
 

@@ -230,6 +230,9 @@ pub(crate) async fn exec_command(
         Ok(args) => args,
         Err(err) => return err.to_string(),
     };
+    if turn.plan_mode && args.wants_escalation() {
+        return super::runtime::PLAN_MODE_NO_ESCALATION.to_string();
+    }
     let request = args.to_request(&turn.cwd);
     let display = request.display_command();
     let policy_spec = SandboxSpec::from_policy(&turn.sandbox, &turn.cwd);

@@ -12,6 +12,9 @@
 //!   one the provider speaks); a model that calls `apply_patch` as a custom (freeform) tool
 //!   anyway is served too, and answered with a `custom_tool_call_output`;
 //! * `update_plan` — see `plan_tool.rs`;
+//! * `request_user_input` — see `user_input_tool.rs`, offered once a client chose a
+//!   collaboration mode. In Plan mode `apply_patch` is neither offered nor served
+//!   (docs/protocol.md §7.25).
 //! * the thread's client-defined tools ([`super::dynamic_tool`]): a call the built-in tools do
 //!   not claim, naming one of them, becomes an `item/tool/call` request to the client.
 //!
@@ -33,6 +36,7 @@ use weft_protocol::TurnId;
 use super::apply_patch::{self, TurnDiffTracker};
 use super::approval::{ApprovalWaits, Mode, SessionApprovals};
 use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::user_input_tool::{self, REQUEST_USER_INPUT_TOOL};
 use super::{dynamic_tool, exec_tool, patch_tool, plan_tool};
 use crate::exec::{
     DEFAULT_MAX_OUTPUT_TOKENS, EXEC_COMMAND_TOOL, ExecSessions, ShellEnvironmentPolicy,
@@ -44,6 +48,12 @@ use crate::model::{ResponseItem, ToolOutput};
 
 /// The name of the plan tool.
 pub const UPDATE_PLAN_TOOL: &str = "update_plan";
+
+/// What a model that calls `apply_patch` in Plan mode is told.
+pub const PLAN_MODE_NO_PATCH: &str = "apply_patch is not available in Plan mode: the workspace is read-only. Propose the change in your plan instead.";
+
+/// What a model that asks for an escalation in Plan mode is told.
+pub const PLAN_MODE_NO_ESCALATION: &str = "Plan mode is read-only: commands cannot run outside the read-only sandbox, so this escalation was refused and the command was not run. Investigate with read-only commands and put the change in your plan.";
 
 /// Outputs are cut to this many tokens before they enter history (docs/architecture.md §8.5: the model's
 /// budget × 1.2).
@@ -134,20 +144,23 @@ impl ToolRuntime {
     }
 
     /// The tool definitions a step advertises (Responses API format): `exec_command` (with
-    /// the escalation parameters under `on-request`), `write_stdin`, `apply_patch` (function
-    /// variant) and `update_plan`, then the thread's client-defined tools.
+    /// the escalation parameters under `on-request`, outside Plan mode), `write_stdin`,
+    /// `apply_patch` (function variant; not in Plan mode), `update_plan`, and
+    /// `request_user_input` when the turn offers it, then the thread's client-defined tools.
     pub fn specs(&self, turn: &ToolTurn) -> Vec<serde_json::Value> {
-        let exec = if Mode::of(&turn.approval_policy) == Mode::OnRequest {
+        let exec = if Mode::of(&turn.approval_policy) == Mode::OnRequest && !turn.plan_mode {
             exec_command_tool_spec_with_escalation()
         } else {
             exec_command_tool_spec()
         };
-        let mut specs = vec![
-            exec,
-            write_stdin_tool_spec(),
-            apply_patch::function_tool_spec(),
-            plan_tool::update_plan_tool_spec(),
-        ];
+        let mut specs = vec![exec, write_stdin_tool_spec()];
+        if !turn.plan_mode {
+            specs.push(apply_patch::function_tool_spec());
+        }
+        specs.push(plan_tool::update_plan_tool_spec());
+        if turn.user_input {
+            specs.push(user_input_tool::request_user_input_tool_spec());
+        }
         specs.extend(dynamic_tool::dynamic_tool_specs(&turn.dynamic_tools));
         specs
     }
@@ -198,7 +211,9 @@ impl ToolRuntime {
                 EXEC_COMMAND_TOOL | WRITE_STDIN_TOOL | UPDATE_PLAN_TOOL,
                 ToolInput::Function(_)
             ) | (apply_patch::TOOL_NAME, _)
-        );
+        ) || (turn.user_input
+            && name == REQUEST_USER_INPUT_TOOL
+            && matches!(call.input, ToolInput::Function(_)));
         if !known {
             return match call.input {
                 ToolInput::Function(_) => format!("unsupported call: {name}"),
@@ -220,6 +235,10 @@ impl ToolRuntime {
             (UPDATE_PLAN_TOOL, ToolInput::Function(args)) => {
                 plan_tool::update_plan(&call.call_id, args, turn).await
             }
+            (REQUEST_USER_INPUT_TOOL, ToolInput::Function(args)) => {
+                user_input_tool::request_user_input(&call.call_id, args, turn).await
+            }
+            _ if turn.plan_mode => PLAN_MODE_NO_PATCH.to_string(),
             (_, ToolInput::Function(args)) => {
                 match apply_patch::patch_from_function_arguments(args) {
                     Ok(patch) => {
@@ -272,7 +291,11 @@ impl ToolRuntime {
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
-        EXEC_COMMAND_TOOL | WRITE_STDIN_TOOL | UPDATE_PLAN_TOOL | apply_patch::TOOL_NAME
+        EXEC_COMMAND_TOOL
+            | WRITE_STDIN_TOOL
+            | UPDATE_PLAN_TOOL
+            | REQUEST_USER_INPUT_TOOL
+            | apply_patch::TOOL_NAME
     )
 }
 

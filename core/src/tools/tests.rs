@@ -78,6 +78,7 @@ impl ScriptedSink {
                 Seen::Request(ServerRequestParams::DynamicToolCall(_)) => {
                     "request:dynamicTool".to_string()
                 }
+                Seen::Request(ServerRequestParams::UserInput(_)) => "request:userInput".to_string(),
                 Seen::Event(event) => match event {
                     ThreadEvent::StatusChanged(ThreadStatus::Active { active_flags }) => {
                         if active_flags.contains(&ThreadActiveFlag::WaitingOnApproval) {
@@ -156,6 +157,8 @@ impl Fixture {
             approval_policy: policy,
             sandbox,
             dynamic_tools: Default::default(),
+            plan_mode: false,
+            user_input: false,
         }
     }
 

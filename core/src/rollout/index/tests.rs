@@ -40,6 +40,7 @@ fn header() -> RolloutRecord {
         reasoning_summary: None,
         thread_source: None,
         git_info: None,
+        dynamic_tools: Vec::new(),
     }))
 }
 
@@ -52,6 +53,8 @@ fn context() -> TurnContextRecord {
         sandbox_policy: SandboxPolicy::from_mode(SandboxMode::ReadOnly),
         effort: None,
         summary: None,
+        collaboration_mode: None,
+        permission_profile: None,
     }
 }
 

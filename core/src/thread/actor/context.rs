@@ -2,6 +2,7 @@
 //! the instruction messages (once per thread) and the environment context (when it changed).
 
 use super::ThreadActor;
+use crate::collaboration;
 use crate::env_context::EnvironmentContext;
 use crate::instructions::{base_instructions, discover_agents_md, render_user_instructions};
 use crate::model::{ContentItem, Prompt, ResponseItem};
@@ -28,6 +29,7 @@ impl ThreadActor {
                 .and_then(|s| serde_json::to_value(s).ok())
                 .and_then(|v| v.as_str().map(str::to_string)),
             prompt_cache_key: Some(self.thread.id.to_string()),
+            output_schema: None,
         }
     }
 
@@ -50,6 +52,17 @@ impl ThreadActor {
                     text,
                 }]));
             }
+        }
+        // The collaboration mode, whenever its text differs from the last one the model saw
+        // (docs/protocol.md §7.25).
+        if let Some(text) = self
+            .settings
+            .collaboration_mode
+            .as_ref()
+            .and_then(collaboration::render)
+            && collaboration::last_in(history.items()).as_deref() != Some(text.as_str())
+        {
+            history.record(collaboration::message(text));
         }
         // The environment context: in full the first time (and after a resume), then only
         // what changed since the last one the model saw.

@@ -9,6 +9,7 @@ use tracing::Instrument;
 use weft_protocol::{NonSteerableTurnKind, ThreadStatus, Turn, TurnId, UserInput};
 
 use super::{ActiveTurn, ThreadActor};
+use crate::collaboration;
 use crate::compact::Window;
 use crate::events::{Reply, ThreadEvent};
 use crate::model::ModelClient;
@@ -36,7 +37,10 @@ impl ThreadActor {
         client_id: Option<String>,
         reply: Reply<Result<Submitted, CoreError>>,
     ) {
-        let overrides = match overrides.resolved() {
+        let mut overrides = match overrides
+            .resolved()
+            .and_then(|o| o.check_against(&self.settings).map(|()| o))
+        {
             Ok(overrides) => overrides,
             Err(err) => {
                 reply.send(Err(err)).await;
@@ -87,6 +91,7 @@ impl ThreadActor {
             reply.send(Err(err)).await;
             return;
         }
+        let output_schema = overrides.output_schema.take();
         // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
         // turn with no userMessage item (docs/protocol.md §7.13).
         let mut settings = self.settings.clone();
@@ -137,6 +142,7 @@ impl ThreadActor {
                 client_id,
             }),
             started_at,
+            output_schema,
         );
     }
 
@@ -179,7 +185,7 @@ impl ThreadActor {
             Some(started_at),
         )))
         .await;
-        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at);
+        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at, None);
     }
 
     fn spawn_turn(
@@ -188,6 +194,7 @@ impl ThreadActor {
         provider: crate::model::ProviderConfig,
         task: TaskKind,
         started_at: i64,
+        output_schema: Option<serde_json::Value>,
     ) {
         let kind = match task {
             TaskKind::Regular(_) => None,
@@ -203,10 +210,16 @@ impl ThreadActor {
             cancel: cancel.clone(),
             cwd: self.settings.cwd.clone(),
             approval_policy: self.settings.approval_policy,
-            sandbox: self.settings.sandbox.clone(),
+            sandbox: collaboration::turn_sandbox(
+                self.settings.collaboration_mode.as_ref(),
+                &self.settings.sandbox,
+            ),
+            plan_mode: collaboration::is_plan(self.settings.collaboration_mode.as_ref()),
+            user_input: self.settings.collaboration_mode.is_some(),
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
         };
         let mut step = self.step_prompt();
+        step.output_schema = output_schema;
         step.tools = self.tools.specs(&tool_turn);
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
