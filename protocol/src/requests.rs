@@ -21,6 +21,14 @@ use crate::thread_api::{
     ThreadSetNameResponse, ThreadStartParams, ThreadStartResponse, ThreadUnarchiveParams,
     ThreadUnarchiveResponse, ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
 };
+use crate::thread_state_api::{
+    ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse,
+    ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse,
+    ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse,
+    ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
+    ThreadGoalSetParams, ThreadGoalSetResponse, ThreadReadStateUpdateParams,
+    ThreadReadStateUpdateResponse,
+};
 use crate::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
     TurnSteerParams, TurnSteerResponse,
@@ -117,6 +125,13 @@ client_requests! {
     TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
     TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
     ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+    ThreadReadStateUpdate => "thread/readState/update", "v2", ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse;
+    ThreadGoalGet => "thread/goal/get", "v2", ThreadGoalGetParams, ThreadGoalGetResponse;
+    ThreadGoalSet => "thread/goal/set", "v2", ThreadGoalSetParams, ThreadGoalSetResponse;
+    ThreadGoalClear => "thread/goal/clear", "v2", ThreadGoalClearParams, ThreadGoalClearResponse;
+    ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", "v2", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse;
+    ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", "v2", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse;
+    ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
 }
 
 impl ClientRequest {
@@ -298,7 +313,8 @@ mod tests {
             let params = if *name == "initialize" {
                 json!({"clientInfo": {"name": "x", "version": "1"}})
             } else {
-                json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u"})
+                json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
+                    "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
