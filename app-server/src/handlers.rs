@@ -18,6 +18,10 @@ pub mod initialize;
 pub mod models;
 pub mod threads;
 pub mod turns;
+pub mod goals;
+pub mod read_state;
+pub mod terminals;
+pub mod thread_list;
 
 use std::marker::PhantomData;
 use std::sync::Arc;

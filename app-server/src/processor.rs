@@ -15,7 +15,8 @@ use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, goals, history, initialize, models, read_state,
+    terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -88,6 +89,20 @@ const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// Methods that are experimental in the reference: refused without `experimentalApi`.
+const EXPERIMENTAL_METHODS: &[&str] = &[
+    "thread/readState/update",
+    "thread/backgroundTerminals/list",
+    "thread/backgroundTerminals/terminate",
+    "thread/backgroundTerminals/clean",
+];
+
+/// Experimental params Weft serves: refused without `experimentalApi`, accepted with it.
+const SERVED_EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[(
+    "thread/list",
+    &["parentThreadId", "ancestorThreadId", "attachedToThreadId"],
+)];
 
 /// The processing loop: one message at a time, in arrival order. Handlers that wait run in
 /// their own tasks so one slow request never holds up the rest.
@@ -181,19 +196,25 @@ async fn handle_request(
 /// errors, then `initialize` (required first, accepted once), then experimental params.
 fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequest, JsonRpcError> {
     let experimental = experimental_param(method, &raw);
+    let served_experimental = served_experimental_param(method, &raw);
     let request = decode(raw)?;
     let is_initialize = matches!(request, ClientRequest::Initialize { .. });
     match (connection.initialize_choices(), is_initialize) {
         (None, true) => Ok(request),
         (None, false) => Err(JsonRpcError::invalid_request("Not initialized")),
         (Some(_), true) => Err(JsonRpcError::invalid_request("Already initialized")),
-        (Some(choices), false) => match experimental {
+        (Some(choices), false) if !choices.experimental_api => {
+            match served_experimental.or(experimental) {
+                None => Ok(request),
+                Some(param) => Err(JsonRpcError::invalid_request(format!(
+                    "{param} requires experimentalApi capability"
+                ))),
+            }
+        }
+        (Some(_), false) => match experimental {
             None => Ok(request),
-            Some(param) if choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
-                "{param} is not supported by Weft"
-            ))),
             Some(param) => Err(JsonRpcError::invalid_request(format!(
-                "{param} requires experimentalApi capability"
+                "{param} is not supported by Weft"
             ))),
         },
     }
@@ -250,7 +271,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             answer(&state, &connection, &id, result).await;
         }),
         ClientRequest::ThreadList { id, params } => spawn(async move {
-            let result = history::list(&state, params).await;
+            let result = thread_list::list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
         ClientRequest::ThreadRead { id, params } => spawn(async move {
@@ -271,6 +292,34 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         }),
         ClientRequest::ModelList { id, params } => spawn(async move {
             let result = models::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadReadStateUpdate { id, params } => spawn(async move {
+            let result = read_state::update(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadGoalGet { id, params } => spawn(async move {
+            let result = goals::get(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadGoalSet { id, params } => spawn(async move {
+            let result = goals::set(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadGoalClear { id, params } => spawn(async move {
+            let result = goals::clear(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadBackgroundTerminalsList { id, params } => spawn(async move {
+            let result = terminals::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadBackgroundTerminalsTerminate { id, params } => spawn(async move {
+            let result = terminals::terminate(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadBackgroundTerminalsClean { id, params } => spawn(async move {
+            let result = terminals::clean(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
     }
@@ -345,6 +394,21 @@ fn parse(text: &str) -> Value {
 fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
     ClientRequest::from_value(raw)
         .map_err(|err| JsonRpcError::invalid_request(format!("Invalid request: {err}")))
+}
+
+/// An experimental method, or the first served experimental param present in a request
+/// (`method.field`), if any.
+fn served_experimental_param(method: &str, raw: &Value) -> Option<String> {
+    if EXPERIMENTAL_METHODS.contains(&method) {
+        return Some(method.to_string());
+    }
+    let params = raw.get("params")?;
+    SERVED_EXPERIMENTAL_PARAMS
+        .iter()
+        .filter(|(m, _)| *m == method)
+        .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
+        .find(|(_, field)| params.get(**field).is_some_and(|v| !v.is_null()))
+        .map(|(m, field)| format!("{m}.{field}"))
 }
 
 /// The first experimental param present in a request (`method.field`), if any.

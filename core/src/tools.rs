@@ -12,9 +12,11 @@ mod exec_tool;
 mod patch_tool;
 mod plan_tool;
 pub mod runtime;
+mod terminals;
 
 pub use exec_tool::COMMAND_REJECTED;
 pub use patch_tool::PATCH_REJECTED;
+pub use terminals::BackgroundTerminal;
 
 #[cfg(test)]
 mod tests;

@@ -123,6 +123,7 @@ impl ThreadActor {
         }
         self.record_context();
         self.thread.updated_at = started_at;
+        self.thread.recency_at = Some(started_at);
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
         let mut started = turn;
@@ -172,6 +173,7 @@ impl ThreadActor {
             });
         }
         self.thread.updated_at = started_at;
+        self.thread.recency_at = Some(started_at);
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
         self.emit(ThreadEvent::TurnStarted(Turn::in_progress(
