@@ -13,15 +13,15 @@
 //! Files: [`initialize`]; [`threads`] (starting threads and loaded threads); [`history`]
 //! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`].
 
+pub mod goals;
 pub mod history;
 pub mod initialize;
 pub mod models;
-pub mod threads;
-pub mod turns;
-pub mod goals;
 pub mod read_state;
 pub mod terminals;
 pub mod thread_list;
+pub mod threads;
+pub mod turns;
 
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -15,8 +15,8 @@ use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, goals, history, initialize, models, read_state,
-    terminals, thread_list, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, goals, history, initialize, models, read_state, terminals,
+    thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;

@@ -324,10 +324,7 @@ impl StateDb {
 }
 
 /// Delete a thread's row and its per-thread state in `tx`; `false` when there was no row.
-async fn delete_with(
-    tx: &mut sqlx::Transaction<'_, Sqlite>,
-    id: &str,
-) -> Result<bool, StateError> {
+async fn delete_with(tx: &mut sqlx::Transaction<'_, Sqlite>, id: &str) -> Result<bool, StateError> {
     for table in ["thread_read_states", "thread_goals"] {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM {table} WHERE thread_id = $1"
@@ -354,8 +351,8 @@ async fn backfill_parents(pool: &SqlitePool) -> Result<(), StateError> {
     for row in rows {
         let id: String = row.try_get("id")?;
         let json: String = row.try_get("source_json")?;
-        let source: weft_protocol::SessionSource = serde_json::from_str(&json)
-            .map_err(|source| StateError::Corrupt {
+        let source: weft_protocol::SessionSource =
+            serde_json::from_str(&json).map_err(|source| StateError::Corrupt {
                 id: id.clone(),
                 source,
             })?;

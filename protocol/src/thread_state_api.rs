@@ -322,7 +322,8 @@ mod tests {
             serde_json::to_value(&initial).unwrap(),
             json!({"firstUnread": null, "revision": "initial:t"})
         );
-        let op: ThreadReadStateOperation = serde_json::from_value(json!({"type": "unread"})).unwrap();
+        let op: ThreadReadStateOperation =
+            serde_json::from_value(json!({"type": "unread"})).unwrap();
         assert_eq!(op, ThreadReadStateOperation::Unread);
     }
 

@@ -107,7 +107,12 @@ async fn stored_thread<'a>(
 ) -> Result<&'a StateDb, JsonRpcError> {
     parse_thread_id(thread_id)?;
     let not_found = || JsonRpcError::invalid_request(format!("thread not found: {thread_id}"));
-    let db = state.threads.services().state.as_ref().ok_or_else(not_found)?;
+    let db = state
+        .threads
+        .services()
+        .state
+        .as_ref()
+        .ok_or_else(not_found)?;
     match db.get(thread_id).await.map_err(internal)? {
         Some(_) => Ok(db),
         None => Err(not_found()),

@@ -11,9 +11,8 @@ use weft_protocol::notifications::{
 };
 use weft_protocol::thread_api::{
     ThreadArchiveParams, ThreadArchiveResponse, ThreadForkParams, ThreadForkResponse,
-    ThreadReadParams, ThreadReadResponse, ThreadResumeParams,
-    ThreadResumeResponse, ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams,
-    ThreadUnarchiveResponse,
+    ThreadReadParams, ThreadReadResponse, ThreadResumeParams, ThreadResumeResponse,
+    ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams, ThreadUnarchiveResponse,
 };
 use weft_protocol::{ThreadId, ThreadStatus};
 

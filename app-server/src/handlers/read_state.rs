@@ -23,7 +23,12 @@ pub async fn update(
         return Err(not_loaded());
     }
     // Ephemeral threads have no row and no read state.
-    let db = state.threads.services().state.as_ref().ok_or_else(not_loaded)?;
+    let db = state
+        .threads
+        .services()
+        .state
+        .as_ref()
+        .ok_or_else(not_loaded)?;
     if db
         .get(&thread_id)
         .await

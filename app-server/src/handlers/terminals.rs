@@ -27,9 +27,11 @@ pub async fn list(
     };
     let after = match params.cursor.as_deref() {
         None => None,
-        Some(cursor) => Some(cursor.parse::<u64>().map_err(|_| {
-            JsonRpcError::invalid_request(format!("invalid cursor: {cursor}"))
-        })?),
+        Some(cursor) => Some(
+            cursor
+                .parse::<u64>()
+                .map_err(|_| JsonRpcError::invalid_request(format!("invalid cursor: {cursor}")))?,
+        ),
     };
     let tools = handle.tools().await.map_err(core_error)?;
     let mut terminals: Vec<_> = tools
@@ -106,6 +108,8 @@ async fn thread(state: &AppState, id: &ThreadId) -> Result<Option<ThreadHandle>,
     if stored {
         Ok(None)
     } else {
-        Err(JsonRpcError::invalid_request(format!("thread not found: {id}")))
+        Err(JsonRpcError::invalid_request(format!(
+            "thread not found: {id}"
+        )))
     }
 }

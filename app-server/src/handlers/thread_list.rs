@@ -155,6 +155,9 @@ mod tests {
              `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1"
         );
         let many = vec!["01a2343d-cc4c-7e63-8fc3-7ff644dd788b".to_string(); 101];
-        assert_eq!(checked_ids(&many, "excluded").unwrap_err().code, INVALID_PARAMS);
+        assert_eq!(
+            checked_ids(&many, "excluded").unwrap_err().code,
+            INVALID_PARAMS
+        );
     }
 }

@@ -107,6 +107,14 @@ pub struct ListQuery {
     pub lineage: Option<Lineage>,
 }
 
+#[cfg(test)]
+impl ListPage {
+    /// The rows and the next cursor.
+    pub(crate) fn into_pair(self) -> (Vec<ThreadRow>, Option<String>) {
+        (self.rows, self.next_cursor)
+    }
+}
+
 impl StateDb {
     /// One page of threads and the cursor of the next page (`None` on the last page). Keyset
     /// pagination on `(sort value, id)`: a page never repeats or skips a row because rows were

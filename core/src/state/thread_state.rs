@@ -13,6 +13,9 @@ use weft_protocol::{
 
 use super::{StateDb, StateError};
 
+#[cfg(test)]
+mod tests;
+
 /// Why a read state update was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadStateError {
@@ -53,7 +56,10 @@ fn new_revision() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-fn decode_read_state(thread_id: &ThreadId, row: Option<sqlx::sqlite::SqliteRow>) -> Result<ThreadReadState, StateError> {
+fn decode_read_state(
+    thread_id: &ThreadId,
+    row: Option<sqlx::sqlite::SqliteRow>,
+) -> Result<ThreadReadState, StateError> {
     let Some(row) = row else {
         return Ok(ThreadReadState::initial(thread_id));
     };
@@ -72,7 +78,9 @@ fn decode_read_state(thread_id: &ThreadId, row: Option<sqlx::sqlite::SqliteRow>)
     })
 }
 
-fn encode_position(position: Option<&ThreadUnreadPosition>) -> (Option<&'static str>, Option<String>) {
+fn encode_position(
+    position: Option<&ThreadUnreadPosition>,
+) -> (Option<&'static str>, Option<String>) {
     match position {
         None => (None, None),
         Some(ThreadUnreadPosition::ThreadStart) => (Some("threadStart"), None),
@@ -206,12 +214,13 @@ impl StateDb {
             return Ok(None);
         };
         let status: String = row.try_get("status")?;
-        let status = serde_json::from_value(serde_json::Value::String(status)).map_err(|source| {
-            StateError::Corrupt {
-                id: thread_id.to_string(),
-                source,
-            }
-        })?;
+        let status =
+            serde_json::from_value(serde_json::Value::String(status)).map_err(|source| {
+                StateError::Corrupt {
+                    id: thread_id.to_string(),
+                    source,
+                }
+            })?;
         Ok(Some(ThreadGoal {
             thread_id: thread_id.clone(),
             objective: row.try_get("objective")?,

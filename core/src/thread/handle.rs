@@ -223,7 +223,9 @@ impl ThreadHandle {
     }
 
     /// The thread's tools: its background terminals live there.
-    pub async fn tools(&self) -> Result<std::sync::Arc<crate::tools::runtime::ToolRuntime>, CoreError> {
+    pub async fn tools(
+        &self,
+    ) -> Result<std::sync::Arc<crate::tools::runtime::ToolRuntime>, CoreError> {
         let (tx, rx) = oneshot::channel();
         self.send(Op::Tools { reply: tx }).await?;
         rx.await
