@@ -26,5 +26,6 @@ mod context;
 mod foundation;
 mod persistence;
 mod security;
+mod thread_state;
 mod tools;
 mod turns;

@@ -149,11 +149,7 @@ mod tests {
         assert_eq!(ok.unwrap().len(), 1);
         let err = checked_ids(&["nope".into()], "included").unwrap_err();
         assert_eq!(err.code, INVALID_PARAMS);
-        assert_eq!(
-            err.message,
-            "invalid included thread id: invalid character: expected an optional prefix of \
-             `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1"
-        );
+        assert!(err.message.starts_with("invalid included thread id: "));
         let many = vec!["01a2343d-cc4c-7e63-8fc3-7ff644dd788b".to_string(); 101];
         assert_eq!(
             checked_ids(&many, "excluded").unwrap_err().code,
