@@ -467,14 +467,13 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             .into(),
             false,
         ),
-        // Read receipts feed thread lists, so every connection hears of them.
         ThreadEvent::ReadStateChanged(read_state) => (
             weft_protocol::ThreadReadStateChangedNotification {
                 thread_id,
                 read_state,
             }
             .into(),
-            true,
+            false,
         ),
     }
 }

@@ -1,12 +1,11 @@
 //! `thread/readState/update` (experimental): a client marks a loaded durable thread read or
 //! unread, guarded by the revision it saw (docs/protocol.md §7.9). The new state goes to
-//! everyone in `thread/readState/changed` before the response.
+//! the thread's subscribers in `thread/readState/changed` before the response.
 
+use weft_core::events::{EventSink, ThreadEvent};
 use weft_core::state::ReadStateError;
 use weft_protocol::jsonrpc::JsonRpcError;
-use weft_protocol::{
-    ThreadReadStateChangedNotification, ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse,
-};
+use weft_protocol::{ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse};
 
 use crate::handlers::parse_thread_id;
 use crate::state::AppState;
@@ -42,16 +41,14 @@ pub async fn update(
         .await
     {
         Ok(read_state) => {
-            state
-                .connections
-                .broadcast(
-                    &ThreadReadStateChangedNotification {
-                        thread_id,
-                        read_state: read_state.clone(),
-                    }
-                    .into(),
-                )
-                .await;
+            if let Some(subscribers) = state.subscribers_of(&thread_id) {
+                subscribers
+                    .emit(
+                        &thread_id,
+                        ThreadEvent::ReadStateChanged(read_state.clone()),
+                    )
+                    .await;
+            }
             Ok(ThreadReadStateUpdateResponse { read_state })
         }
         Err(ReadStateError::Conflict(current)) => Err(conflict(&current)),
