@@ -1,4 +1,4 @@
--- Per-thread state beside the index (docs/protocol.md §7.5, §7.9): the `recency_at` sort
+-- Per-thread state beside the index (docs/protocol.md §7.5, §7.18): the `recency_at` sort
 -- key, the direct parent of spawned threads, read receipts and goals. Portable SQL.
 
 -- Unix seconds of the thread's last user activity (start, then each turn started).

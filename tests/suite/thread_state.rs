@@ -1,7 +1,7 @@
 //! Issue 12, per-thread state the Codex TUI uses: `thread/list`'s sort keys and filters with
 //! `readStates` and `backwardsCursor`, read receipts (`thread/readState/update`,
 //! `thread/readState/changed`), goals (`thread/goal/*`) and background terminals
-//! (`thread/backgroundTerminals/*`). See docs/protocol.md §7.5 and §7.9.
+//! (`thread/backgroundTerminals/*`). See docs/protocol.md §7.5 and §7.18.
 //!
 //! Every test's client makes the TUI's handshake (`experimentalApi: true`).
 

@@ -1,5 +1,5 @@
 //! `thread/goal/get`, `thread/goal/set` and `thread/goal/clear`: a thread's goal, kept in the
-//! state DB so that it survives unload and resume (docs/protocol.md §7.9). `set` is followed
+//! state DB so that it survives unload and resume (docs/protocol.md §7.18). `set` is followed
 //! by `thread/goal/updated` and a successful `clear` by `thread/goal/cleared`, to everyone; a
 //! resume tells the caller the thread's goal the same way.
 

@@ -1,5 +1,5 @@
 //! `thread/readState/update` (experimental): a client marks a loaded durable thread read or
-//! unread, guarded by the revision it saw (docs/protocol.md §7.9). The new state goes to
+//! unread, guarded by the revision it saw (docs/protocol.md §7.18). The new state goes to
 //! the thread's subscribers in `thread/readState/changed` before the response.
 
 use weft_core::events::{EventSink, ThreadEvent};

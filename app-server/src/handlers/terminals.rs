@@ -1,5 +1,5 @@
 //! `thread/backgroundTerminals/list|terminate|clean` (experimental): the commands a thread's
-//! `exec_command` calls left running as sessions (docs/protocol.md §7.9).
+//! `exec_command` calls left running as sessions (docs/protocol.md §7.18).
 
 use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;

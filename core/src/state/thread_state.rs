@@ -1,4 +1,4 @@
-//! Per-thread state kept beside the index (docs/protocol.md §7.9): read receipts with their
+//! Per-thread state kept beside the index (docs/protocol.md §7.18): read receipts with their
 //! revisions (`thread_read_states`) and goals (`thread_goals`). Unlike the `threads` rows these
 //! are not derived from the rollouts; a rebuild keeps them (and drops those of threads whose
 //! rollout is gone).

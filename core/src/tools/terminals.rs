@@ -1,6 +1,6 @@
 //! Background terminals: the commands a thread's `exec_command` calls left running as
 //! sessions (reachable with `write_stdin`), as `thread/backgroundTerminals/*` shows and ends
-//! them (docs/protocol.md §7.9).
+//! them (docs/protocol.md §7.18).
 
 use super::runtime::ToolRuntime;
 

@@ -65,14 +65,14 @@ async fn sort_keys_filters_and_read_states(transport: Transport) {
             tui_params(json!({"sortKey": "created_at", "limit": 1})),
         )
         .await;
-    assert_eq!(ids(&first), [newer.clone()]);
+    assert_eq!(ids(&first), [newer.as_str()]);
     let second = t
         .ok(
             "thread/list",
             tui_params(json!({"sortKey": "created_at", "limit": 1, "cursor": first["nextCursor"]})),
         )
         .await;
-    assert_eq!(ids(&second), [older.clone()]);
+    assert_eq!(ids(&second), [older.as_str()]);
     let back = t
         .ok(
             "thread/list",
@@ -114,12 +114,12 @@ async fn sort_keys_filters_and_read_states(transport: Transport) {
     // Id filters.
     let only = tui_params(json!({"includedThreadIds": [older, UNKNOWN_ID]}));
     let only = t.ok("thread/list", only).await;
-    assert_eq!(ids(&only), [older.clone()]);
+    assert_eq!(ids(&only), [older.as_str()]);
     assert_eq!(only["readStates"].as_object().unwrap().len(), 1);
     let none = tui_params(json!({"includedThreadIds": []}));
     assert_eq!(t.ok("thread/list", none).await, empty_page());
     let without = tui_params(json!({"excludedThreadIds": [older]}));
-    assert_eq!(ids(&t.ok("thread/list", without).await), [newer.clone()]);
+    assert_eq!(ids(&t.ok("thread/list", without).await), [newer.as_str()]);
 
     // The reference's errors.
     let err = t
