@@ -78,6 +78,10 @@ const SERVED_PARAMS: &[(&str, &[&str])] = &[
     ),
     ("thread/resume", &["initialTurnsPage"]),
     (
+        "thread/list",
+        &["parentThreadId", "ancestorThreadId", "attachedToThreadId"],
+    ),
+    (
         "turn/start",
         &["collaborationMode", "permissions", "runtimeWorkspaceRoots"],
     ),

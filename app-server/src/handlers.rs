@@ -17,12 +17,16 @@
 pub mod account;
 pub mod collaboration;
 pub mod config;
+pub mod goals;
 pub mod history;
 pub mod hooks;
 pub mod initialize;
 pub mod models;
 pub mod pages;
+pub mod read_state;
 pub mod skills;
+pub mod terminals;
+pub mod thread_list;
 pub mod threads;
 pub mod turns;
 

@@ -16,8 +16,8 @@ use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use crate::connection::Connection;
 use crate::experimental::{self, Gate};
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, account, collaboration, config, history, hooks, initialize,
-    models, pages, skills, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, account, collaboration, config, goals, history, hooks,
+    initialize, models, pages, read_state, skills, terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -188,7 +188,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             answer(&state, &connection, &id, result).await;
         }),
         ClientRequest::ThreadList { id, params } => spawn(async move {
-            let result = history::list(&state, params).await;
+            let result = thread_list::list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
         ClientRequest::ThreadRead { id, params } => spawn(async move {
@@ -245,6 +245,34 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         }),
         ClientRequest::CollaborationModeList { id, params } => spawn(async move {
             let result = collaboration::list(params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadReadStateUpdate { id, params } => spawn(async move {
+            let result = read_state::update(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadGoalGet { id, params } => spawn(async move {
+            let result = goals::get(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadGoalSet { id, params } => spawn(async move {
+            let result = goals::set(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadGoalClear { id, params } => spawn(async move {
+            let result = goals::clear(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadBackgroundTerminalsList { id, params } => spawn(async move {
+            let result = terminals::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadBackgroundTerminalsTerminate { id, params } => spawn(async move {
+            let result = terminals::terminate(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadBackgroundTerminalsClean { id, params } => spawn(async move {
+            let result = terminals::clean(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
     }

@@ -493,6 +493,14 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             .into(),
             false,
         ),
+        ThreadEvent::ReadStateChanged(read_state) => (
+            weft_protocol::ThreadReadStateChangedNotification {
+                thread_id,
+                read_state,
+            }
+            .into(),
+            false,
+        ),
     }
 }
 

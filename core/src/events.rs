@@ -117,6 +117,8 @@ pub enum ThreadEvent {
         /// Whether Weft retries.
         will_retry: bool,
     },
+    /// The thread's read state changed (a completed turn left it unread).
+    ReadStateChanged(weft_protocol::ThreadReadState),
     /// Something the user should know that is not an error of the turn.
     Warning {
         /// The turn, when the warning belongs to one.

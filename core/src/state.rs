@@ -17,6 +17,7 @@
 
 mod list;
 mod row;
+mod thread_state;
 
 #[cfg(test)]
 mod tests;
@@ -34,16 +35,18 @@ use weft_protocol::{ReasoningEffort, ThreadId};
 use crate::rollout;
 
 pub use list::{
-    DEFAULT_LIST_LIMIT, INTERACTIVE_SOURCE_KINDS, ListQuery, ListSortKey, MAX_LIST_LIMIT,
+    DEFAULT_LIST_LIMIT, INTERACTIVE_SOURCE_KINDS, Lineage, ListPage, ListQuery, ListSortKey,
+    MAX_LIST_LIMIT,
 };
 pub use row::{ThreadRow, source_kind};
+pub use thread_state::{GoalError, GoalUpdate, ReadStateError};
 
 /// The DB file name under `$WEFT_HOME`.
 pub const STATE_DB_FILE: &str = "state.sqlite";
 
 const COLUMNS: &str = "id, rollout_path, cwd, model, model_provider, reasoning_effort, source, \
      source_json, originator, cli_version, thread_source, preview, name, created_at, updated_at, \
-     archived, forked_from_id";
+     archived, forked_from_id, recency_at, parent_thread_id";
 
 /// Why a state DB operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +137,7 @@ impl StateDb {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations").run(&pool).await?;
+        backfill_parents(&pool).await?;
         Ok(StateDb {
             pool,
             path,
@@ -242,12 +246,24 @@ impl StateDb {
         Ok(done.rows_affected() > 0)
     }
 
-    /// Remove a thread's row. `false` when there was none.
+    /// Remove a thread's row, read state and goal. `false` when there was no row.
     pub async fn delete(&self, id: &ThreadId) -> Result<bool, StateError> {
-        let done = sqlx::query("DELETE FROM threads WHERE id = $1")
-            .bind(id.as_str())
-            .execute(&self.pool)
-            .await?;
+        let mut tx = self.pool.begin().await?;
+        let done = delete_with(&mut tx, id.as_str()).await?;
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    /// Bump a thread's `recency_at` (never backwards). `false` when there is no such row.
+    pub async fn touch_recency(&self, id: &ThreadId, at: i64) -> Result<bool, StateError> {
+        let done = sqlx::query(
+            "UPDATE threads SET \
+             recency_at = CASE WHEN recency_at > $1 THEN recency_at ELSE $1 END WHERE id = $2",
+        )
+        .bind(at)
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -294,10 +310,7 @@ impl StateDb {
             .map(|r| r.try_get::<String, _>("id"))
             .collect::<Result<_, _>>()?;
         for id in ids.into_iter().filter(|id| !seen.contains(id)) {
-            sqlx::query("DELETE FROM threads WHERE id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+            delete_with(&mut tx, &id).await?;
             report.removed += 1;
         }
         tx.commit().await?;
@@ -308,6 +321,55 @@ impl StateDb {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Delete a thread's row and its per-thread state in `tx`; `false` when there was no row.
+async fn delete_with(tx: &mut sqlx::Transaction<'_, Sqlite>, id: &str) -> Result<bool, StateError> {
+    for table in ["thread_read_states", "thread_goals"] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE thread_id = $1"
+        )))
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    }
+    let done = sqlx::query("DELETE FROM threads WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Rows written before `parent_thread_id` existed get it from their `source_json`.
+async fn backfill_parents(pool: &SqlitePool) -> Result<(), StateError> {
+    let rows = sqlx::query(
+        "SELECT id, source_json FROM threads \
+         WHERE source = 'subAgentThreadSpawn' AND parent_thread_id IS NULL",
+    )
+    .fetch_all(pool)
+    .await?;
+    for row in rows {
+        let id: String = row.try_get("id")?;
+        let json: String = row.try_get("source_json")?;
+        let source: weft_protocol::SessionSource =
+            serde_json::from_str(&json).map_err(|source| StateError::Corrupt {
+                id: id.clone(),
+                source,
+            })?;
+        if let weft_protocol::SessionSource::SubAgent(
+            weft_protocol::SubAgentSource::ThreadSpawn {
+                parent_thread_id, ..
+            },
+        ) = source
+        {
+            sqlx::query("UPDATE threads SET parent_thread_id = $1 WHERE id = $2")
+                .bind(parent_thread_id.as_str())
+                .bind(&id)
+                .execute(pool)
+                .await?;
+        }
+    }
+    Ok(())
 }
 
 fn wal_path(path: &Path) -> PathBuf {
@@ -326,7 +388,7 @@ where
     })?;
     let sql = format!(
         "INSERT INTO threads ({COLUMNS}) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
          ON CONFLICT (id) DO UPDATE SET \
          rollout_path = excluded.rollout_path, cwd = excluded.cwd, model = excluded.model, \
          model_provider = excluded.model_provider, reasoning_effort = excluded.reasoning_effort, \
@@ -335,7 +397,8 @@ where
          thread_source = excluded.thread_source, preview = excluded.preview, \
          name = excluded.name, created_at = excluded.created_at, \
          updated_at = excluded.updated_at, archived = excluded.archived, \
-         forked_from_id = excluded.forked_from_id"
+         forked_from_id = excluded.forked_from_id, recency_at = excluded.recency_at, \
+         parent_thread_id = excluded.parent_thread_id"
     );
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(row.id.as_str())
@@ -359,6 +422,8 @@ where
                 .as_ref()
                 .map(|id| id.as_str().to_string()),
         )
+        .bind(row.recency_at)
+        .bind(row.parent_thread_id().map(|id| id.as_str().to_string()))
         .execute(executor)
         .await?;
     Ok(())
@@ -391,5 +456,6 @@ fn decode_row(row: &SqliteRow) -> Result<ThreadRow, StateError> {
         updated_at: row.try_get("updated_at")?,
         archived: row.try_get("archived")?,
         forked_from_id: forked.map(ThreadId::from),
+        recency_at: row.try_get("recency_at")?,
     })
 }

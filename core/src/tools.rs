@@ -14,10 +14,12 @@ mod exec_tool;
 mod patch_tool;
 mod plan_tool;
 pub mod runtime;
+mod terminals;
 mod user_input_tool;
 
 pub use exec_tool::COMMAND_REJECTED;
 pub use patch_tool::PATCH_REJECTED;
+pub use terminals::BackgroundTerminal;
 pub use user_input_tool::REQUEST_USER_INPUT_TOOL;
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod server_requests;
 pub mod skills_api;
 pub mod thread;
 pub mod thread_api;
+pub mod thread_state_api;
 pub mod turn;
 pub mod turn_api;
 pub mod usage;
@@ -91,6 +92,7 @@ pub use thread::{
     ThreadStatus, ThreadUnsubscribeStatus,
 };
 pub use thread_api::*;
+pub use thread_state_api::*;
 pub use turn::{
     CodexErrorInfo, MisalignmentErrorDetails, MisalignmentSteer, NonSteerableTurnKind, Turn,
     TurnError, TurnItemsView, TurnPlanStep, TurnPlanStepStatus, TurnStatus,

@@ -11,6 +11,10 @@ use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
 use crate::thread::{Thread, ThreadStatus};
+pub use crate::thread_state_api::{
+    ThreadGoalClearedNotification, ThreadGoalUpdatedNotification,
+    ThreadReadStateChangedNotification,
+};
 use crate::turn::{Turn, TurnError, TurnPlanStep};
 use crate::usage::ThreadTokenUsage;
 
@@ -379,6 +383,9 @@ server_notifications! {
     ReasoningTextDelta => "item/reasoning/textDelta", ReasoningTextDeltaNotification;
     ContextCompacted => "thread/compacted", ContextCompactedNotification;
     Warning => "warning", WarningNotification;
+    ThreadReadStateChanged => "thread/readState/changed", ThreadReadStateChangedNotification;
+    ThreadGoalUpdated => "thread/goal/updated", ThreadGoalUpdatedNotification;
+    ThreadGoalCleared => "thread/goal/cleared", ThreadGoalClearedNotification;
 }
 
 impl ServerNotification {
@@ -409,6 +416,9 @@ impl ServerNotification {
             N::ReasoningTextDelta(p) => Some(&p.thread_id),
             N::ContextCompacted(p) => Some(&p.thread_id),
             N::Warning(p) => p.thread_id.as_ref(),
+            N::ThreadReadStateChanged(p) => Some(&p.thread_id),
+            N::ThreadGoalUpdated(p) => Some(&p.thread_id),
+            N::ThreadGoalCleared(p) => Some(&p.thread_id),
         }
     }
 

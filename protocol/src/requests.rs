@@ -34,6 +34,14 @@ use crate::thread_api::{
     ThreadSetNameResponse, ThreadStartParams, ThreadStartResponse, ThreadUnarchiveParams,
     ThreadUnarchiveResponse, ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
 };
+use crate::thread_state_api::{
+    ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse,
+    ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse,
+    ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse,
+    ThreadGoalClearParams, ThreadGoalClearResponse, ThreadGoalGetParams, ThreadGoalGetResponse,
+    ThreadGoalSetParams, ThreadGoalSetResponse, ThreadReadStateUpdateParams,
+    ThreadReadStateUpdateResponse,
+};
 use crate::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
     TurnSteerParams, TurnSteerResponse,
@@ -146,6 +154,13 @@ client_requests! {
     CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;
     ThreadTurnsList => "thread/turns/list", "v2", ThreadTurnsListParams, ThreadTurnsListResponse;
     ThreadItemsList => "thread/items/list", "v2", ThreadItemsListParams, ThreadItemsListResponse;
+    ThreadReadStateUpdate => "thread/readState/update", "v2", ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse;
+    ThreadGoalGet => "thread/goal/get", "v2", ThreadGoalGetParams, ThreadGoalGetResponse;
+    ThreadGoalSet => "thread/goal/set", "v2", ThreadGoalSetParams, ThreadGoalSetResponse;
+    ThreadGoalClear => "thread/goal/clear", "v2", ThreadGoalClearParams, ThreadGoalClearResponse;
+    ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", "v2", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse;
+    ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", "v2", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse;
+    ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
 }
 
 /// Client methods that are experimental in the reference as a whole: refused without
@@ -153,6 +168,10 @@ client_requests! {
 pub const EXPERIMENTAL_METHODS: &[&str] = &[
     "account/bedrock/checkGovCloudRequirements",
     "collaborationMode/list",
+    "thread/readState/update",
+    "thread/backgroundTerminals/list",
+    "thread/backgroundTerminals/terminate",
+    "thread/backgroundTerminals/clean",
 ];
 
 impl ClientRequest {
@@ -336,7 +355,8 @@ mod tests {
             } else if *name == "configRequirements/read" {
                 json!({})
             } else {
-                json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u"})
+                json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
+                    "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

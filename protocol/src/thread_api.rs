@@ -450,15 +450,29 @@ pub struct ThreadListParams {
     /// Originators to include.
     #[serde(default)]
     pub originators: Option<Vec<String>>,
-    /// Section filter (out of scope).
-    #[serde(default)]
-    pub section_id: Option<String>,
+    /// Section filter: omitted = every section, `null` = unsectioned threads, an id = that
+    /// section's threads.
+    #[serde(
+        default,
+        deserialize_with = "present_or_null",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub section_id: Option<Option<String>>,
     /// Only threads of the current account.
     #[serde(default, deserialize_with = "null_as_default")]
     pub current_account_only: bool,
     /// Read only from the state database.
     #[serde(default, deserialize_with = "null_as_default")]
     pub use_state_db_only: bool,
+    /// Direct parent filter (experimental; exclusive with `ancestorThreadId`).
+    #[serde(default)]
+    pub parent_thread_id: Option<String>,
+    /// Descendants at any depth of this thread (experimental).
+    #[serde(default)]
+    pub ancestor_thread_id: Option<String>,
+    /// Threads attached to this thread (experimental).
+    #[serde(default)]
+    pub attached_to_thread_id: Option<String>,
 }
 
 /// Result of `thread/list`.
@@ -473,6 +487,9 @@ pub struct ThreadListResponse {
     /// Cursor of the previous page.
     #[serde(default)]
     pub backwards_cursor: Option<String>,
+    /// Read states of this page's durable threads, by thread id.
+    #[serde(default)]
+    pub read_states: Option<std::collections::BTreeMap<String, crate::ThreadReadState>>,
 }
 
 /// Params of `thread/read`.
@@ -492,6 +509,9 @@ pub struct ThreadReadParams {
 pub struct ThreadReadResponse {
     /// The thread.
     pub thread: Thread,
+    /// Its read state; `null` when it has none (ephemeral).
+    #[serde(default)]
+    pub read_state: Option<crate::ThreadReadState>,
 }
 
 /// Params of `thread/loaded/list`.
@@ -593,4 +613,13 @@ pub struct ThreadSetNameParams {
     pub thread_id: ThreadId,
     /// New name (must not be empty or whitespace).
     pub name: String,
+}
+
+/// A key that may be omitted (`None`), `null` (`Some(None)`) or set (`Some(Some(v))`).
+fn present_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }

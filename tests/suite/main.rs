@@ -28,5 +28,6 @@ mod foundation;
 mod modes;
 mod persistence;
 mod security;
+mod thread_state;
 mod tools;
 mod turns;

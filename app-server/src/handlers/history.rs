@@ -1,10 +1,8 @@
-//! Stored threads: `thread/list`, `thread/read`, `thread/resume`, `thread/fork`,
+//! Stored threads: `thread/read`, `thread/resume`, `thread/fork`,
 //! `thread/archive`, `thread/unarchive` and `thread/name/set`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use weft_core::state::{ListQuery, ListSortKey};
 use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::{
@@ -13,16 +11,15 @@ use weft_protocol::notifications::{
 };
 use weft_protocol::thread_api::{
     ThreadArchiveParams, ThreadArchiveResponse, ThreadForkParams, ThreadForkResponse,
-    ThreadListParams, ThreadListResponse, ThreadReadParams, ThreadReadResponse, ThreadResumeParams,
-    ThreadResumeResponse, ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams,
-    ThreadUnarchiveResponse,
+    ThreadReadParams, ThreadReadResponse, ThreadResumeParams, ThreadResumeResponse,
+    ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams, ThreadUnarchiveResponse,
 };
-use weft_protocol::{ThreadId, ThreadSortKey, ThreadStatus, wire_name};
+use weft_protocol::{ThreadId, ThreadStatus};
 
 use crate::connection::Connection;
 use crate::handlers::pages::page_error;
 use crate::handlers::threads::{replay_token_usage, settings_response, thread_settings};
-use crate::handlers::{Answer, check_reviewer, core_error, parse_thread_id};
+use crate::handlers::{Answer, check_reviewer, core_error, goals, parse_thread_id};
 use crate::state::AppState;
 
 /// `thread/resume`. A cold resume tells everyone the thread's status before the response;
@@ -77,11 +74,11 @@ pub async fn resume(
     response.items_backwards_cursor = pages.items_backwards_cursor;
     response.collaboration_mode = Some(super::threads::reported_mode(&snapshot));
     let answer = Answer::new(response);
-    Ok(replay_token_usage(
-        answer,
-        handle.id(),
-        snapshot.token_usage,
-    ))
+    let answer = replay_token_usage(answer, handle.id(), snapshot.token_usage);
+    Ok(match goals::on_resume(state, handle.id()).await {
+        Some(goal) => answer.then_tell_caller(goal),
+        None => answer,
+    })
 }
 
 /// `thread/fork`. The reference replays the copied token usage before announcing the new
@@ -122,62 +119,6 @@ pub async fn fork(
     )
 }
 
-/// `thread/list`.
-pub async fn list(
-    state: &AppState,
-    params: ThreadListParams,
-) -> Result<ThreadListResponse, JsonRpcError> {
-    let sort_key = match params.sort_key.unwrap_or_default() {
-        ThreadSortKey::CreatedAt => ListSortKey::CreatedAt,
-        ThreadSortKey::UpdatedAt => ListSortKey::UpdatedAt,
-        other => {
-            return Err(JsonRpcError::invalid_request(format!(
-                "sortKey `{}` is not supported by Weft; use `created_at` or `updated_at`",
-                wire_name(&other).unwrap_or_default()
-            )));
-        }
-    };
-    let cwd = params.cwd.as_ref().map(|filter| {
-        filter
-            .paths()
-            .into_iter()
-            .map(|p| {
-                let path = PathBuf::from(p);
-                if path.is_absolute() {
-                    p.to_string()
-                } else {
-                    std::env::current_dir()
-                        .map(|d| d.join(&path).display().to_string())
-                        .unwrap_or_else(|_| p.to_string())
-                }
-            })
-            .collect()
-    });
-    let query = ListQuery {
-        limit: params.limit.unwrap_or(0),
-        cursor: params.cursor,
-        sort_key,
-        direction: params.sort_direction.unwrap_or_default(),
-        model_providers: params.model_providers,
-        source_kinds: params
-            .source_kinds
-            .map(|kinds| kinds.iter().filter_map(wire_name).collect()),
-        archived: params.archived.unwrap_or(false),
-        cwd,
-        search_term: params.search_term,
-    };
-    let (data, next_cursor) = state
-        .threads
-        .list_threads(&query)
-        .await
-        .map_err(core_error)?;
-    Ok(ThreadListResponse {
-        data,
-        next_cursor,
-        backwards_cursor: None,
-    })
-}
-
 /// `thread/read`.
 pub async fn read(
     state: &AppState,
@@ -189,7 +130,12 @@ pub async fn read(
         .read_thread(&params.thread_id, params.include_turns)
         .await
         .map_err(core_error)?;
-    Ok(ThreadReadResponse { thread })
+    let read_state = state
+        .threads
+        .read_state(&params.thread_id)
+        .await
+        .map_err(core_error)?;
+    Ok(ThreadReadResponse { thread, read_state })
 }
 
 /// `thread/archive`. A loaded thread is unloaded first (`thread/status/changed {notLoaded}`

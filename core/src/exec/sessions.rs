@@ -273,6 +273,58 @@ impl ExecSessions {
         .await;
     }
 
+    /// The background sessions whose process still runs, in id order: `(id, pid)`.
+    pub fn running_sessions(&self) -> Vec<(u64, i32)> {
+        self.lock()
+            .entries
+            .iter()
+            .filter(|(_, entry)| entry.background && entry.process.exit_code().is_none())
+            .map(|(id, entry)| (*id, entry.process.pid()))
+            .collect()
+    }
+
+    /// End one background session (SIGTERM, then SIGKILL after a short grace). `false` when
+    /// there is no such session or its process had already exited.
+    pub async fn terminate_session(&self, id: u64) -> bool {
+        let process = {
+            let mut table = self.lock();
+            match table.entries.get(&id) {
+                Some(entry) if entry.background => table.entries.remove(&id).map(|e| e.process),
+                _ => None,
+            }
+        };
+        let Some(process) = process else {
+            return false;
+        };
+        let running = process.exit_code().is_none();
+        process.terminate(TERMINATE_GRACE).await;
+        running
+    }
+
+    /// End every background session; commands still owned by a running call stay. The ids
+    /// of the sessions ended.
+    pub async fn terminate_sessions(&self) -> Vec<u64> {
+        let ended: Vec<(u64, Arc<Process>)> = {
+            let mut table = self.lock();
+            let ids: Vec<u64> = table
+                .entries
+                .iter()
+                .filter(|(_, entry)| entry.background)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| table.entries.remove(&id).map(|e| (id, e.process)))
+                .collect()
+        };
+        futures::future::join_all(
+            ended
+                .iter()
+                .map(|(_, process)| process.terminate(TERMINATE_GRACE)),
+        )
+        .await;
+        ended.into_iter().map(|(id, _)| id).collect()
+    }
+
     /// The ids of the running sessions (background processes), in id order.
     pub fn session_ids(&self) -> Vec<u64> {
         self.lock()

@@ -69,7 +69,12 @@ impl Replay {
             reasoning_effort: effort.clone(),
             created_at: meta.created_at,
             updated_at: self.updated_at,
-            recency_at: None,
+            recency_at: Some(
+                self.turns
+                    .iter()
+                    .filter_map(|turn| turn.started_at)
+                    .fold(meta.created_at, i64::max),
+            ),
             status: ThreadStatus::NotLoaded,
             path: path.map(|p| p.display().to_string()),
             cwd: cwd.clone(),

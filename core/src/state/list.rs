@@ -32,6 +32,8 @@ pub enum ListSortKey {
     CreatedAt,
     /// Last update time.
     UpdatedAt,
+    /// Last user activity (creation, then each turn started).
+    RecencyAt,
 }
 
 impl ListSortKey {
@@ -39,8 +41,40 @@ impl ListSortKey {
         match self {
             ListSortKey::CreatedAt => "created_at",
             ListSortKey::UpdatedAt => "updated_at",
+            ListSortKey::RecencyAt => "recency_at",
         }
     }
+
+    fn value(self, row: &ThreadRow) -> i64 {
+        match self {
+            ListSortKey::CreatedAt => row.created_at,
+            ListSortKey::UpdatedAt => row.updated_at,
+            ListSortKey::RecencyAt => row.recency_at,
+        }
+    }
+}
+
+/// Which threads a lineage filter keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lineage {
+    /// Threads spawned directly by this one.
+    Parent(String),
+    /// Threads spawned by this one at any depth.
+    Ancestor(String),
+    /// Nothing: a filter no Weft thread can match (attached threads, thread sections).
+    Nothing,
+}
+
+/// One page of [`StateDb::list`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage {
+    /// The rows.
+    pub rows: Vec<ThreadRow>,
+    /// Cursor of the next page (`None` on the last page).
+    pub next_cursor: Option<String>,
+    /// Cursor that, with the opposite direction, pages back from this page's first row (that
+    /// row included); `None` for an empty page.
+    pub backwards_cursor: Option<String>,
 }
 
 /// A `thread/list` page request.
@@ -65,16 +99,27 @@ pub struct ListQuery {
     pub cwd: Option<Vec<String>>,
     /// Case-sensitive substring of the name or the preview.
     pub search_term: Option<String>,
+    /// Only these ids (`Some(empty)` matches nothing).
+    pub included_ids: Option<Vec<String>>,
+    /// Never these ids.
+    pub excluded_ids: Vec<String>,
+    /// Parent / ancestor filter.
+    pub lineage: Option<Lineage>,
+}
+
+#[cfg(test)]
+impl ListPage {
+    /// The rows and the next cursor.
+    pub(crate) fn into_pair(self) -> (Vec<ThreadRow>, Option<String>) {
+        (self.rows, self.next_cursor)
+    }
 }
 
 impl StateDb {
     /// One page of threads and the cursor of the next page (`None` on the last page). Keyset
     /// pagination on `(sort value, id)`: a page never repeats or skips a row because rows were
     /// inserted meanwhile (rows whose sort value changes may move, as with any live order).
-    pub async fn list(
-        &self,
-        query: &ListQuery,
-    ) -> Result<(Vec<ThreadRow>, Option<String>), StateError> {
+    pub async fn list(&self, query: &ListQuery) -> Result<ListPage, StateError> {
         let limit = match query.limit {
             0 => DEFAULT_LIST_LIMIT,
             n => n.min(MAX_LIST_LIMIT),
@@ -110,34 +155,85 @@ impl StateDb {
             sql.push_bind(pattern);
             sql.push(" ESCAPE '\\')");
         }
+        if let Some(ids) = &query.included_ids {
+            if ids.is_empty() {
+                sql.push(" AND 1 = 0");
+            } else {
+                sql.push(" AND id IN (");
+                push_list(&mut sql, ids.iter().map(String::as_str));
+                sql.push(")");
+            }
+        }
+        if !query.excluded_ids.is_empty() {
+            sql.push(" AND id NOT IN (");
+            push_list(&mut sql, query.excluded_ids.iter().map(String::as_str));
+            sql.push(")");
+        }
+        match &query.lineage {
+            None => {}
+            Some(Lineage::Nothing) => {
+                sql.push(" AND 1 = 0");
+            }
+            Some(Lineage::Parent(parent)) => {
+                sql.push(" AND parent_thread_id = ");
+                sql.push_bind(parent.clone());
+            }
+            Some(Lineage::Ancestor(ancestor)) => {
+                sql.push(
+                    " AND id IN (WITH RECURSIVE descendants(id) AS (\
+                     SELECT id FROM threads WHERE parent_thread_id = ",
+                );
+                sql.push_bind(ancestor.clone());
+                sql.push(
+                    " UNION SELECT t.id FROM threads t JOIN descendants d \
+                     ON t.parent_thread_id = d.id) SELECT id FROM descendants)",
+                );
+            }
+        }
         if let Some(cursor) = &query.cursor {
-            let (value, id) = parse_cursor(cursor)?;
-            sql.push(format!(" AND ({column} {cmp} "));
-            sql.push_bind(value);
-            sql.push(format!(" OR ({column} = "));
-            sql.push_bind(value);
-            sql.push(format!(" AND id {cmp} "));
-            sql.push_bind(id);
-            sql.push("))");
+            match parse_cursor(cursor)? {
+                (value, Some(id)) => {
+                    sql.push(format!(" AND ({column} {cmp} "));
+                    sql.push_bind(value);
+                    sql.push(format!(" OR ({column} = "));
+                    sql.push_bind(value);
+                    sql.push(format!(" AND id {cmp} "));
+                    sql.push_bind(id);
+                    sql.push("))");
+                }
+                (value, None) => {
+                    sql.push(format!(" AND {column} {cmp} "));
+                    sql.push_bind(value);
+                }
+            }
         }
         sql.push(format!(" ORDER BY {column} {order}, id {order} LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
 
         let rows = sql.build().fetch_all(&self.pool).await?;
         let mut out = rows.iter().map(decode_row).collect::<Result<Vec<_>, _>>()?;
-        let next = if out.len() > limit as usize {
+        let next_cursor = if out.len() > limit as usize {
             out.truncate(limit as usize);
-            out.last().map(|row| {
-                let value = match query.sort_key {
-                    ListSortKey::CreatedAt => row.created_at,
-                    ListSortKey::UpdatedAt => row.updated_at,
-                };
-                format!("{value}:{}", row.id)
-            })
+            out.last()
+                .map(|row| format!("{}:{}", query.sort_key.value(row), row.id))
         } else {
             None
         };
-        Ok((out, next))
+        // Anchored just before the first row's value, so paging back includes the rows that
+        // share it.
+        let backwards_cursor = out.first().map(|row| {
+            let value = query.sort_key.value(row);
+            match query.direction {
+                SortDirection::Desc => value.saturating_sub(1),
+                SortDirection::Asc => value.saturating_add(1),
+            }
+            .to_string()
+        });
+        Ok(ListPage {
+            rows: out,
+            next_cursor,
+            backwards_cursor,
+        })
     }
 }
 
@@ -178,13 +274,17 @@ pub(super) fn escape_like(term: &str) -> String {
     out
 }
 
-/// `"<sort value>:<id>"`.
-fn parse_cursor(cursor: &str) -> Result<(i64, String), StateError> {
+/// `"<sort value>:<id>"` (a next cursor: after that row) or `"<sort value>"` (a backwards
+/// cursor: after that value).
+fn parse_cursor(cursor: &str) -> Result<(i64, Option<String>), StateError> {
     let invalid = || StateError::InvalidCursor(cursor.to_string());
-    let (value, id) = cursor.split_once(':').ok_or_else(invalid)?;
+    let Some((value, id)) = cursor.split_once(':') else {
+        let value = i64::from_str(cursor).map_err(|_| invalid())?;
+        return Ok((value, None));
+    };
     let value = i64::from_str(value).map_err(|_| invalid())?;
     if id.is_empty() {
         return Err(invalid());
     }
-    Ok((value, id.to_string()))
+    Ok((value, Some(id.to_string())))
 }

@@ -45,6 +45,9 @@ pub struct ThreadRow {
     pub archived: bool,
     /// Source of a fork.
     pub forked_from_id: Option<ThreadId>,
+    /// Unix seconds of the last user activity: creation, then each turn started (the
+    /// `recency_at` sort key).
+    pub recency_at: i64,
 }
 
 impl ThreadRow {
@@ -53,6 +56,11 @@ impl ThreadRow {
         let thread = replay.thread(Some(path));
         let mut row = ThreadRow::from_thread(&thread, path, archived);
         row.updated_at = replay.updated_at;
+        row.recency_at = replay
+            .turns
+            .iter()
+            .filter_map(|turn| turn.started_at)
+            .fold(row.created_at, i64::max);
         row
     }
 
@@ -75,17 +83,23 @@ impl ThreadRow {
             updated_at: thread.updated_at,
             archived,
             forked_from_id: thread.forked_from_id.clone(),
+            recency_at: thread.recency_at.unwrap_or(thread.created_at),
+        }
+    }
+
+    /// The thread that spawned this one, when it is a spawned sub-agent thread.
+    pub fn parent_thread_id(&self) -> Option<&ThreadId> {
+        match &self.source {
+            SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+                parent_thread_id, ..
+            }) => Some(parent_thread_id),
+            _ => None,
         }
     }
 
     /// The wire thread for `thread/list` / `thread/read` (`turns: []`).
     pub fn to_thread(&self, status: ThreadStatus) -> Thread {
-        let parent_thread_id = match &self.source {
-            SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
-                parent_thread_id, ..
-            }) => Some(parent_thread_id.clone()),
-            _ => None,
-        };
+        let parent_thread_id = self.parent_thread_id().cloned();
         Thread {
             id: self.id.clone(),
             session_id: self.id.to_string(),
@@ -102,7 +116,7 @@ impl ThreadRow {
             reasoning_effort: self.reasoning_effort.clone(),
             created_at: self.created_at,
             updated_at: self.updated_at,
-            recency_at: None,
+            recency_at: Some(self.recency_at),
             status,
             path: Some(self.rollout_path.display().to_string()),
             cwd: self.cwd.clone(),

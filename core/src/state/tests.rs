@@ -30,6 +30,7 @@ fn row(n: usize, created_at: i64) -> ThreadRow {
         updated_at: created_at,
         archived: false,
         forked_from_id: None,
+        recency_at: created_at,
     }
 }
 
@@ -42,7 +43,7 @@ fn ids(rows: &[ThreadRow]) -> Vec<&str> {
 }
 
 async fn list_ids(db: &StateDb, query: ListQuery) -> Vec<String> {
-    let (rows, next) = db.list(&query).await.unwrap();
+    let (rows, next) = db.list(&query).await.unwrap().into_pair();
     assert_eq!(next, None, "fits in one page");
     rows.into_iter().map(|r| r.id.into_string()).collect()
 }
@@ -252,6 +253,7 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
     for n in 0..250 {
         let mut r = row(n, 10_000 + (n / 3) as i64);
         r.updated_at = 50_000 - (n / 4) as i64;
+        r.recency_at = 20_000 + (n % 9) as i64;
         db.upsert(&r).await.unwrap();
         all.push(r);
     }
@@ -260,11 +262,14 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
         (ListSortKey::CreatedAt, SortDirection::Asc),
         (ListSortKey::UpdatedAt, SortDirection::Desc),
         (ListSortKey::UpdatedAt, SortDirection::Asc),
+        (ListSortKey::RecencyAt, SortDirection::Desc),
+        (ListSortKey::RecencyAt, SortDirection::Asc),
     ] {
         let key = |r: &ThreadRow| {
             let value = match sort_key {
                 ListSortKey::CreatedAt => r.created_at,
                 ListSortKey::UpdatedAt => r.updated_at,
+                ListSortKey::RecencyAt => r.recency_at,
             };
             (value, r.id.to_string())
         };
@@ -286,7 +291,8 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
                     ..ListQuery::default()
                 })
                 .await
-                .unwrap();
+                .unwrap()
+                .into_pair();
             pages += 1;
             assert!(page.len() <= 7);
             seen.extend(page);
@@ -306,7 +312,8 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
             ..ListQuery::default()
         })
         .await
-        .unwrap();
+        .unwrap()
+        .into_pair();
     for n in 250..260 {
         db.upsert(&row(n, 99_999)).await.unwrap();
     }
@@ -320,7 +327,8 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
                 ..ListQuery::default()
             })
             .await
-            .unwrap();
+            .unwrap()
+            .into_pair();
         seen.extend(page.iter().map(|r| r.id.to_string()));
         cursor = next;
     }
@@ -329,7 +337,7 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
     assert_eq!(unique.len(), 250);
 
     // Limits: 0 = default, huge = capped.
-    let (page, _) = db.list(&ListQuery::default()).await.unwrap();
+    let (page, _) = db.list(&ListQuery::default()).await.unwrap().into_pair();
     assert_eq!(page.len(), DEFAULT_LIST_LIMIT as usize);
     let (page, next) = db
         .list(&ListQuery {
@@ -337,10 +345,11 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
             ..ListQuery::default()
         })
         .await
-        .unwrap();
+        .unwrap()
+        .into_pair();
     assert_eq!((page.len(), next), (260, None));
 
-    for bad in ["", "abc", "12", "x:thread-1", "12:"] {
+    for bad in ["", "abc", "x:thread-1", "12:"] {
         let err = db
             .list(&ListQuery {
                 cursor: Some(bad.into()),
@@ -450,7 +459,7 @@ async fn rebuild_from_rollouts_after_the_db_is_deleted() {
         report.skipped
     );
 
-    let (rows, _) = db.list(&ListQuery::default()).await.unwrap();
+    let (rows, _) = db.list(&ListQuery::default()).await.unwrap().into_pair();
     assert_eq!(ids(&rows), [id3.as_str(), id1.as_str()]);
     let first = db.get(&id1).await.unwrap().unwrap();
     assert_eq!(first.name.as_deref(), Some("first"));
@@ -476,7 +485,8 @@ async fn rebuild_from_rollouts_after_the_db_is_deleted() {
             ..ListQuery::default()
         })
         .await
-        .unwrap();
+        .unwrap()
+        .into_pair();
     assert_eq!(ids(&archived), [id2.as_str()]);
 
     // A row whose rollout is gone is dropped by the next rebuild.

@@ -142,6 +142,9 @@ impl ThreadActor {
                     let _ = reply.send(self.set_name(name).await);
                 }
                 Op::Compact { reply } => self.compact(reply).await,
+                Op::Tools { reply } => {
+                    let _ = reply.send(Arc::clone(&self.tools));
+                }
                 Op::Flush { reply } => {
                     let _ = self.flush_rollout(false).await;
                     let _ = reply.send(());
@@ -265,6 +268,11 @@ impl ThreadActor {
                 Some(self.thread.preview.as_str()),
             )
             .await
+        {
+            tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
+        }
+        if let Some(recency_at) = self.thread.recency_at
+            && let Err(err) = state.touch_recency(&self.thread.id, recency_at).await
         {
             tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
         }

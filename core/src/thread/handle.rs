@@ -155,6 +155,11 @@ pub enum Op {
         /// Answered once the name is on disk.
         reply: oneshot::Sender<Result<(), CoreError>>,
     },
+    /// The thread's tools (for its background terminals).
+    Tools {
+        /// The answer.
+        reply: oneshot::Sender<std::sync::Arc<crate::tools::runtime::ToolRuntime>>,
+    },
     /// Write everything recorded so far to the rollout.
     Flush {
         /// Answered once it is on disk.
@@ -243,6 +248,16 @@ impl ThreadHandle {
     pub async fn snapshot(&self) -> Result<ThreadSnapshot, CoreError> {
         let (tx, rx) = oneshot::channel();
         self.send(Op::Snapshot { reply: tx }).await?;
+        rx.await
+            .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// The thread's tools: its background terminals live there.
+    pub async fn tools(
+        &self,
+    ) -> Result<std::sync::Arc<crate::tools::runtime::ToolRuntime>, CoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Op::Tools { reply: tx }).await?;
         rx.await
             .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
     }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus};
+use weft_protocol::{
+    SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadReadState, ThreadStatus,
+};
 
 mod pages;
 
@@ -29,6 +31,18 @@ use crate::time::{new_thread_id, now_secs};
 
 /// How many rollout indexes the manager keeps for paging.
 const HISTORY_INDEXES: usize = 64;
+/// A `thread/list` page as the manager answers it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadList {
+    /// The threads, with live statuses.
+    pub threads: Vec<Thread>,
+    /// Cursor of the next page.
+    pub next_cursor: Option<String>,
+    /// Cursor for paging back with the opposite direction.
+    pub backwards_cursor: Option<String>,
+    /// The read states of `threads`, by id.
+    pub read_states: std::collections::BTreeMap<String, ThreadReadState>,
+}
 
 /// Creates and holds loaded threads.
 pub struct ThreadManager {
@@ -110,7 +124,7 @@ impl ThreadManager {
             reasoning_effort: settings.reasoning_effort.clone(),
             created_at: now,
             updated_at: now,
-            recency_at: None,
+            recency_at: Some(now),
             status: ThreadStatus::Idle,
             path: None,
             cwd: settings.cwd.display().to_string(),
@@ -341,16 +355,15 @@ impl ThreadManager {
     }
 
     /// `thread/list`: a page of the index, with live statuses for loaded threads.
-    pub async fn list_threads(
-        &self,
-        query: &ListQuery,
-    ) -> Result<(Vec<Thread>, Option<String>), CoreError> {
+    pub async fn list_threads(&self, query: &ListQuery) -> Result<ThreadList, CoreError> {
         let Some(state) = &self.services.state else {
-            return Ok((Vec::new(), None));
+            return Ok(ThreadList::default());
         };
-        let (rows, next) = state.list(query).await?;
-        let mut threads = Vec::with_capacity(rows.len());
-        for row in rows {
+        let page = state.list(query).await?;
+        let ids: Vec<ThreadId> = page.rows.iter().map(|row| row.id.clone()).collect();
+        let read_states = state.read_states(&ids).await?;
+        let mut threads = Vec::with_capacity(page.rows.len());
+        for row in page.rows {
             let status = match self.get(&row.id) {
                 Some(handle) => match handle.snapshot().await {
                     Ok(snapshot) => snapshot.thread.status,
@@ -360,7 +373,24 @@ impl ThreadManager {
             };
             threads.push(row.to_thread(status));
         }
-        Ok((threads, next))
+        Ok(ThreadList {
+            threads,
+            next_cursor: page.next_cursor,
+            backwards_cursor: page.backwards_cursor,
+            read_states,
+        })
+    }
+
+    /// A durable thread's read state; `None` for a thread the index does not hold (ephemeral
+    /// or unknown) or without a state DB.
+    pub async fn read_state(&self, id: &ThreadId) -> Result<Option<ThreadReadState>, CoreError> {
+        let Some(state) = &self.services.state else {
+            return Ok(None);
+        };
+        if state.get(id).await?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(state.read_state(id).await?))
     }
 
     /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn), then

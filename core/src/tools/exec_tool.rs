@@ -347,6 +347,7 @@ pub(crate) async fn exec_command(
                     script: request.cmd.clone(),
                     display: display.clone(),
                     cwd: item.cwd.clone(),
+                    item_id: call_id.to_string(),
                 },
             );
         }

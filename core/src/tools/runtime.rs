@@ -70,6 +70,8 @@ pub(crate) struct BackgroundCommand {
     pub display: String,
     /// Where it runs.
     pub cwd: String,
+    /// The `commandExecution` item (the `exec_command` call) that started it.
+    pub item_id: String,
 }
 
 /// The tools of one thread. Shared by its turns; state that outlives a turn (background

@@ -121,6 +121,7 @@ async fn check_steered_turn(h: &Harness, turn: &str, response: &Value, messages:
             "item/agentMessage/delta",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
+            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]

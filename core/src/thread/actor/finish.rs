@@ -136,6 +136,9 @@ impl ThreadActor {
         self.last_activity = Instant::now();
         self.index_thread().await;
         let leftover = active.shared.take_pending();
+        if status == TurnStatus::Completed && active.kind != Some(NonSteerableTurnKind::Compact) {
+            self.mark_unread(&turn.id).await;
+        }
         self.emit(ThreadEvent::StatusChanged(self.status())).await;
         if let Some(error) = &error {
             self.emit(ThreadEvent::Error {
@@ -157,6 +160,21 @@ impl ThreadActor {
         self.emit(ThreadEvent::TurnCompleted(view)).await;
         if !leftover.is_empty() && status != TurnStatus::Interrupted {
             self.start_with_leftover(leftover).await;
+        }
+    }
+
+    /// A completed turn leaves a read durable thread unread from that turn
+    /// (`thread/readState/changed`, before the thread goes idle).
+    async fn mark_unread(&self, turn_id: &weft_protocol::TurnId) {
+        let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
+            return;
+        };
+        match state.mark_turn_unread(&self.thread.id, turn_id).await {
+            Ok(Some(read_state)) => self.emit(ThreadEvent::ReadStateChanged(read_state)).await,
+            Ok(None) => {}
+            Err(err) => {
+                tracing::warn!(thread = %self.thread.id, %err, "cannot update the read state");
+            }
         }
     }
 

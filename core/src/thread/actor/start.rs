@@ -128,6 +128,7 @@ impl ThreadActor {
         }
         self.record_context();
         self.thread.updated_at = started_at;
+        self.thread.recency_at = Some(started_at);
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
         let mut started = turn;
@@ -178,6 +179,7 @@ impl ThreadActor {
             });
         }
         self.thread.updated_at = started_at;
+        self.thread.recency_at = Some(started_at);
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
         self.emit(ThreadEvent::TurnStarted(Turn::in_progress(

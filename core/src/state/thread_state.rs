@@ -1,0 +1,312 @@
+//! Per-thread state kept beside the index (docs/protocol.md §7.26): read receipts with their
+//! revisions (`thread_read_states`) and goals (`thread_goals`). Unlike the `threads` rows these
+//! are not derived from the rollouts; a rebuild keeps them (and drops those of threads whose
+//! rollout is gone).
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use weft_protocol::{
+    ThreadGoal, ThreadGoalStatus, ThreadId, ThreadReadState, ThreadReadStateOperation,
+    ThreadUnreadPosition, TurnId, wire_name,
+};
+
+use super::{StateDb, StateError};
+
+#[cfg(test)]
+mod tests;
+
+/// Why a read state update was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadStateError {
+    /// `expectedRevision` is not the current revision (the current state is attached).
+    #[error("read state changed")]
+    Conflict(ThreadReadState),
+    /// The DB failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+/// What `thread/goal/set` asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GoalUpdate {
+    /// A new objective (replaces the goal unless it is the current objective).
+    pub objective: Option<String>,
+    /// A new status.
+    pub status: Option<ThreadGoalStatus>,
+    /// A new token budget.
+    pub token_budget: Option<i64>,
+}
+
+/// Why a goal update was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum GoalError {
+    /// An objective that is empty once trimmed.
+    #[error("goal objective must not be empty")]
+    EmptyObjective,
+    /// A status or budget change for a thread without a goal.
+    #[error("cannot update goal for thread {0}: no goal exists")]
+    NoGoal(ThreadId),
+    /// The DB failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+fn new_revision() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+fn decode_read_state(
+    thread_id: &ThreadId,
+    row: Option<sqlx::sqlite::SqliteRow>,
+) -> Result<ThreadReadState, StateError> {
+    let Some(row) = row else {
+        return Ok(ThreadReadState::initial(thread_id));
+    };
+    let kind: Option<String> = row.try_get("first_unread")?;
+    let turn: Option<String> = row.try_get("first_unread_turn_id")?;
+    let first_unread = match (kind.as_deref(), turn) {
+        (Some("threadStart"), _) => Some(ThreadUnreadPosition::ThreadStart),
+        (Some("turn"), Some(turn_id)) => Some(ThreadUnreadPosition::Turn {
+            turn_id: TurnId::from(turn_id),
+        }),
+        _ => None,
+    };
+    Ok(ThreadReadState {
+        first_unread,
+        revision: row.try_get("revision")?,
+    })
+}
+
+fn encode_position(
+    position: Option<&ThreadUnreadPosition>,
+) -> (Option<&'static str>, Option<String>) {
+    match position {
+        None => (None, None),
+        Some(ThreadUnreadPosition::ThreadStart) => (Some("threadStart"), None),
+        Some(ThreadUnreadPosition::Turn { turn_id }) => (Some("turn"), Some(turn_id.to_string())),
+    }
+}
+
+impl StateDb {
+    /// A thread's read state (`initial:<id>`, read, when nobody marked it yet).
+    pub async fn read_state(&self, thread_id: &ThreadId) -> Result<ThreadReadState, StateError> {
+        let row = sqlx::query(
+            "SELECT first_unread, first_unread_turn_id, revision FROM thread_read_states \
+             WHERE thread_id = $1",
+        )
+        .bind(thread_id.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        decode_read_state(thread_id, row)
+    }
+
+    /// The read states of several threads, by id.
+    pub async fn read_states(
+        &self,
+        ids: &[ThreadId],
+    ) -> Result<BTreeMap<String, ThreadReadState>, StateError> {
+        let mut out = BTreeMap::new();
+        for id in ids {
+            out.insert(id.to_string(), self.read_state(id).await?);
+        }
+        Ok(out)
+    }
+
+    /// Apply a client's read/unread mark if `expected_revision` is the current revision; the
+    /// new state has a new revision.
+    pub async fn update_read_state(
+        &self,
+        thread_id: &ThreadId,
+        operation: ThreadReadStateOperation,
+        expected_revision: &str,
+    ) -> Result<ThreadReadState, ReadStateError> {
+        let position = match operation {
+            ThreadReadStateOperation::Read => None,
+            ThreadReadStateOperation::Unread => Some(ThreadUnreadPosition::ThreadStart),
+        };
+        let state = ThreadReadState {
+            first_unread: position,
+            revision: new_revision(),
+        };
+        if self
+            .replace_read_state(thread_id, &state, expected_revision)
+            .await?
+        {
+            Ok(state)
+        } else {
+            Err(ReadStateError::Conflict(self.read_state(thread_id).await?))
+        }
+    }
+
+    /// A turn completed: a read thread becomes unread from that turn (new revision). `None`
+    /// when the thread already was unread (its first unread position stays).
+    pub async fn mark_turn_unread(
+        &self,
+        thread_id: &ThreadId,
+        turn_id: &TurnId,
+    ) -> Result<Option<ThreadReadState>, StateError> {
+        let current = self.read_state(thread_id).await?;
+        if current.first_unread.is_some() {
+            return Ok(None);
+        }
+        let state = ThreadReadState {
+            first_unread: Some(ThreadUnreadPosition::Turn {
+                turn_id: turn_id.clone(),
+            }),
+            revision: new_revision(),
+        };
+        let done = self
+            .replace_read_state(thread_id, &state, &current.revision)
+            .await?;
+        Ok(done.then_some(state))
+    }
+
+    /// Write `state` when the current revision is `expected`; `false` when it is not.
+    async fn replace_read_state(
+        &self,
+        thread_id: &ThreadId,
+        state: &ThreadReadState,
+        expected: &str,
+    ) -> Result<bool, StateError> {
+        let (kind, turn) = encode_position(state.first_unread.as_ref());
+        let initial = ThreadReadState::initial(thread_id).revision;
+        let mut tx = self.pool.begin().await?;
+        // The row of a never-marked thread holds its initial revision.
+        sqlx::query(
+            "INSERT INTO thread_read_states (thread_id, first_unread, first_unread_turn_id, \
+             revision) VALUES ($1, NULL, NULL, $2) ON CONFLICT (thread_id) DO NOTHING",
+        )
+        .bind(thread_id.as_str())
+        .bind(&initial)
+        .execute(&mut *tx)
+        .await?;
+        let done = sqlx::query(
+            "UPDATE thread_read_states SET first_unread = $1, first_unread_turn_id = $2, \
+             revision = $3 WHERE thread_id = $4 AND revision = $5",
+        )
+        .bind(kind)
+        .bind(turn)
+        .bind(&state.revision)
+        .bind(thread_id.as_str())
+        .bind(expected)
+        .execute(&mut *tx)
+        .await?;
+        let matched = done.rows_affected() > 0;
+        if matched {
+            tx.commit().await?;
+        } else {
+            tx.rollback().await?;
+        }
+        Ok(matched)
+    }
+
+    /// A thread's goal.
+    pub async fn goal(&self, thread_id: &ThreadId) -> Result<Option<ThreadGoal>, StateError> {
+        let row = sqlx::query(
+            "SELECT objective, status, token_budget, tokens_used, time_used_seconds, created_at, \
+             updated_at FROM thread_goals WHERE thread_id = $1",
+        )
+        .bind(thread_id.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let status: String = row.try_get("status")?;
+        let status =
+            serde_json::from_value(serde_json::Value::String(status)).map_err(|source| {
+                StateError::Corrupt {
+                    id: thread_id.to_string(),
+                    source,
+                }
+            })?;
+        Ok(Some(ThreadGoal {
+            thread_id: thread_id.clone(),
+            objective: row.try_get("objective")?,
+            status,
+            token_budget: row.try_get("token_budget")?,
+            tokens_used: row.try_get("tokens_used")?,
+            time_used_seconds: row.try_get("time_used_seconds")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+        }))
+    }
+
+    /// Create, replace or update a thread's goal (`now` in Unix seconds): a new objective makes
+    /// a new goal (`active` unless a status is given, counters at zero); the current objective
+    /// or none updates the goal's status and budget.
+    pub async fn set_goal(
+        &self,
+        thread_id: &ThreadId,
+        update: GoalUpdate,
+        now: i64,
+    ) -> Result<ThreadGoal, GoalError> {
+        if update
+            .objective
+            .as_deref()
+            .is_some_and(|o| o.trim().is_empty())
+        {
+            return Err(GoalError::EmptyObjective);
+        }
+        let current = self.goal(thread_id).await?;
+        let goal = match (current, update.objective) {
+            (Some(goal), Some(objective)) if objective != goal.objective => ThreadGoal {
+                thread_id: thread_id.clone(),
+                objective,
+                status: update.status.unwrap_or(ThreadGoalStatus::Active),
+                token_budget: update.token_budget,
+                tokens_used: 0,
+                time_used_seconds: 0,
+                created_at: now,
+                updated_at: now,
+            },
+            (Some(mut goal), _) => {
+                goal.status = update.status.unwrap_or(goal.status);
+                goal.token_budget = update.token_budget.or(goal.token_budget);
+                goal.updated_at = now;
+                goal
+            }
+            (None, Some(objective)) => ThreadGoal {
+                thread_id: thread_id.clone(),
+                objective,
+                status: update.status.unwrap_or(ThreadGoalStatus::Active),
+                token_budget: update.token_budget,
+                tokens_used: 0,
+                time_used_seconds: 0,
+                created_at: now,
+                updated_at: now,
+            },
+            (None, None) => return Err(GoalError::NoGoal(thread_id.clone())),
+        };
+        sqlx::query(
+            "INSERT INTO thread_goals (thread_id, objective, status, token_budget, tokens_used, \
+             time_used_seconds, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (thread_id) DO UPDATE SET objective = excluded.objective, \
+             status = excluded.status, token_budget = excluded.token_budget, \
+             tokens_used = excluded.tokens_used, time_used_seconds = excluded.time_used_seconds, \
+             created_at = excluded.created_at, updated_at = excluded.updated_at",
+        )
+        .bind(thread_id.as_str())
+        .bind(&goal.objective)
+        .bind(wire_name(&goal.status).unwrap_or_default())
+        .bind(goal.token_budget)
+        .bind(goal.tokens_used)
+        .bind(goal.time_used_seconds)
+        .bind(goal.created_at)
+        .bind(goal.updated_at)
+        .execute(&self.pool)
+        .await
+        .map_err(StateError::from)?;
+        Ok(goal)
+    }
+
+    /// Remove a thread's goal. `false` when it had none.
+    pub async fn clear_goal(&self, thread_id: &ThreadId) -> Result<bool, StateError> {
+        let done = sqlx::query("DELETE FROM thread_goals WHERE thread_id = $1")
+            .bind(thread_id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}

@@ -1,0 +1,367 @@
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use weft_protocol::{ReasoningEffort, SessionSource, SortDirection, SubAgentSource};
+
+use super::*;
+use crate::state::{Lineage, ListQuery, ListSortKey, ThreadRow};
+
+fn row(id: &str, created_at: i64, source: SessionSource) -> ThreadRow {
+    ThreadRow {
+        id: ThreadId::from(id),
+        rollout_path: PathBuf::from(format!("/home/sessions/{id}.jsonl")),
+        cwd: "/work/a".into(),
+        model: Some("gpt-test".into()),
+        model_provider: "openai".into(),
+        reasoning_effort: Some(ReasoningEffort::new("low")),
+        source,
+        originator: Some("client".into()),
+        cli_version: "0.1.0".into(),
+        thread_source: None,
+        preview: String::new(),
+        name: None,
+        created_at,
+        updated_at: created_at,
+        archived: false,
+        forked_from_id: None,
+        recency_at: created_at,
+    }
+}
+
+fn spawned_by(parent: &str) -> SessionSource {
+    SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+        parent_thread_id: ThreadId::from(parent),
+        depth: 1,
+        agent_path: None,
+        agent_nickname: None,
+        agent_role: None,
+    })
+}
+
+fn query() -> ListQuery {
+    ListQuery {
+        source_kinds: Some(vec!["vscode".into(), "subAgent".into()]),
+        ..ListQuery::default()
+    }
+}
+
+async fn ids(db: &StateDb, query: ListQuery) -> Vec<String> {
+    let page = db.list(&query).await.unwrap();
+    page.rows.into_iter().map(|r| r.id.into_string()).collect()
+}
+
+#[tokio::test]
+async fn read_state_revisions_guard_updates() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    let id = ThreadId::from("t1");
+    let initial = db.read_state(&id).await.unwrap();
+    assert_eq!(initial, ThreadReadState::initial(&id));
+
+    let turn = TurnId::from("u1");
+    let unread = db.mark_turn_unread(&id, &turn).await.unwrap().unwrap();
+    assert_eq!(
+        unread.first_unread,
+        Some(ThreadUnreadPosition::Turn {
+            turn_id: turn.clone()
+        })
+    );
+    assert_ne!(unread.revision, initial.revision);
+    // Already unread: the first unread turn stays, nothing changes.
+    assert!(
+        db.mark_turn_unread(&id, &"u2".into())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(db.read_state(&id).await.unwrap(), unread);
+
+    // A stale revision is refused with the current state.
+    match db
+        .update_read_state(&id, ThreadReadStateOperation::Read, &initial.revision)
+        .await
+    {
+        Err(ReadStateError::Conflict(current)) => assert_eq!(current, unread),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let read = db
+        .update_read_state(&id, ThreadReadStateOperation::Read, &unread.revision)
+        .await
+        .unwrap();
+    assert_eq!(read.first_unread, None);
+    assert_eq!(db.read_state(&id).await.unwrap(), read);
+    let again = db
+        .update_read_state(&id, ThreadReadStateOperation::Unread, &read.revision)
+        .await
+        .unwrap();
+    assert_eq!(again.first_unread, Some(ThreadUnreadPosition::ThreadStart));
+    assert_ne!(again.revision, read.revision);
+    // The initial revision of a never-marked thread is accepted.
+    let other = ThreadId::from("t2");
+    let marked = db
+        .update_read_state(
+            &other,
+            ThreadReadStateOperation::Unread,
+            &ThreadReadState::initial(&other).revision,
+        )
+        .await
+        .unwrap();
+    assert_eq!(marked.first_unread, Some(ThreadUnreadPosition::ThreadStart));
+}
+
+#[tokio::test]
+async fn goals_are_created_updated_replaced_and_cleared() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    db.upsert(&row("t1", 10, SessionSource::Vscode))
+        .await
+        .unwrap();
+    let id = ThreadId::from("t1");
+    assert_eq!(db.goal(&id).await.unwrap(), None);
+    let status_only = GoalUpdate {
+        status: Some(ThreadGoalStatus::Paused),
+        ..GoalUpdate::default()
+    };
+    match db.set_goal(&id, status_only.clone(), 100).await {
+        Err(err @ GoalError::NoGoal(_)) => assert_eq!(
+            err.to_string(),
+            "cannot update goal for thread t1: no goal exists"
+        ),
+        other => panic!("expected NoGoal, got {other:?}"),
+    }
+    let blank = GoalUpdate {
+        objective: Some("  ".into()),
+        ..GoalUpdate::default()
+    };
+    assert!(matches!(
+        db.set_goal(&id, blank, 100).await,
+        Err(GoalError::EmptyObjective)
+    ));
+
+    let created = db
+        .set_goal(
+            &id,
+            GoalUpdate {
+                objective: Some("Ship it".into()),
+                ..GoalUpdate::default()
+            },
+            100,
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.status, ThreadGoalStatus::Active);
+    assert_eq!((created.created_at, created.updated_at), (100, 100));
+    assert_eq!(created.token_budget, None);
+
+    let paused = db.set_goal(&id, status_only, 105).await.unwrap();
+    assert_eq!(paused.status, ThreadGoalStatus::Paused);
+    assert_eq!((paused.created_at, paused.updated_at), (100, 105));
+    let budget = db
+        .set_goal(
+            &id,
+            GoalUpdate {
+                token_budget: Some(1000),
+                ..GoalUpdate::default()
+            },
+            106,
+        )
+        .await
+        .unwrap();
+    assert_eq!(budget.token_budget, Some(1000));
+    assert_eq!(budget.status, ThreadGoalStatus::Paused);
+    assert_eq!(db.goal(&id).await.unwrap(), Some(budget));
+
+    let replaced = db
+        .set_goal(
+            &id,
+            GoalUpdate {
+                objective: Some("Again".into()),
+                status: Some(ThreadGoalStatus::Complete),
+                token_budget: None,
+            },
+            110,
+        )
+        .await
+        .unwrap();
+    assert_eq!(replaced.objective, "Again");
+    assert_eq!(replaced.status, ThreadGoalStatus::Complete);
+    assert_eq!((replaced.created_at, replaced.token_budget), (110, None));
+
+    assert!(db.clear_goal(&id).await.unwrap());
+    assert!(!db.clear_goal(&id).await.unwrap());
+    assert_eq!(db.goal(&id).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn deleting_a_thread_forgets_its_state() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    db.upsert(&row("t1", 10, SessionSource::Vscode))
+        .await
+        .unwrap();
+    let id = ThreadId::from("t1");
+    let goal = GoalUpdate {
+        objective: Some("Ship it".into()),
+        ..GoalUpdate::default()
+    };
+    db.set_goal(&id, goal, 1).await.unwrap();
+    db.mark_turn_unread(&id, &"u".into()).await.unwrap();
+    assert!(db.delete(&id).await.unwrap());
+    assert_eq!(db.goal(&id).await.unwrap(), None);
+    assert_eq!(
+        db.read_state(&id).await.unwrap(),
+        ThreadReadState::initial(&id)
+    );
+}
+
+#[tokio::test]
+async fn id_lineage_and_nothing_filters() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    db.upsert(&row("root", 1, SessionSource::Vscode))
+        .await
+        .unwrap();
+    db.upsert(&row("child", 2, spawned_by("root")))
+        .await
+        .unwrap();
+    db.upsert(&row("grandchild", 3, spawned_by("child")))
+        .await
+        .unwrap();
+    db.upsert(&row("other", 4, SessionSource::Vscode))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        ids(&db, query()).await,
+        ["other", "grandchild", "child", "root"]
+    );
+    let only = ListQuery {
+        included_ids: Some(vec!["root".into(), "other".into(), "missing".into()]),
+        ..query()
+    };
+    assert_eq!(ids(&db, only).await, ["other", "root"]);
+    let none = ListQuery {
+        included_ids: Some(Vec::new()),
+        ..query()
+    };
+    assert!(ids(&db, none).await.is_empty());
+    let without = ListQuery {
+        excluded_ids: vec!["other".into(), "child".into()],
+        ..query()
+    };
+    assert_eq!(ids(&db, without).await, ["grandchild", "root"]);
+    let parent = ListQuery {
+        lineage: Some(Lineage::Parent("root".into())),
+        ..query()
+    };
+    assert_eq!(ids(&db, parent).await, ["child"]);
+    let ancestor = ListQuery {
+        lineage: Some(Lineage::Ancestor("root".into())),
+        ..query()
+    };
+    assert_eq!(ids(&db, ancestor).await, ["grandchild", "child"]);
+    let nothing = ListQuery {
+        lineage: Some(Lineage::Nothing),
+        ..query()
+    };
+    assert!(ids(&db, nothing).await.is_empty());
+}
+
+#[tokio::test]
+async fn backwards_cursor_pages_back_including_the_first_row() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    for (n, recency) in [(1, 10), (2, 20), (3, 20), (4, 30), (5, 40)] {
+        let mut r = row(&format!("t{n}"), n, SessionSource::Vscode);
+        r.recency_at = recency;
+        db.upsert(&r).await.unwrap();
+    }
+    let first = db
+        .list(&ListQuery {
+            limit: 2,
+            sort_key: ListSortKey::RecencyAt,
+            ..query()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&first.rows), ["t5", "t4"]);
+    assert_eq!(first.backwards_cursor.as_deref(), Some("39"));
+    let second = db
+        .list(&ListQuery {
+            limit: 2,
+            sort_key: ListSortKey::RecencyAt,
+            cursor: first.next_cursor.clone(),
+            ..query()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&second.rows), ["t3", "t2"]);
+    // Back from the second page, ascending: its first row's value and everything newer.
+    let back = db
+        .list(&ListQuery {
+            sort_key: ListSortKey::RecencyAt,
+            direction: SortDirection::Asc,
+            cursor: second.backwards_cursor.clone(),
+            ..query()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids_of(&back.rows), ["t2", "t3", "t4", "t5"]);
+    let empty = db
+        .list(&ListQuery {
+            lineage: Some(Lineage::Nothing),
+            ..query()
+        })
+        .await
+        .unwrap();
+    assert_eq!((empty.next_cursor, empty.backwards_cursor), (None, None));
+}
+
+fn ids_of(rows: &[ThreadRow]) -> Vec<&str> {
+    rows.iter().map(|r| r.id.as_str()).collect()
+}
+
+/// A DB made by the first migration only is upgraded in place when opened: rows keep their
+/// data, get `recency_at = updated_at` and their spawn parent.
+#[tokio::test]
+async fn an_old_database_upgrades_in_place() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(crate::state::STATE_DB_FILE);
+    {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = sqlx::sqlite::SqlitePool::connect_with(options)
+            .await
+            .unwrap();
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.migrations = Cow::Owned(migrator.migrations[..1].to_vec());
+        migrator.run(&pool).await.unwrap();
+        let source = serde_json::to_string(&spawned_by("root")).unwrap();
+        sqlx::query(
+            "INSERT INTO threads (id, rollout_path, cwd, model_provider, source, source_json, \
+             cli_version, created_at, updated_at) VALUES \
+             ('child', '/r.jsonl', '/w', 'openai', 'subAgentThreadSpawn', $1, '0.1.0', 5, 9)",
+        )
+        .bind(source)
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+    }
+    let db = StateDb::open(home.path()).await.unwrap();
+    let child = db.get(&ThreadId::from("child")).await.unwrap().unwrap();
+    assert_eq!(
+        (child.created_at, child.updated_at, child.recency_at),
+        (5, 9, 9)
+    );
+    let parent = ListQuery {
+        lineage: Some(Lineage::Parent("root".into())),
+        ..query()
+    };
+    assert_eq!(ids(&db, parent).await, ["child"]);
+    assert_eq!(
+        db.read_state(&child.id).await.unwrap(),
+        ThreadReadState::initial(&child.id)
+    );
+}
