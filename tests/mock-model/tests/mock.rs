@@ -397,6 +397,10 @@ async fn standing_replies_answer_matching_requests_without_the_queue() {
     assert_eq!(mock.remaining_scripts(), 1);
     let response = post(&mock, "/responses", json!({})).await;
     assert!(response.text().await.unwrap().contains("queued"));
-    assert_eq!(mock.requests().len(), 1, "standing replies are not queue requests");
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "standing replies are not queue requests"
+    );
     assert_eq!(mock.all_requests().len(), 3);
 }
