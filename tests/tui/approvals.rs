@@ -6,7 +6,7 @@
 use weft_mock_model::Reply;
 use weft_test_support::Tui;
 
-use crate::{Session, exec_call, patch_call, wait_idle};
+use crate::{Session, exec_call, patch_call, wait_idle, wait_turn_done};
 
 const COMMAND_OVERLAY: &str = "Would you like to run the following command?";
 const PATCH_OVERLAY: &str = "Would you like to make the following edits?";
@@ -44,8 +44,7 @@ async fn command_overlay(file: &str) -> (Session, Tui, String) {
 async fn command_approved() {
     let (s, tui, screen) = command_overlay("approved.txt").await;
     choose(&tui, &screen, "Yes, proceed");
-    tui.wait_for_text("Done with the file.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Done with the file.").await;
     assert!(s.path("approved.txt").exists());
 }
 
@@ -62,8 +61,7 @@ async fn command_declined() {
 async fn command_approved_for_session() {
     let (s, tui, screen) = command_overlay("again.txt").await;
     choose(&tui, &screen, "don't ask again");
-    tui.wait_for_text("Done with the file.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Done with the file.").await;
     std::fs::remove_file(s.path("again.txt")).unwrap();
     // The same command in the next turn runs without asking.
     s.push(exec_call("call_again", "touch again.txt"));
@@ -97,8 +95,7 @@ async fn patch_overlay() -> (Session, Tui, String) {
 async fn patch_approved() {
     let (s, tui, screen) = patch_overlay().await;
     choose(&tui, &screen, "Yes, proceed");
-    tui.wait_for_text("Done with the patch.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Done with the patch.").await;
     assert_eq!(
         std::fs::read_to_string(s.path("hello.txt")).unwrap(),
         "hello from the patch\n"
@@ -118,8 +115,7 @@ async fn patch_declined() {
 async fn patch_approved_for_session() {
     let (s, tui, screen) = patch_overlay().await;
     choose(&tui, &screen, "don't ask again");
-    tui.wait_for_text("Done with the patch.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Done with the patch.").await;
     // A later patch to the same file applies without asking.
     let update = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello from the patch\n+hello again\n*** End Patch\n";
     s.push(patch_call("call_update", update));

@@ -128,6 +128,21 @@ pub async fn wait_idle(tui: &Tui) -> String {
     .await
 }
 
+/// Wait until the turn that ends with `answer` is over: the answer shows and, below it, the
+/// TUI's `Worked for …` line that closes a finished turn.
+pub async fn wait_turn_done(tui: &Tui, answer: &str) -> String {
+    tui.wait_for_screen(&format!("`{answer}` and the end of its turn"), |s| {
+        let Some(at) = s.rfind(answer) else {
+            return false;
+        };
+        s[at..]
+            .lines()
+            .any(|l| l.trim_start().starts_with("Worked for"))
+            && !s.contains("esc to interrupt")
+    })
+    .await
+}
+
 /// A mock reply calling `exec_command` with `{"cmd": cmd}`.
 pub fn exec_call(call_id: &str, cmd: &str) -> Reply {
     Reply::new().function_call(call_id, "exec_command", json!({ "cmd": cmd }).to_string())

@@ -5,7 +5,7 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::{Client, Tui};
 
-use crate::{Session, wait_idle, wait_ready};
+use crate::{Session, wait_idle, wait_ready, wait_turn_done};
 
 /// A thread in the workspace with one finished turn and a name, made by a plain client.
 async fn named_thread(client: &mut Client, s: &Session, prompt: &str, name: &str) -> String {
@@ -44,8 +44,7 @@ async fn earlier_conversation(s: &Session) {
     ] {
         s.push(Reply::new().text(answer));
         tui.submit(prompt).await;
-        tui.wait_for_text(answer).await;
-        wait_idle(&tui).await;
+        wait_turn_done(&tui, answer).await;
     }
     drop(tui);
 }
@@ -107,12 +106,10 @@ async fn fork_last_copies_the_conversation_into_a_new_thread() {
     earlier_conversation(&s).await;
     let tui: Tui = s.tui(&["fork", "--last"]);
     tui.wait_for_text("I will remember kiwi.").await;
-    tui.wait_for_text("Plum is noted too.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Plum is noted too.").await;
     s.push(Reply::new().text("Forked and answering."));
     tui.submit("Go on in the fork").await;
-    tui.wait_for_text("Forked and answering.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Forked and answering.").await;
     let requests = s.wait_for_requests(3).await;
     let users = requests[2].message_texts("user").join("\n");
     assert!(users.contains("And the word plum"), "{users}");

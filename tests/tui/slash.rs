@@ -4,14 +4,13 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::Tui;
 
-use crate::{Session, wait_idle};
+use crate::{Session, wait_idle, wait_turn_done};
 
 /// Run one prompt to its answer.
 async fn one_turn(s: &Session, tui: &Tui, prompt: &str, answer: &str) {
     s.push(Reply::new().text(answer));
     tui.submit(prompt).await;
-    tui.wait_for_text(answer).await;
-    wait_idle(tui).await;
+    wait_turn_done(tui, answer).await;
 }
 
 /// Type a slash command and run it (the first Enter may only pick it from the popup).
@@ -60,10 +59,7 @@ async fn rename_sets_the_thread_name() {
     slash(&tui, "/rename").await;
     tui.wait_for_text("Rename thread").await;
     // The suggestion (a title side request) fills the field; wait for it before clearing.
-    tui.wait_for_screen("the title suggestion done", |screen| {
-        !screen.contains("Generating a title suggestion")
-    })
-    .await;
+    tui.wait_for_text("Suggested from this conversation").await;
     tui.press("C-u");
     tui.submit("Renamed by the test").await;
     tui.wait_for_screen("the new name in the footer", |screen| {

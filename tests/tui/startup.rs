@@ -8,8 +8,9 @@ use weft_mock_model::Reply;
 async fn starts_clean_and_answers_a_prompt() {
     let s = Session::start("on-request").await;
     let tui = s.tui(&[]);
-    let screen = wait_ready(&tui).await;
-    assert!(screen.contains("mock-model"), "the model is not shown");
+    wait_ready(&tui).await;
+    // The footer names the model once `model/list` and `thread/start` are answered.
+    let screen = tui.wait_for_text("mock-model").await;
     assert!(
         screen.contains(&s.client.workspace().display().to_string()),
         "the workspace is not shown"

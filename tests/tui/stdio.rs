@@ -1,7 +1,8 @@
 //! The TUI's start-up sequence over stdio with `experimentalApi: true`, as an editor
 //! extension starts the app server as a child: every request the Codex TUI 0.171.0 sent the
 //! reference at start-up and for its first turn (`fixtures/tui-startup.jsonl`, captured, with
-//! the workspace and thread id as placeholders), in order, each answered without an error.
+//! the workspace and thread id as placeholders), in order, each answered as the reference
+//! answered it (`expect`: a result, or the reference's error code and message).
 
 use serde_json::{Value, json};
 use weft_mock_model::{MockModel, Reply};
@@ -37,17 +38,36 @@ async fn the_tui_startup_sequence_over_stdio() {
             .replace("{{CWD}}", &cwd)
             .replace("{{THREAD_ID}}", &thread_id);
         let mut message: Value = serde_json::from_str(&text).unwrap();
+        let expect = message
+            .as_object_mut()
+            .and_then(|m| m.remove("expect"))
+            .unwrap();
         let method = message["method"].as_str().unwrap().to_owned();
         let id = json!(format!("startup-{n}"));
         message["id"] = id.clone();
         client.send_json(message).await;
-        let result = client
-            .response_to(&id)
-            .await
-            .unwrap_or_else(|err| panic!("request {n} `{method}` failed: {err}"));
-        if method == "thread/start" {
-            thread_id = result["thread"]["id"].as_str().unwrap().to_owned();
-            assert_eq!(result["cwd"], cwd.as_str(), "thread/start without a cwd");
+        let answer = client.response_to(&id).await;
+        match (&expect["error"], answer) {
+            (Value::Null, Ok(result)) => {
+                if method == "thread/start" {
+                    thread_id = result["thread"]["id"].as_str().unwrap().to_owned();
+                    assert_eq!(result["cwd"], cwd.as_str(), "thread/start without a cwd");
+                }
+            }
+            (Value::Null, Err(err)) => panic!("request {n} `{method}` failed: {err}"),
+            (error, Ok(result)) => {
+                panic!("request {n} `{method}`: the reference answers {error}, Weft {result}")
+            }
+            (error, Err(err)) => {
+                assert_eq!(
+                    (err.code, err.message.as_str()),
+                    (
+                        error["code"].as_i64().unwrap(),
+                        error["message"].as_str().unwrap()
+                    ),
+                    "request {n} `{method}`: not the reference's error"
+                );
+            }
         }
     }
     assert!(!thread_id.is_empty(), "the sequence has no thread/start");

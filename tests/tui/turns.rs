@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use weft_mock_model::{Gate, Reply};
+use weft_test_support::tui::composer_line;
 
-use crate::{REQUEST_TIMEOUT, Session, exec_call, wait_idle};
+use crate::{REQUEST_TIMEOUT, Session, exec_call, wait_idle, wait_turn_done};
 
 /// Under `on-request` a sandboxed command runs without asking; its output goes to the model.
 #[tokio::test]
@@ -15,8 +16,7 @@ async fn a_prompt_runs_a_command_and_answers() {
     s.push(exec_call("call_echo", "echo tui-marker-41"));
     s.push(Reply::new().text("The command printed the marker."));
     tui.submit("Run the echo").await;
-    tui.wait_for_text("The command printed the marker.").await;
-    let screen = wait_idle(&tui).await;
+    let screen = wait_turn_done(&tui, "The command printed the marker.").await;
     assert!(
         screen.contains("echo tui-marker-41"),
         "the command is not shown"
@@ -69,15 +69,21 @@ async fn typing_during_a_turn_steers_it() {
     gate.wait_reached(REQUEST_TIMEOUT).await.unwrap();
     tui.wait_for_text("esc to interrupt").await;
     tui.submit("Also mention kiwis").await;
-    // The steer is shown as pending until the model's next request takes it.
-    tui.wait_for_screen("the pending steer", |s| {
+    // The TUI shows the steer (pending, or in the transcript) once it is sent; the model
+    // still holds its first stream.
+    tui.wait_for_screen("the steer outside the composer", |s| {
+        let composer = composer_line(s);
         s.lines()
-            .any(|l| l.contains("Also mention kiwis") && !l.starts_with('›'))
+            .any(|l| l.contains("Also mention kiwis") && Some(l) != composer)
     })
     .await;
+    assert_eq!(
+        s.mock.requests().len(),
+        1,
+        "the turn went on before the steer"
+    );
     gate.release();
-    tui.wait_for_text("Steered answer.").await;
-    wait_idle(&tui).await;
+    wait_turn_done(&tui, "Steered answer.").await;
     let requests = s.wait_for_requests(2).await;
     let users = requests[1].message_texts("user");
     assert!(

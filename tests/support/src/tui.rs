@@ -176,7 +176,10 @@ impl Tui {
         self.tmux(&["send-keys", "-t", TARGET, key]);
     }
 
-    /// Type `text`, wait until it shows on the screen, then press Enter.
+    /// Type `text`, wait until it shows on the screen, then press Enter; returns once the
+    /// composer no longer holds it. An Enter the TUI drops while it is still switching state
+    /// (right after `/new`, say) leaves the text in the composer: then Enter is pressed once
+    /// more (only then: a taken Enter empties the composer, so nothing is sent twice).
     pub async fn submit(&self, text: &str) {
         self.type_text(text);
         // The composer shows what was typed (long text wraps: look for its start).
@@ -184,6 +187,18 @@ impl Tui {
         self.wait_for_screen(&format!("the typed text `{head}`"), |s| s.contains(&head))
             .await;
         self.press("Enter");
+        let taken = |s: &str| composer_line(s).is_none_or(|line| !line.contains(&head));
+        let retry_after = Duration::from_secs(3);
+        let deadline = Instant::now() + retry_after;
+        while Instant::now() < deadline {
+            if taken(&self.screen()) {
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        self.press("Enter");
+        self.wait_for_screen(&format!("the composer to take `{head}`"), taken)
+            .await;
     }
 
     /// `Some(exit code)` once the client has exited (the pane stays).
@@ -254,6 +269,11 @@ impl Drop for Tui {
             .args(["-L", &self.socket, "kill-server"])
             .output();
     }
+}
+
+/// The composer's line: the last line starting with `›`.
+pub fn composer_line(screen: &str) -> Option<&str> {
+    screen.lines().rev().find(|l| l.starts_with('›'))
 }
 
 /// Fail clearly when tmux is not installed.
