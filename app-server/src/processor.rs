@@ -22,13 +22,16 @@ use crate::state::AppState;
 use crate::subscriptions::Resolution;
 use crate::transport::ingress::{IncomingMessage, IngressEvent};
 
+/// Experimental params Weft implements: they still require `experimentalApi`
+/// (docs/protocol.md §4.2).
+const EXPERIMENTAL_SUPPORTED_PARAMS: &[(&str, &[&str])] = &[("thread/start", &["dynamicTools"])];
+
 /// Params that are experimental in the reference (docs/protocol.md §4.2): rejected without
 /// `experimentalApi`, and with it rejected as unsupported, since Weft does not implement them.
 const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
     (
         "thread/start",
         &[
-            "dynamicTools",
             "permissions",
             "environments",
             "historyMode",
@@ -181,6 +184,7 @@ async fn handle_request(
 /// errors, then `initialize` (required first, accepted once), then experimental params.
 fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequest, JsonRpcError> {
     let experimental = experimental_param(method, &raw);
+    let gated = first_param(EXPERIMENTAL_SUPPORTED_PARAMS, method, &raw);
     let request = decode(raw)?;
     let is_initialize = matches!(request, ClientRequest::Initialize { .. });
     match (connection.initialize_choices(), is_initialize) {
@@ -188,7 +192,12 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
         (None, false) => Err(JsonRpcError::invalid_request("Not initialized")),
         (Some(_), true) => Err(JsonRpcError::invalid_request("Already initialized")),
         (Some(choices), false) => match experimental {
-            None => Ok(request),
+            None => match gated {
+                Some(param) if !choices.experimental_api => Err(JsonRpcError::invalid_request(
+                    format!("{param} requires experimentalApi capability"),
+                )),
+                _ => Ok(request),
+            },
             Some(param) if choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
                 "{param} is not supported by Weft"
             ))),
@@ -350,19 +359,24 @@ fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
 /// The first experimental param present in a request (`method.field`), if any.
 fn experimental_param(method: &str, raw: &Value) -> Option<String> {
     let params = raw.get("params")?;
+    first_param(EXPERIMENTAL_PARAMS, method, raw).or_else(|| {
+        params
+            .get("approvalPolicy")
+            .is_some_and(|p| p.get("granular").is_some())
+            .then(|| "askForApproval.granular".to_string())
+    })
+}
+
+/// The first param of `table` present (not null) in a request of `method`, as `method.field`.
+fn first_param(table: &[(&str, &[&str])], method: &str, raw: &Value) -> Option<String> {
+    let params = raw.get("params")?;
     let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
-    EXPERIMENTAL_PARAMS
+    table
         .iter()
         .filter(|(m, _)| *m == method)
         .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
         .find(|(_, field)| present(field))
         .map(|(m, field)| format!("{m}.{field}"))
-        .or_else(|| {
-            params
-                .get("approvalPolicy")
-                .is_some_and(|p| p.get("granular").is_some())
-                .then(|| "askForApproval.granular".to_string())
-        })
 }
 
 #[cfg(test)]
@@ -406,6 +420,28 @@ mod tests {
         assert_eq!(
             err.message,
             "thread/start.dynamicTools requires experimentalApi capability"
+        );
+    }
+
+    #[test]
+    fn dynamic_tools_are_served_with_the_opt_in() {
+        use tokio_util::sync::CancellationToken;
+
+        use crate::connection::{Backpressure, InitializeChoices};
+
+        let (connection, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        assert!(connection.initialize(InitializeChoices {
+            client_name: "t".into(),
+            experimental_api: true,
+            opt_out: Default::default(),
+        }));
+        let start = json!({"id":2,"method":"thread/start","params":{"dynamicTools":[]}});
+        assert!(admit(&connection, "thread/start", start).is_ok());
+        let other = json!({"id":3,"method":"thread/start","params":{"permissions":{}}});
+        let err = admit(&connection, "thread/start", other).unwrap_err();
+        assert_eq!(
+            err.message,
+            "thread/start.permissions is not supported by Weft"
         );
     }
 

@@ -120,10 +120,12 @@ impl AppState {
         ThreadSubscribers::new(&self.connections, &self.pending_requests)
     }
 
-    /// A closed connection is no one's subscriber any more; requests of threads left with no
-    /// subscriber are cancelled, so no turn waits for an answer that cannot come.
+    /// A closed connection is no one's subscriber any more; requests only it was asked, and
+    /// requests of threads left with no subscriber, are cancelled, so no turn waits for an
+    /// answer that cannot come.
     pub fn connection_closed(&self, id: ConnectionId) {
         self.connections.remove(id);
+        self.pending_requests.connection_closed(id);
         for (thread_id, subscribers) in self.subscriptions.lock().iter() {
             if subscribers.unsubscribe(id) && subscribers.is_empty() {
                 self.pending_requests.cancel_thread(thread_id);

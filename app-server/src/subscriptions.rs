@@ -134,6 +134,16 @@ impl PendingRequests {
         self.pending.lock().remove(&id).is_some()
     }
 
+    /// A connection closed: it can answer nothing any more. A request every asked connection
+    /// of which is gone is cancelled (its turn goes on without the answer).
+    pub fn connection_closed(&self, id: ConnectionId) {
+        self.pending.lock().retain(|_, entry| {
+            let before = entry.asked.len();
+            entry.asked.retain(|asked| *asked != id);
+            before == 0 || !entry.asked.is_empty()
+        });
+    }
+
     /// Cancel every request of a thread that has nobody left to answer it.
     pub fn cancel_thread(&self, thread_id: &ThreadId) {
         self.pending
@@ -215,11 +225,13 @@ struct Withdraw<'a> {
     thread: &'a ThreadId,
     id: i64,
     armed: bool,
+    /// Whether the clients are told (`serverRequest/resolved`).
+    announce: bool,
 }
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        if !self.armed || !self.subscribers.pending.withdraw(self.id) {
+        if !self.armed || !self.subscribers.pending.withdraw(self.id) || !self.announce {
             return;
         }
         let (targets, frame) = self.subscribers.resolved_frame(self.thread, self.id);
@@ -236,6 +248,9 @@ impl EventSink for ThreadSubscribers {
         Box::pin(async move {
             let (id, answer) = self.pending.register(thread);
             let request_id = RequestId::Integer(id);
+            // As in the reference, `item/tool/call` is not followed by `serverRequest/resolved`
+            // (the `dynamicToolCall` item's completion says it is over); approvals are.
+            let announce = !matches!(params, ServerRequestParams::DynamicToolCall(_));
             let request = match params {
                 ServerRequestParams::CommandApproval(params) => {
                     ServerRequest::CommandExecutionRequestApproval {
@@ -249,6 +264,10 @@ impl EventSink for ThreadSubscribers {
                         params,
                     }
                 }
+                ServerRequestParams::DynamicToolCall(params) => ServerRequest::DynamicToolCall {
+                    id: request_id,
+                    params,
+                },
             };
             let targets: Vec<Arc<Connection>> = self
                 .subscribers
@@ -266,14 +285,17 @@ impl EventSink for ThreadSubscribers {
                 thread,
                 id,
                 armed: true,
+                announce,
             };
             self.pending.asked(id, &targets);
             send_all(&targets, outgoing::server_request(&request)).await;
             let outcome = answer.await.unwrap_or(ServerRequestOutcome::Cancelled);
             guard.armed = false;
             drop(guard);
-            let (targets, frame) = self.resolved_frame(thread, id);
-            send_all(&targets, frame).await;
+            if announce {
+                let (targets, frame) = self.resolved_frame(thread, id);
+                send_all(&targets, frame).await;
+            }
             outcome
         })
     }
@@ -494,5 +516,48 @@ mod tests {
         assert_eq!(pending.resolve(&request, 7, accept()), Resolution::Resolved);
         assert!(answer.try_recv().is_ok());
         assert_eq!(pending.resolve(&request, 7, accept()), Resolution::Unknown);
+    }
+
+    #[test]
+    fn a_request_whose_asked_connections_closed_is_cancelled() {
+        let pending = PendingRequests::default();
+        let thread = ThreadId::from("t".to_string());
+        let connection =
+            |id| Arc::new(Connection::new(id, Backpressure::Wait, CancellationToken::new()).0);
+        let (both, mut both_answer) = pending.register(&thread);
+        pending.asked(both, &[connection(1), connection(2)]);
+        let (only, mut only_answer) = pending.register(&thread);
+        pending.asked(only, &[connection(1)]);
+        // Registered, not yet sent: nobody was asked, nothing to cancel.
+        let (unsent, mut unsent_answer) = pending.register(&thread);
+        pending.connection_closed(1);
+        // The request only 1 was asked is over (its sender dropped: `Cancelled`).
+        assert!(matches!(
+            only_answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        assert!(matches!(
+            both_answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty)
+        ));
+        assert!(matches!(
+            unsent_answer.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty)
+        ));
+        // 2 can still answer the other one; 1 no longer can.
+        let done = || ServerRequestOutcome::Answered(serde_json::json!({}));
+        assert_eq!(
+            pending.resolve(&RequestId::Integer(both), 1, done()),
+            Resolution::NotAsked
+        );
+        assert_eq!(
+            pending.resolve(&RequestId::Integer(both), 2, done()),
+            Resolution::Resolved
+        );
+        assert_eq!(
+            pending.resolve(&RequestId::Integer(only), 1, done()),
+            Resolution::Unknown
+        );
+        assert!(pending.withdraw(unsent));
     }
 }

@@ -8,7 +8,8 @@ use weft_protocol::server_requests::{
     CommandExecutionRequestApprovalParams, FileChangeRequestApprovalParams,
 };
 use weft_protocol::{
-    ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError, TurnId, TurnPlanStep,
+    DynamicToolCallParams, ThreadId, ThreadItem, ThreadStatus, ThreadTokenUsage, Turn, TurnError,
+    TurnId, TurnPlanStep,
 };
 
 /// One thing that happened in a thread, in order.
@@ -124,13 +125,15 @@ pub enum ThreadEvent {
     },
 }
 
-/// A question for the thread's clients (approvals).
+/// A question for the thread's clients (approvals, dynamic tool calls).
 #[derive(Debug, Clone)]
 pub enum ServerRequestParams {
     /// `item/commandExecution/requestApproval`.
     CommandApproval(Box<CommandExecutionRequestApprovalParams>),
     /// `item/fileChange/requestApproval`.
     FileChangeApproval(FileChangeRequestApprovalParams),
+    /// `item/tool/call`: run a client-defined tool (docs/protocol.md §9.6).
+    DynamicToolCall(DynamicToolCallParams),
 }
 
 /// How a server request ended.

@@ -1,4 +1,4 @@
-//! The sandbox for what the agent runs (docs/protocol.md §9.5).
+//! The sandbox for what the agent runs (docs/protocol.md §9.6).
 //!
 //! A [`SandboxSpec`] is the resolved form of a thread's [`SandboxPolicy`]: which paths may be
 //! written and whether the network is reachable. It is enforced in two places:

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use weft_protocol::{
-    AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
+    AskForApproval, DynamicToolSpec, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
 };
 
 /// The settings of one thread.
@@ -28,6 +28,8 @@ pub struct ThreadSettings {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Reasoning summary mode requested from the model.
     pub reasoning_summary: Option<ReasoningSummary>,
+    /// Client-defined tools (`thread/start.dynamicTools`); kept for the thread's life.
+    pub dynamic_tools: Vec<DynamicToolSpec>,
 }
 
 impl ThreadSettings {

@@ -2,12 +2,14 @@
 //! runs in). [`runtime::ToolRuntime`] is the per-thread dispatcher the turn
 //! loop hands every completed tool call to; `exec_tool`, `patch_tool` and `plan_tool` are the
 //! tools, [`approval`] decides when to ask the user, [`command_actions`] reads shell scripts
-//! for display and for the `untrusted` policy.
+//! for display and for the `untrusted` policy; [`dynamic_tool`] serves the client-defined
+//! tools of `thread/start.dynamicTools`.
 
 pub mod apply_patch;
 pub mod approval;
 pub mod command_actions;
 pub mod context;
+pub mod dynamic_tool;
 mod exec_tool;
 mod patch_tool;
 mod plan_tool;

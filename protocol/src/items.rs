@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::dynamic_tools::DynamicToolCallItem;
 use crate::ids::ItemId;
 use crate::input::UserInput;
 
@@ -68,6 +69,8 @@ pub enum ThreadItemDetails {
     ExitedReviewMode(ReviewModeItem),
     /// The history was compacted.
     ContextCompaction(ContextCompactionItem),
+    /// A call of a client-defined tool (docs/protocol.md §9.6).
+    DynamicToolCall(DynamicToolCallItem),
 }
 
 impl ThreadItemDetails {
@@ -84,6 +87,7 @@ impl ThreadItemDetails {
             ThreadItemDetails::EnteredReviewMode(i) => &i.id,
             ThreadItemDetails::ExitedReviewMode(i) => &i.id,
             ThreadItemDetails::ContextCompaction(i) => &i.id,
+            ThreadItemDetails::DynamicToolCall(i) => &i.id,
         }
     }
 
@@ -100,6 +104,7 @@ impl ThreadItemDetails {
             ThreadItemDetails::EnteredReviewMode(_) => "enteredReviewMode",
             ThreadItemDetails::ExitedReviewMode(_) => "exitedReviewMode",
             ThreadItemDetails::ContextCompaction(_) => "contextCompaction",
+            ThreadItemDetails::DynamicToolCall(_) => "dynamicToolCall",
         }
     }
 }
@@ -131,6 +136,7 @@ into_details!(
     CommandExecutionItem => CommandExecution,
     FileChangeItem => FileChange,
     ContextCompactionItem => ContextCompaction,
+    DynamicToolCallItem => DynamicToolCall,
 );
 
 /// `userMessage` item.

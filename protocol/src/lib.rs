@@ -5,6 +5,7 @@
 //! ignored everywhere.
 #![warn(missing_docs)]
 
+pub mod dynamic_tools;
 pub mod ids;
 pub mod initialize;
 pub mod input;
@@ -31,6 +32,11 @@ mod conformance_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use dynamic_tools::{
+    DynamicToolCallItem, DynamicToolCallOutputContentItem, DynamicToolCallParams,
+    DynamicToolCallResponse, DynamicToolCallStatus, DynamicToolFunction, DynamicToolNamespace,
+    DynamicToolNamespaceTool, DynamicToolSpec, validate_dynamic_tools,
+};
 pub use ids::{ItemId, ThreadId, TurnId};
 pub use initialize::{ClientInfo, InitializeCapabilities, InitializeParams, InitializeResponse};
 pub use input::{ByteRange, ImageDetail, TextElement, UserInput};

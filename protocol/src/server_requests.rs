@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::dynamic_tools::{DynamicToolCallParams, DynamicToolCallResponse};
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::CommandAction;
 use crate::jsonrpc::RequestId;
@@ -330,4 +331,5 @@ server_requests! {
     CommandExecutionRequestApproval => "item/commandExecution/requestApproval", CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse;
     FileChangeRequestApproval => "item/fileChange/requestApproval", FileChangeRequestApprovalParams, FileChangeRequestApprovalResponse;
     ToolRequestUserInput => "item/tool/requestUserInput", ToolRequestUserInputParams, ToolRequestUserInputResponse;
+    DynamicToolCall => "item/tool/call", DynamicToolCallParams, DynamicToolCallResponse;
 }

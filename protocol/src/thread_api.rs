@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::dynamic_tools::DynamicToolSpec;
 use crate::ids::{ThreadId, TurnId};
 use crate::policy::{
     ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort,
@@ -16,8 +17,8 @@ use crate::thread::{
 
 /// Params of `thread/start` (every field optional; `{}` is valid).
 ///
-/// Experimental fields of upstream (`dynamicTools`, `permissions`, …) are not part of the stable
-/// schema and are not modelled; unknown keys are ignored.
+/// Experimental fields of upstream (`permissions`, …) are not part of the stable schema and are
+/// not modelled, except `dynamicTools`; unknown keys are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadStartParams {
@@ -66,6 +67,9 @@ pub struct ThreadStartParams {
     /// Stored in `thread.threadSource`.
     #[serde(default)]
     pub thread_source: Option<String>,
+    /// EXPERIMENTAL: client-defined tools offered to the model (docs/protocol.md §9.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_tools: Option<Vec<DynamicToolSpec>>,
 }
 
 /// Result of `thread/start`.

@@ -9,6 +9,7 @@
 //! process may be left with its working directory in the workspace.
 
 mod approvals;
+mod dynamic;
 mod exec;
 mod patch;
 mod plan;

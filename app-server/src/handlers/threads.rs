@@ -18,7 +18,7 @@ use weft_protocol::thread_api::{
 };
 use weft_protocol::{
     ApprovalsReviewer, AskForApproval, ReasoningEffort, SandboxMode, ThreadId, ThreadTokenUsage,
-    TurnId,
+    TurnId, validate_dynamic_tools,
 };
 
 use crate::connection::Connection;
@@ -52,8 +52,11 @@ pub async fn start(
     params: ThreadStartParams,
 ) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
     check_reviewer(params.approvals_reviewer)?;
-    let options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
+    let dynamic_tools = params.dynamic_tools.unwrap_or_default();
+    validate_dynamic_tools(&dynamic_tools).map_err(JsonRpcError::invalid_request)?;
+    let mut options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
         .into_options(connection);
+    options.dynamic_tools = dynamic_tools;
     let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let (handle, snapshot) = state
@@ -144,6 +147,7 @@ impl ThreadSettings {
                 .initialize_choices()
                 .map(|c| c.client_name.clone()),
             thread_source: self.thread_source,
+            dynamic_tools: Vec::new(),
         };
         if let Some(config) = &self.config {
             apply_config_overrides(&mut options, config);

@@ -22,17 +22,48 @@ pub(crate) fn chat_body(prompt: &Prompt) -> Value {
 }
 
 /// Function tools in Chat format: `{"type":"function","function":{name, description,
-/// parameters, …}}`. Custom/freeform and server tools cannot be offered on Chat.
+/// parameters, …}}`. Chat has no namespaces: a namespace's functions are offered flat, as
+/// `<namespace>__<name>` (the name a call comes back with, see `tools/dynamic_tool.rs`).
+/// Custom/freeform and server tools cannot be offered on Chat.
 fn chat_tools(tools: &[Value]) -> Vec<Value> {
-    tools
-        .iter()
-        .filter(|tool| tool.get("type").and_then(Value::as_str) == Some("function"))
-        .filter_map(|tool| {
-            let mut function = tool.as_object()?.clone();
-            function.remove("type");
-            Some(json!({ "type": "function", "function": function }))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for tool in tools {
+        match tool.get("type").and_then(Value::as_str) {
+            Some("function") => out.extend(chat_function(tool, None)),
+            Some("namespace") => {
+                let namespace = tool.get("name").and_then(Value::as_str);
+                for inner in tool
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.extend(chat_function(inner, namespace));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn chat_function(tool: &Value, namespace: Option<&str>) -> Option<Value> {
+    let mut function = tool.as_object()?.clone();
+    function.remove("type");
+    if let Some(namespace) = namespace {
+        let name = function.get("name")?.as_str()?;
+        let flat = flat_name(Some(namespace), name);
+        function.insert("name".into(), Value::String(flat));
+    }
+    Some(json!({ "type": "function", "function": function }))
+}
+
+/// A tool's name on Chat: `<namespace>__<name>` for a namespaced one.
+fn flat_name(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("{namespace}__{name}"),
+        None => name.to_string(),
+    }
 }
 
 /// History → Chat messages.
@@ -80,11 +111,13 @@ fn messages(prompt: &Prompt) -> Vec<Value> {
             },
             ResponseItem::FunctionCall {
                 name,
+                namespace,
                 arguments,
                 call_id,
                 ..
             } => {
-                let at = push_tool_call(&mut out, call_id, name, arguments.clone());
+                let name = flat_name(namespace.as_deref(), name);
+                let at = push_tool_call(&mut out, call_id, &name, arguments.clone());
                 attach_reasoning(&mut out, at, &mut reasoning);
                 last_assistant = Some(at);
             }
@@ -295,6 +328,43 @@ mod tests {
                 ]},
                 {"role": "assistant", "content": "done"}
             ])
+        );
+    }
+
+    #[test]
+    fn namespaces_are_flattened() {
+        let body = chat_body(&Prompt {
+            model: "m".into(),
+            input: vec![
+                ResponseItem::user_text("hi"),
+                ResponseItem::FunctionCall {
+                    id: None,
+                    name: "act".into(),
+                    namespace: Some("ns".into()),
+                    arguments: "{}".into(),
+                    call_id: "c1".into(),
+                },
+                ResponseItem::FunctionCallOutput {
+                    call_id: "c1".into(),
+                    output: "ok".into(),
+                },
+            ],
+            tools: vec![
+                json!({"type": "namespace", "name": "ns", "description": "n", "tools": [
+                    {"type": "function", "name": "act", "description": "d", "strict": false,
+                     "parameters": {}}
+                ]}),
+            ],
+            ..Prompt::default()
+        });
+        assert_eq!(
+            body["tools"],
+            json!([{"type": "function", "function": {"name": "ns__act", "description": "d",
+                    "strict": false, "parameters": {}}}])
+        );
+        assert_eq!(
+            body["messages"][1]["tool_calls"][0]["function"]["name"],
+            "ns__act"
         );
     }
 

@@ -98,6 +98,7 @@ impl Replay {
             developer_instructions: meta.developer_instructions.clone(),
             reasoning_effort: meta.reasoning_effort.clone(),
             reasoning_summary: meta.reasoning_summary,
+            dynamic_tools: meta.dynamic_tools.clone(),
         };
         if let Some(ctx) = &self.last_context {
             settings.model = ctx.model.clone();

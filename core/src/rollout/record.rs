@@ -7,8 +7,8 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use weft_protocol::ThreadId;
 use weft_protocol::{
-    AskForApproval, GitInfo, ReasoningEffort, ReasoningSummary, SandboxPolicy, SessionSource,
-    Thread, ThreadItem, ThreadTokenUsage, TurnError, TurnId, TurnStatus,
+    AskForApproval, DynamicToolSpec, GitInfo, ReasoningEffort, ReasoningSummary, SandboxPolicy,
+    SessionSource, Thread, ThreadItem, ThreadTokenUsage, TurnError, TurnId, TurnStatus,
 };
 
 use crate::model::ResponseItem;
@@ -252,6 +252,10 @@ pub struct SessionMeta {
     /// Git metadata captured at creation.
     #[serde(default)]
     pub git_info: Option<GitInfo>,
+    /// The thread's client-defined tools (`thread/start.dynamicTools`, the reference's
+    /// `dynamic_tools`). Absent in older rollouts and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dynamic_tools: Vec<DynamicToolSpec>,
 }
 
 impl SessionMeta {
@@ -276,6 +280,7 @@ impl SessionMeta {
             reasoning_summary: settings.reasoning_summary,
             thread_source: thread.thread_source.clone(),
             git_info: thread.git_info.clone(),
+            dynamic_tools: settings.dynamic_tools.clone(),
         }
     }
 }

@@ -33,6 +33,7 @@ fn meta(id: &ThreadId, created_at: i64) -> SessionMeta {
         reasoning_summary: None,
         thread_source: None,
         git_info: None,
+        dynamic_tools: Vec::new(),
     }
 }
 
@@ -704,6 +705,31 @@ fn record_lines_have_a_stable_shape() {
         r#"{"ts":1767225600123,"type":"turn_ended","payload":{"turn_id":"t1","status":"interrupted","error":null,"completed_at":1767225600,"duration_ms":1500}}"#
     );
     assert_eq!(serde_json::from_str::<RolloutLine>(&json).unwrap(), line);
+}
+
+/// The header keeps a thread's dynamic tools; a header without them (older rollouts, or a
+/// thread without any) reads as none, and none are not written.
+#[test]
+fn session_meta_keeps_dynamic_tools_compatibly() {
+    let id = ThreadId::from("t");
+    let plain = serde_json::to_value(meta(&id, 1)).unwrap();
+    assert!(plain.get("dynamic_tools").is_none(), "{plain}");
+    let old: SessionMeta = serde_json::from_value(plain).unwrap();
+    assert!(old.dynamic_tools.is_empty());
+    let mut with_tools = meta(&id, 1);
+    with_tools.dynamic_tools = serde_json::from_value(serde_json::json!([
+        {"type": "namespace", "name": "codex_tui", "description": "d", "tools": [
+            {"type": "function", "name": "list_threads", "description": "d",
+             "inputSchema": {"type": "object"}, "deferLoading": true}
+        ]}
+    ]))
+    .unwrap();
+    let value = serde_json::to_value(&with_tools).unwrap();
+    assert_eq!(value["dynamic_tools"][0]["tools"][0]["deferLoading"], true);
+    assert_eq!(
+        serde_json::from_value::<SessionMeta>(value).unwrap(),
+        with_tools
+    );
 }
 
 /// Write `items` completed items (in turns of 10: 1 user + 9 agent messages, each also a

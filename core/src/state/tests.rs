@@ -373,6 +373,7 @@ fn meta(id: &ThreadId, created_at: i64, provider: &str) -> SessionMeta {
         reasoning_summary: None,
         thread_source: None,
         git_info: None,
+        dynamic_tools: Vec::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use weft_protocol::{AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy};
+use weft_protocol::{AskForApproval, DynamicToolSpec, ReasoningEffort, SandboxMode, SandboxPolicy};
 
 use super::error::CoreError;
 use crate::config::Config;
@@ -33,6 +33,9 @@ pub struct StartThreadOptions {
     pub originator: Option<String>,
     /// `thread/start.threadSource`.
     pub thread_source: Option<String>,
+    /// `thread/start.dynamicTools` (validated by the caller); resume and fork keep the
+    /// thread's own.
+    pub dynamic_tools: Vec<DynamicToolSpec>,
 }
 
 impl StartThreadOptions {
@@ -70,6 +73,7 @@ impl StartThreadOptions {
                 .model_reasoning_summary
                 .as_deref()
                 .and_then(|s| serde_json::from_value(serde_json::Value::String(s.into())).ok()),
+            dynamic_tools: self.dynamic_tools.clone(),
         })
     }
 

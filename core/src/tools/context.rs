@@ -2,9 +2,10 @@
 //! gives it ([`ToolTurn`]).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use weft_protocol::{AskForApproval, SandboxPolicy, ThreadId, TurnId};
+use weft_protocol::{AskForApproval, DynamicToolSpec, SandboxPolicy, ThreadId, TurnId};
 
 use crate::events::SharedSink;
 use crate::model::ResponseItem;
@@ -16,6 +17,8 @@ pub struct ToolCall {
     pub call_id: String,
     /// The tool name.
     pub name: String,
+    /// The tool's namespace, when the model named one.
+    pub namespace: Option<String>,
     /// The arguments.
     pub input: ToolInput,
 }
@@ -36,11 +39,13 @@ impl ToolCall {
             ResponseItem::FunctionCall {
                 call_id,
                 name,
+                namespace,
                 arguments,
                 ..
             } => Some(ToolCall {
                 call_id: call_id.clone(),
                 name: name.clone(),
+                namespace: namespace.clone(),
                 input: ToolInput::Function(arguments.clone()),
             }),
             ResponseItem::CustomToolCall {
@@ -51,6 +56,7 @@ impl ToolCall {
             } => Some(ToolCall {
                 call_id: call_id.clone(),
                 name: name.clone(),
+                namespace: None,
                 input: ToolInput::Custom(input.clone()),
             }),
             _ => None,
@@ -84,4 +90,6 @@ pub struct ToolTurn {
     pub approval_policy: AskForApproval,
     /// What commands and patches may touch.
     pub sandbox: SandboxPolicy,
+    /// The thread's client-defined tools (`thread/start.dynamicTools`).
+    pub dynamic_tools: Arc<Vec<DynamicToolSpec>>,
 }

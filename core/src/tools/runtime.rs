@@ -11,10 +11,12 @@
 //!   the one advertised (it works on both wire APIs, and the turn context does not say which
 //!   one the provider speaks); a model that calls `apply_patch` as a custom (freeform) tool
 //!   anyway is served too, and answered with a `custom_tool_call_output`;
-//! * `update_plan` — see `plan_tool.rs`.
+//! * `update_plan` — see `plan_tool.rs`;
+//! * the thread's client-defined tools ([`super::dynamic_tool`]): a call the built-in tools do
+//!   not claim, naming one of them, becomes an `item/tool/call` request to the client.
 //!
-//! `exec_command` runs in parallel with other calls; `write_stdin`, `apply_patch` and
-//! `update_plan` are exclusive (docs/architecture.md §8.1): they wait until every other call of the
+//! `exec_command` runs in parallel with other calls; `write_stdin`, `apply_patch`,
+//! `update_plan` and client-defined tools are exclusive (docs/architecture.md §8.1): they wait until every other call of the
 //! thread is done, and others wait for them. Every output is truncated to
 //! 1.2 × [`DEFAULT_MAX_OUTPUT_TOKENS`] tokens before it enters history (docs/architecture.md §8.5).
 //!
@@ -31,14 +33,14 @@ use weft_protocol::TurnId;
 use super::apply_patch::{self, TurnDiffTracker};
 use super::approval::{ApprovalWaits, Mode, SessionApprovals};
 use super::context::{ToolCall, ToolInput, ToolTurn};
-use super::{exec_tool, patch_tool, plan_tool};
+use super::{dynamic_tool, exec_tool, patch_tool, plan_tool};
 use crate::exec::{
     DEFAULT_MAX_OUTPUT_TOKENS, EXEC_COMMAND_TOOL, ExecSessions, ShellEnvironmentPolicy,
     TruncationPolicy, WRITE_STDIN_TOOL, exec_command_tool_spec,
     exec_command_tool_spec_with_escalation, format_aborted_for_model, truncate_output,
     write_stdin_tool_spec,
 };
-use crate::model::ResponseItem;
+use crate::model::{ResponseItem, ToolOutput};
 
 /// The name of the plan tool.
 pub const UPDATE_PLAN_TOOL: &str = "update_plan";
@@ -133,25 +135,58 @@ impl ToolRuntime {
 
     /// The tool definitions a step advertises (Responses API format): `exec_command` (with
     /// the escalation parameters under `on-request`), `write_stdin`, `apply_patch` (function
-    /// variant) and `update_plan`.
+    /// variant) and `update_plan`, then the thread's client-defined tools.
     pub fn specs(&self, turn: &ToolTurn) -> Vec<serde_json::Value> {
         let exec = if Mode::of(&turn.approval_policy) == Mode::OnRequest {
             exec_command_tool_spec_with_escalation()
         } else {
             exec_command_tool_spec()
         };
-        vec![
+        let mut specs = vec![
             exec,
             write_stdin_tool_spec(),
             apply_patch::function_tool_spec(),
             plan_tool::update_plan_tool_spec(),
-        ]
+        ];
+        specs.extend(dynamic_tool::dynamic_tool_specs(&turn.dynamic_tools));
+        specs
     }
 
     /// Run one call and return the output item for the model.
     pub async fn handle(self: Arc<Self>, call: ToolCall, turn: ToolTurn) -> ResponseItem {
+        if let Some(output) = self.dynamic(&call, &turn).await {
+            let output = match output {
+                ToolOutput::Text(text) => {
+                    ToolOutput::Text(truncate_output(&text, history_truncation()))
+                }
+                content => content,
+            };
+            return ResponseItem::function_call_output(&call.call_id, output);
+        }
         let text = self.dispatch(&call, &turn).await;
         call.output(truncate_output(&text, history_truncation()))
+    }
+
+    /// Serve a call of a client-defined tool; `None` when the call names none (a built-in
+    /// tool's name, without a namespace, is always the built-in's).
+    async fn dynamic(&self, call: &ToolCall, turn: &ToolTurn) -> Option<ToolOutput> {
+        let ToolInput::Function(args) = &call.input else {
+            return None;
+        };
+        if call.namespace.is_none() && is_builtin(&call.name) {
+            return None;
+        }
+        let (namespace, tool) =
+            dynamic_tool::resolve(&turn.dynamic_tools, call.namespace.as_deref(), &call.name)?;
+        let started = Instant::now();
+        let _guard = tokio::select! {
+            biased;
+            () = turn.cancel.cancelled() => {
+                return Some(ToolOutput::Text(aborted_text(&call.name, started)));
+            }
+            guard = self.lock(false) => guard,
+        };
+        Some(dynamic_tool::call(turn, &call.call_id, namespace, tool, args).await)
     }
 
     async fn dispatch(&self, call: &ToolCall, turn: &ToolTurn) -> String {
@@ -231,6 +266,14 @@ impl ToolRuntime {
         self.exec.shutdown().await;
         self.sessions.lock().clear();
     }
+}
+
+/// Whether a tool name is one of Weft's own tools.
+fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        EXEC_COMMAND_TOOL | WRITE_STDIN_TOOL | UPDATE_PLAN_TOOL | apply_patch::TOOL_NAME
+    )
 }
 
 /// The output of a call interrupted before it started (docs/architecture.md §8.6).

@@ -75,6 +75,9 @@ impl ScriptedSink {
                 Seen::Request(ServerRequestParams::FileChangeApproval(_)) => {
                     "request:fileChange".to_string()
                 }
+                Seen::Request(ServerRequestParams::DynamicToolCall(_)) => {
+                    "request:dynamicTool".to_string()
+                }
                 Seen::Event(event) => match event {
                     ThreadEvent::StatusChanged(ThreadStatus::Active { active_flags }) => {
                         if active_flags.contains(&ThreadActiveFlag::WaitingOnApproval) {
@@ -152,6 +155,7 @@ impl Fixture {
             cwd: self.dir.path().to_path_buf(),
             approval_policy: policy,
             sandbox,
+            dynamic_tools: Default::default(),
         }
     }
 
@@ -159,6 +163,7 @@ impl Fixture {
         let call = ToolCall {
             call_id: id.to_string(),
             name: name.to_string(),
+            namespace: None,
             input: ToolInput::Function(args.to_string()),
         };
         output_text(self.runtime.clone().handle(call, turn.clone()).await)
@@ -168,6 +173,7 @@ impl Fixture {
         let call = ToolCall {
             call_id: id.to_string(),
             name: name.to_string(),
+            namespace: None,
             input: ToolInput::Custom(input.to_string()),
         };
         output_text(self.runtime.clone().handle(call, turn.clone()).await)
@@ -343,6 +349,7 @@ async fn interrupting_a_command_fails_its_item() {
     let call = ToolCall {
         call_id: "c1".into(),
         name: "exec_command".into(),
+        namespace: None,
         input: ToolInput::Function(exec_args("echo started; sleep 30").to_string()),
     };
     let task = tokio::spawn(runtime.handle(call, turn.clone()));
@@ -504,6 +511,7 @@ async fn an_interrupt_while_waiting_for_approval_withdraws_it() {
     let call = ToolCall {
         call_id: "c1".into(),
         name: "exec_command".into(),
+        namespace: None,
         input: ToolInput::Function(exec_args("touch x").to_string()),
     };
     let task = tokio::spawn(runtime.handle(call, turn.clone()));

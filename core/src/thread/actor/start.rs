@@ -204,6 +204,7 @@ impl ThreadActor {
             cwd: self.settings.cwd.clone(),
             approval_policy: self.settings.approval_policy,
             sandbox: self.settings.sandbox.clone(),
+            dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
         };
         let mut step = self.step_prompt();
         step.tools = self.tools.specs(&tool_turn);

@@ -1,0 +1,500 @@
+//! Client-defined tools, `thread/start.dynamicTools` (docs/protocol.md §9.6): what the model is
+//! offered, a call becoming `item/tool/call` and a `dynamicToolCall` item, every way an answer
+//! can end (answered, `success: false`, a JSON-RPC error, an interrupt, the asked connection
+//! gone), the validation texts, and the tools kept across a restart and a fork. The shapes and
+//! texts are the reference's (0.171.0, checked by running it).
+
+use serde_json::{Value, json};
+use weft_mock_model::{MockModel, Reply, WireApi};
+use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config};
+
+use super::{
+    answer, completed_item, item_event, output_of, read_through_turn_completed, wait_request,
+};
+use crate::turns::{Harness, Setup, assert_invalid_request, str_at, turn_start_params};
+
+const TOOL_CALL: &str = "item/tool/call";
+const CANCELLED: &str = "dynamic tool call was cancelled before receiving a response";
+
+/// A plain tool, a namespace with one offered and one deferred tool.
+fn tools() -> Value {
+    json!([
+        {"type": "function", "name": "lookup", "description": "Look a thing up.",
+         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}},
+                         "required": ["q"]}},
+        {"type": "namespace", "name": "myns", "description": "My namespace.", "tools": [
+            {"type": "function", "name": "ns_tool", "description": "A namespaced tool.",
+             "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+            {"type": "function", "name": "ns_deferred", "description": "Deferred.",
+             "inputSchema": {"type": "object", "properties": {}}, "deferLoading": true}
+        ]}
+    ])
+}
+
+/// What the model is offered for [`tools`]: the deferred tool is left out.
+fn offered() -> Vec<Value> {
+    vec![
+        json!({"type": "function", "name": "lookup", "description": "Look a thing up.",
+               "strict": false,
+               "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
+                              "required": ["q"]}}),
+        json!({"type": "namespace", "name": "myns", "description": "My namespace.", "tools": [
+            {"type": "function", "name": "ns_tool", "description": "A namespaced tool.",
+             "strict": false,
+             "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+        ]}),
+    ]
+}
+
+/// A harness whose client initialized with `experimentalApi`.
+async fn harness(transport: Transport) -> Harness {
+    Harness::start(Setup::new(transport).init_params(experimental_init())).await
+}
+
+fn experimental_init() -> Value {
+    json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
+           "capabilities": {"experimentalApi": true}})
+}
+
+/// `thread/start` with [`tools`]; waits for `thread/started`.
+async fn start_thread(client: &mut Client, cwd: &str) -> String {
+    let result = client
+        .request(
+            "thread/start",
+            json!({"cwd": cwd, "approvalPolicy": "never", "sandbox": "read-only",
+                   "dynamicTools": tools()}),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("thread/start failed: {err}"));
+    let thread = str_at(&result, "/thread/id");
+    client
+        .wait_for("`thread/started`", |m| m["method"] == "thread/started")
+        .await;
+    thread
+}
+
+/// A model reply calling a namespaced tool (the Responses API's `namespace` member).
+fn namespaced_call(call_id: &str, namespace: &str, name: &str, arguments: &str) -> Reply {
+    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+                      "namespace": namespace, "name": name, "arguments": arguments,
+                      "status": "completed"});
+    Reply::new()
+        .raw_event(
+            json!({"type": "response.output_item.added", "output_index": 0,
+                          "item": item.clone()}),
+        )
+        .raw_event(
+            json!({"type": "response.output_item.done", "output_index": 0,
+                          "item": item}),
+        )
+}
+
+/// The dynamic tools of a model request.
+fn dynamic_tools_of(tools: &[Value]) -> Vec<Value> {
+    tools
+        .iter()
+        .filter(|t| {
+            t["name"] == "lookup" || t["type"] == "namespace" || t["name"] == "myns__ns_tool"
+        })
+        .cloned()
+        .collect()
+}
+
+/// A plain tool called and answered: the item, the request, the output the model gets.
+async fn plain_call_answered(transport: Transport) {
+    let mut h = harness(transport).await;
+    h.push(Reply::new().function_call("call_1", "lookup", r#"{"q": "abc"}"#));
+    h.push(Reply::new().text("The tool finished."));
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd).await;
+    let turn = h.start_turn(&thread, "look it up").await;
+    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    assert_eq!(
+        request["params"],
+        json!({"threadId": thread, "turnId": turn, "callId": "call_1", "namespace": null,
+               "tool": "lookup", "arguments": {"q": "abc"}})
+    );
+    answer(
+        &mut h.client,
+        &request,
+        json!({"contentItems": [{"type": "inputText", "text": "answer text"}], "success": true}),
+    )
+    .await;
+    let messages = read_through_turn_completed(&mut h.client).await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+    let all = h.client.log().to_vec();
+    let started = &item_event(&all, "item/started", "call_1")["params"]["item"];
+    assert_eq!(started["type"], "dynamicToolCall");
+    assert_eq!(started["status"], "inProgress");
+    assert_eq!(started["contentItems"], Value::Null);
+    assert_eq!(started["success"], Value::Null);
+    assert_eq!(started["durationMs"], Value::Null);
+    let done = completed_item(&all, "call_1");
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["namespace"], Value::Null);
+    assert_eq!(done["tool"], "lookup");
+    assert_eq!(done["arguments"], json!({"q": "abc"}));
+    assert_eq!(
+        done["contentItems"],
+        json!([{"type": "inputText", "text": "answer text"}])
+    );
+    assert_eq!(done["success"], true);
+    assert!(done["durationMs"].is_i64(), "{done}");
+    // The item starts before the request; no `serverRequest/resolved` (as the reference).
+    let position = |pred: &dyn Fn(&Value) -> bool| all.iter().position(pred).unwrap();
+    assert!(
+        position(&|m| m["method"] == "item/started" && m["params"]["item"]["id"] == "call_1")
+            < position(&|m| m["method"] == TOOL_CALL)
+    );
+    assert!(all.iter().all(|m| m["method"] != "serverRequest/resolved"));
+    let requests = h.wait_for_requests(2).await;
+    assert_eq!(dynamic_tools_of(requests[0].tools()), offered());
+    assert_eq!(output_of(&requests[1], "call_1"), "answer text");
+}
+
+/// A namespaced tool answered with `success: false` and two parts: the item fails, the model
+/// gets both parts.
+async fn namespaced_call_failed(transport: Transport) {
+    let mut h = harness(transport).await;
+    h.push(namespaced_call("call_ns", "myns", "ns_tool", r#"{"x": 1}"#));
+    h.push(Reply::new().text("The tool finished."));
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd).await;
+    h.start_turn(&thread, "use the namespace").await;
+    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    assert_eq!(request["params"]["namespace"], "myns");
+    assert_eq!(request["params"]["tool"], "ns_tool");
+    assert_eq!(request["params"]["arguments"], json!({"x": 1}));
+    let parts = json!([{"type": "inputText", "text": "one"}, {"type": "inputText", "text": "two"}]);
+    answer(
+        &mut h.client,
+        &request,
+        json!({"contentItems": parts, "success": false}),
+    )
+    .await;
+    read_through_turn_completed(&mut h.client).await;
+    let all = h.client.log().to_vec();
+    let done = completed_item(&all, "call_ns");
+    assert_eq!(done["status"], "failed");
+    assert_eq!(done["namespace"], "myns");
+    assert_eq!(done["success"], false);
+    assert_eq!(done["contentItems"], parts);
+    let requests = h.wait_for_requests(2).await;
+    assert_eq!(
+        requests[1].tool_output("call_ns"),
+        Some(
+            &json!([{"type": "input_text", "text": "one"}, {"type": "input_text", "text": "two"}])
+        )
+    );
+}
+
+/// A JSON-RPC error answer, and a result that does not parse: the item fails with the
+/// reference's text, which is also what the model gets; the turn goes on.
+#[tokio::test]
+async fn error_answers() {
+    for (reply, text) in [
+        (
+            json!({"error": {"code": -32000, "message": "client exploded"}}),
+            "dynamic tool request failed",
+        ),
+        (
+            json!({"result": {"bogus": 1}}),
+            "dynamic tool response was invalid",
+        ),
+    ] {
+        let mut h = harness(Transport::Stdio).await;
+        h.push(Reply::new().function_call("call_e", "lookup", "{}"));
+        h.push(Reply::new().text("Moving on."));
+        let cwd = h.home.path().display().to_string();
+        let thread = start_thread(&mut h.client, &cwd).await;
+        h.start_turn(&thread, "try it").await;
+        let request = wait_request(&mut h.client, TOOL_CALL).await;
+        let mut reply = reply;
+        reply["id"] = request["id"].clone();
+        h.client.send_json(reply).await;
+        let messages = read_through_turn_completed(&mut h.client).await;
+        assert_eq!(
+            messages.last().unwrap()["params"]["turn"]["status"],
+            "completed"
+        );
+        let all = h.client.log().to_vec();
+        let done = completed_item(&all, "call_e");
+        assert_eq!(done["status"], "failed");
+        assert_eq!(done["success"], false);
+        assert_eq!(
+            done["contentItems"],
+            json!([{"type": "inputText", "text": text}])
+        );
+        let requests = h.wait_for_requests(2).await;
+        assert_eq!(output_of(&requests[1], "call_e"), text);
+    }
+}
+
+/// `turn/interrupt` while the client has not answered: the item fails with no content, the
+/// turn is interrupted, a late answer is ignored, and the model later sees the cancellation.
+async fn interrupt_withdraws(transport: Transport) {
+    let mut h = harness(transport).await;
+    h.push(Reply::new().function_call("call_i", "lookup", "{}"));
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd).await;
+    let turn = h.start_turn(&thread, "wait for it").await;
+    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    h.client
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
+        .await
+        .unwrap();
+    let messages = read_through_turn_completed(&mut h.client).await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "interrupted"
+    );
+    let all = h.client.log().to_vec();
+    let done = completed_item(&all, "call_i");
+    assert_eq!(done["status"], "failed");
+    assert_eq!(done["contentItems"], json!([]));
+    assert_eq!(done["success"], false);
+    assert!(all.iter().all(|m| m["method"] != "serverRequest/resolved"));
+    // A late answer changes nothing.
+    answer(
+        &mut h.client,
+        &request,
+        json!({"contentItems": [], "success": true}),
+    )
+    .await;
+    h.push(Reply::new().text("Next."));
+    let next = h.run_turn(&thread, "next").await;
+    assert_eq!(next.completed_turn()["status"], "completed");
+    let requests = h.wait_for_requests(2).await;
+    assert_eq!(output_of(&requests[1], "call_i"), CANCELLED);
+}
+
+/// The only connection asked goes away while another subscriber stays: the request is
+/// cancelled and the turn goes on (the model is told), rather than waiting forever.
+#[tokio::test]
+async fn asked_connection_closes() {
+    let mut h = harness(Transport::Ws).await;
+    h.push(Reply::new().function_call("call_c", "lookup", "{}"));
+    h.push(Reply::new().text("Without an answer."));
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd).await;
+    h.start_turn(&thread, "ask and leave").await;
+    wait_request(&mut h.client, TOOL_CALL).await;
+    let mut other = h.second_client().await;
+    other
+        .request("thread/resume", json!({"threadId": thread}))
+        .await
+        .unwrap();
+    h.client.close().await;
+    let messages = read_through_turn_completed(&mut other).await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+    let done = completed_item(&messages, "call_c");
+    assert_eq!(done["status"], "failed");
+    let requests = h.wait_for_requests(2).await;
+    assert_eq!(output_of(&requests[1], "call_c"), CANCELLED);
+}
+
+/// `dynamicTools` needs `experimentalApi`; bad lists are refused with the reference's texts.
+#[tokio::test]
+async fn validation() {
+    let mut h = Harness::responses(Transport::Stdio).await;
+    let answer = h
+        .client
+        .request("thread/start", json!({"dynamicTools": tools()}))
+        .await;
+    assert_invalid_request(
+        answer,
+        "thread/start.dynamicTools requires experimentalApi capability",
+    );
+    let mut h = harness(Transport::Stdio).await;
+    let function = |name: &str| json!({"type": "function", "name": name, "description": "d", "inputSchema": {}});
+    let mut deferred = function("hidden");
+    deferred["deferLoading"] = json!(true);
+    for (tools, message) in [
+        (
+            json!([function("a"), function("a")]),
+            "duplicate dynamic tool name: a",
+        ),
+        (
+            json!([function("bad name")]),
+            "dynamic tool name must match ^[a-zA-Z0-9_-]+$ to match Responses API: bad name",
+        ),
+        (
+            json!([function("mcp__x")]),
+            "dynamic tool name is reserved: mcp__x",
+        ),
+        (
+            json!([deferred]),
+            "deferred dynamic tool must include a namespace: hidden",
+        ),
+        (
+            json!([{"type": "namespace", "name": "ns", "description": "d", "tools": []}]),
+            "dynamic tool namespace must contain at least one tool: ns",
+        ),
+    ] {
+        let answer = h
+            .client
+            .request("thread/start", json!({"dynamicTools": tools}))
+            .await;
+        assert_invalid_request(answer, message);
+    }
+    // An empty list is a thread without dynamic tools.
+    h.client
+        .request("thread/start", json!({"dynamicTools": []}))
+        .await
+        .unwrap();
+}
+
+/// The tools are kept with the thread: after a restart, `thread/resume` (by a client without
+/// `experimentalApi`) offers them again and shows the call in the history; a fork inherits them.
+async fn resume_and_fork_keep_the_tools(transport: Transport) {
+    let mock = MockModel::start().await.expect("start the mock model");
+    let home = TestHome::with_config(&mock_model_config(&mock.base_url(), "responses"));
+    let mut daemon = Daemon::start(transport, &home, &[]).await;
+    let mut client = daemon.client().await;
+    client.initialize_with(experimental_init()).await;
+    mock.push(
+        Reply::new()
+            .function_call("call_r", "lookup", r#"{"q": "x"}"#)
+            .responses(),
+    );
+    mock.push(Reply::new().text("Done.").responses());
+    let cwd = home.path().display().to_string();
+    let thread = start_thread(&mut client, &cwd).await;
+    client
+        .request("turn/start", turn_start_params(&thread, "first"))
+        .await
+        .unwrap();
+    let request = wait_request(&mut client, TOOL_CALL).await;
+    answer(
+        &mut client,
+        &request,
+        json!({"contentItems": [{"type": "inputText", "text": "x!"}], "success": true}),
+    )
+    .await;
+    read_through_turn_completed(&mut client).await;
+
+    daemon.sigterm();
+    daemon.wait_exit().await;
+    let mut daemon = Daemon::start(transport, &home, &[]).await;
+    let mut client = daemon.initialized_client().await;
+    let resumed = client
+        .request("thread/resume", json!({"threadId": thread}))
+        .await
+        .unwrap();
+    let items = &resumed["thread"]["turns"][0]["items"];
+    let call = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "dynamicToolCall")
+        .unwrap_or_else(|| panic!("no dynamicToolCall in {items}"));
+    assert_eq!(call["status"], "completed");
+    assert_eq!(
+        call["contentItems"],
+        json!([{"type": "inputText", "text": "x!"}])
+    );
+    mock.push(Reply::new().text("Again.").responses());
+    client
+        .request("turn/start", turn_start_params(&thread, "second"))
+        .await
+        .unwrap();
+    read_through_turn_completed(&mut client).await;
+    let requests = mock
+        .wait_for_requests(3, weft_test_support::DEFAULT_TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(dynamic_tools_of(requests[2].tools()), offered());
+
+    let fork = client
+        .request("thread/fork", json!({"threadId": thread}))
+        .await
+        .unwrap();
+    let fork = str_at(&fork, "/thread/id");
+    mock.push(
+        Reply::new()
+            .function_call("call_f", "lookup", "{}")
+            .responses(),
+    );
+    mock.push(Reply::new().text("Forked.").responses());
+    client
+        .request("turn/start", turn_start_params(&fork, "in the fork"))
+        .await
+        .unwrap();
+    let request = wait_request(&mut client, TOOL_CALL).await;
+    assert_eq!(request["params"]["threadId"], fork.as_str());
+    answer(
+        &mut client,
+        &request,
+        json!({"contentItems": [], "success": true}),
+    )
+    .await;
+    read_through_turn_completed(&mut client).await;
+    let requests = mock
+        .wait_for_requests(5, weft_test_support::DEFAULT_TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(dynamic_tools_of(requests[3].tools()), offered());
+    assert_eq!(requests[4].tool_output("call_f"), Some(&json!([])));
+    daemon.sigterm();
+    daemon.wait_exit().await;
+}
+
+/// Chat Completions has no namespaces: a namespaced tool is offered as `<namespace>__<name>`,
+/// and a call by that name reaches the client with its namespace.
+#[tokio::test]
+async fn chat_flattens_namespaces() {
+    let mut h = Harness::start(
+        Setup::new(Transport::Stdio)
+            .wire_api(WireApi::Chat)
+            .init_params(experimental_init()),
+    )
+    .await;
+    h.push(Reply::new().function_call("call_chat", "myns__ns_tool", r#"{"x": 2}"#));
+    h.push(Reply::new().text("Flat."));
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd).await;
+    h.start_turn(&thread, "chat").await;
+    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    assert_eq!(request["params"]["namespace"], "myns");
+    assert_eq!(request["params"]["tool"], "ns_tool");
+    answer(
+        &mut h.client,
+        &request,
+        json!({"contentItems": [{"type": "inputText", "text": "ok"}], "success": true}),
+    )
+    .await;
+    read_through_turn_completed(&mut h.client).await;
+    let requests = h.wait_for_requests(2).await;
+    let names: Vec<&str> = requests[0]
+        .tools()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"lookup") && names.contains(&"myns__ns_tool"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"myns__ns_deferred"), "{names:?}");
+    let history = requests[1].messages();
+    let call = history
+        .iter()
+        .find_map(|m| m["tool_calls"].as_array().and_then(|c| c.first()))
+        .unwrap();
+    assert_eq!(call["function"]["name"], "myns__ns_tool");
+}
+
+on_both_transports!(
+    plain_call_answered,
+    namespaced_call_failed,
+    interrupt_withdraws,
+    resume_and_fork_keep_the_tools
+);
