@@ -3,6 +3,7 @@
 
 use crate::{MOCK_TITLE, Session, screen_problems, wait_idle, wait_ready};
 use weft_mock_model::Reply;
+use weft_test_support::Tui;
 
 #[tokio::test]
 async fn starts_clean_and_answers_a_prompt() {
@@ -26,13 +27,37 @@ async fn starts_clean_and_answers_a_prompt() {
         screen
     };
     let problems = screen_problems(&screen);
-    assert!(
-        problems.is_empty(),
-        "the TUI shows problems: {problems:?}\n{screen}"
-    );
+    if !problems.is_empty() {
+        let warnings = read_warnings(&tui).await;
+        panic!("the TUI shows problems: {problems:?}\n{screen}\n--- its warnings ---\n{warnings}");
+    }
     let requests = s.wait_for_requests(1).await;
     assert_eq!(
         requests[0].message_texts("user").last().unwrap(),
         "Say hello"
     );
+}
+
+/// The texts of the warnings the footer counts (`⚠ N warnings · f2 to view`): F2 opens them,
+/// → goes to the next one.
+async fn read_warnings(tui: &Tui) -> String {
+    tui.press("F2");
+    let mut texts = Vec::new();
+    let mut screen = tui.wait_for_text("Warnings ·").await;
+    let count = screen
+        .lines()
+        .find_map(|l| {
+            let rest = l.split("Warnings · ").nth(1)?;
+            rest.split_whitespace().nth(2)?.parse::<usize>().ok()
+        })
+        .unwrap_or(1);
+    for n in 1..=count {
+        texts.push(screen.clone());
+        if n < count {
+            tui.press("Right");
+            let next = format!("Warnings · {} of", n + 1);
+            screen = tui.wait_for_text(&next).await;
+        }
+    }
+    texts.join("\n---\n")
 }
