@@ -11,11 +11,17 @@
 //!   the response before the events the request causes (the `Reply` ordering contract).
 //!
 //! Files: [`initialize`]; [`threads`] (starting threads and loaded threads); [`history`]
-//! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`].
+//! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`];
+//! [`account`]; [`config`]; [`hooks`]; [`skills`].
 
+pub mod account;
+pub mod config;
 pub mod history;
+pub mod hooks;
 pub mod initialize;
 pub mod models;
+pub mod pages;
+pub mod skills;
 pub mod threads;
 pub mod turns;
 
@@ -177,6 +183,12 @@ pub fn check_reviewer(reviewer: Option<ApprovalsReviewer>) -> Result<(), JsonRpc
             wire_name(&other).unwrap_or_default()
         ))),
     }
+}
+
+/// The daemon's working directory: what an empty `cwds` means, and what relative ones are
+/// taken from.
+pub fn daemon_cwd() -> std::path::PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"))
 }
 
 /// One page of `items` from index `start`: at most `limit` items (at least one; all when

@@ -16,6 +16,7 @@
 
 pub mod cli;
 pub mod connection;
+pub mod experimental;
 pub mod handlers;
 pub mod logging;
 pub mod outgoing;

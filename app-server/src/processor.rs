@@ -10,87 +10,19 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
-use weft_protocol::ClientRequest;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::ClientRequest;
 
 use crate::connection::Connection;
+use crate::experimental::{self, Gate};
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, history, initialize, models, threads, turns,
+    FollowUp, IntoAnswer, ThreadReply, account, config, history, hooks, initialize, models, pages,
+    skills, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
 use crate::subscriptions::Resolution;
 use crate::transport::ingress::{IncomingMessage, IngressEvent};
-
-/// Experimental params Weft implements: they still require `experimentalApi`
-/// (docs/protocol.md §4.2).
-const EXPERIMENTAL_SUPPORTED_PARAMS: &[(&str, &[&str])] = &[("thread/start", &["dynamicTools"])];
-
-/// Params that are experimental in the reference (docs/protocol.md §4.2): rejected without
-/// `experimentalApi`, and with it rejected as unsupported, since Weft does not implement them.
-const EXPERIMENTAL_PARAMS: &[(&str, &[&str])] = &[
-    (
-        "thread/start",
-        &[
-            "permissions",
-            "environments",
-            "historyMode",
-            "experimentalRawEvents",
-            "runtimeWorkspaceRoots",
-            "projectId",
-            "selectedCapabilityRoots",
-            "daybreakEnabled",
-            "allowProviderModelFallback",
-            "multiAgentMode",
-            "mockExperimentalField",
-        ],
-    ),
-    (
-        "thread/resume",
-        &[
-            "history",
-            "path",
-            "initialTurnsPage",
-            "permissions",
-            "runtimeWorkspaceRoots",
-        ],
-    ),
-    (
-        "thread/fork",
-        &[
-            "beforeTurnId",
-            "path",
-            "attachToSource",
-            "permissions",
-            "runtimeWorkspaceRoots",
-            "deferGoalContinuation",
-            "experimentalPredictionMode",
-            "experimentalDisablePredictionMcp",
-        ],
-    ),
-    (
-        "turn/start",
-        &[
-            "collaborationMode",
-            "environments",
-            "permissions",
-            "additionalContext",
-            "cyberAccessProgram",
-            "responsesapiClientMetadata",
-            "responsesapiClientMetadataPatch",
-            "runtimeWorkspaceRoots",
-            "multiAgentMode",
-        ],
-    ),
-    (
-        "turn/steer",
-        &[
-            "additionalContext",
-            "responsesapiClientMetadata",
-            "responsesapiClientMetadataPatch",
-        ],
-    ),
-];
 
 /// The processing loop: one message at a time, in arrival order. Handlers that wait run in
 /// their own tasks so one slow request never holds up the rest.
@@ -183,8 +115,7 @@ async fn handle_request(
 /// Decode a request and apply the connection's gates, in the reference's order: decoding
 /// errors, then `initialize` (required first, accepted once), then experimental params.
 fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequest, JsonRpcError> {
-    let experimental = experimental_param(method, &raw);
-    let gated = first_param(EXPERIMENTAL_SUPPORTED_PARAMS, method, &raw);
+    let experimental = experimental::gate(method, &raw);
     let request = decode(raw)?;
     let is_initialize = matches!(request, ClientRequest::Initialize { .. });
     match (connection.initialize_choices(), is_initialize) {
@@ -192,18 +123,14 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
         (None, false) => Err(JsonRpcError::invalid_request("Not initialized")),
         (Some(_), true) => Err(JsonRpcError::invalid_request("Already initialized")),
         (Some(choices), false) => match experimental {
-            None => match gated {
-                Some(param) if !choices.experimental_api => Err(JsonRpcError::invalid_request(
-                    format!("{param} requires experimentalApi capability"),
-                )),
-                _ => Ok(request),
-            },
-            Some(param) if choices.experimental_api => Err(JsonRpcError::invalid_request(format!(
-                "{param} is not supported by Weft"
-            ))),
-            Some(param) => Err(JsonRpcError::invalid_request(format!(
-                "{param} requires experimentalApi capability"
-            ))),
+            None => Ok(request),
+            Some(Gate::Served(_)) if choices.experimental_api => Ok(request),
+            Some(Gate::Unsupported(what)) if choices.experimental_api => Err(
+                JsonRpcError::invalid_request(format!("{what} is not supported by Weft")),
+            ),
+            Some(Gate::Served(what) | Gate::Unsupported(what)) => Err(
+                JsonRpcError::invalid_request(format!("{what} requires experimentalApi capability")),
+            ),
         },
     }
 }
@@ -282,6 +209,38 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             let result = models::list(&state, params).await;
             answer(&state, &connection, &id, result).await;
         }),
+        ClientRequest::ThreadTurnsList { id, params } => spawn(async move {
+            let result = pages::turns_list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::ThreadItemsList { id, params } => spawn(async move {
+            let result = pages::items_list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::AccountRead { id, params } => {
+            let result = account::read(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::BedrockCheckGovCloudRequirements { id, params } => {
+            let result = account::check_gov_cloud(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::ConfigRead { id, params } => {
+            let result = config::read(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::ConfigRequirementsRead { id, params } => {
+            let result = config::requirements(params).await;
+            answer(&state, &connection, &id, result).await;
+        }
+        ClientRequest::HooksList { id, params } => spawn(async move {
+            let result = hooks::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::SkillsList { id, params } => spawn(async move {
+            let result = skills::list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
     }
 }
 
@@ -356,29 +315,6 @@ fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
         .map_err(|err| JsonRpcError::invalid_request(format!("Invalid request: {err}")))
 }
 
-/// The first experimental param present in a request (`method.field`), if any.
-fn experimental_param(method: &str, raw: &Value) -> Option<String> {
-    let params = raw.get("params")?;
-    first_param(EXPERIMENTAL_PARAMS, method, raw).or_else(|| {
-        params
-            .get("approvalPolicy")
-            .is_some_and(|p| p.get("granular").is_some())
-            .then(|| "askForApproval.granular".to_string())
-    })
-}
-
-/// The first param of `table` present (not null) in a request of `method`, as `method.field`.
-fn first_param(table: &[(&str, &[&str])], method: &str, raw: &Value) -> Option<String> {
-    let params = raw.get("params")?;
-    let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
-    table
-        .iter()
-        .filter(|(m, _)| *m == method)
-        .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
-        .find(|(_, field)| present(field))
-        .map(|(m, field)| format!("{m}.{field}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,12 +373,54 @@ mod tests {
         }));
         let start = json!({"id":2,"method":"thread/start","params":{"dynamicTools":[]}});
         assert!(admit(&connection, "thread/start", start).is_ok());
-        let other = json!({"id":3,"method":"thread/start","params":{"permissions":{}}});
+        let other = json!({"id":3,"method":"thread/start","params":{"projectId":"p"}});
         let err = admit(&connection, "thread/start", other).unwrap_err();
         assert_eq!(
             err.message,
-            "thread/start.permissions is not supported by Weft"
+            "thread/start.projectId is not supported by Weft"
         );
+    }
+
+    #[test]
+    fn served_experimental_surface_needs_the_capability() {
+        use tokio_util::sync::CancellationToken;
+
+        use crate::connection::{Backpressure, InitializeChoices};
+
+        // thread/turns/list is a stable method in the reference (served to every client);
+        // checkGovCloudRequirements is experimental as a whole; historyMode is an
+        // experimental field of a stable method.
+        let turns = json!({"id":3,"method":"thread/turns/list","params":{"threadId":"t"}});
+        let gov = json!({"id":5,"method":"account/bedrock/checkGovCloudRequirements","params":{}});
+        let start = json!({"id":4,"method":"thread/start","params":{"historyMode":"paginated"}});
+        for experimental_api in [false, true] {
+            let (connection, _rx) =
+                Connection::new(1, Backpressure::Wait, CancellationToken::new());
+            assert!(connection.initialize(InitializeChoices {
+                client_name: "t".into(),
+                experimental_api,
+                opt_out: Default::default(),
+            }));
+            assert!(admit(&connection, "thread/turns/list", turns.clone()).is_ok());
+            let checked = admit(
+                &connection,
+                "account/bedrock/checkGovCloudRequirements",
+                gov.clone(),
+            );
+            let started = admit(&connection, "thread/start", start.clone());
+            if experimental_api {
+                assert!(checked.is_ok() && started.is_ok());
+            } else {
+                assert_eq!(
+                    checked.unwrap_err().message,
+                    "account/bedrock/checkGovCloudRequirements requires experimentalApi capability"
+                );
+                assert_eq!(
+                    started.unwrap_err().message,
+                    "thread/start.historyMode requires experimentalApi capability"
+                );
+            }
+        }
     }
 
     #[test]

@@ -126,6 +126,16 @@ pub fn run(args: AppServerArgs) -> Result<(), StartError> {
     for key in &report.ignored_file_keys {
         tracing::debug!("ignoring unknown config key `{key}`");
     }
+    for warning in &config.hooks.warnings {
+        tracing::warn!("{warning}");
+    }
+    for error in &config.hooks.errors {
+        tracing::warn!(
+            "{}: {}; no stop hooks from it run",
+            error.path,
+            error.message
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

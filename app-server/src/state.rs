@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use weft_core::config::Config;
+use weft_core::skills::Skills;
 use weft_core::thread::ThreadManager;
 use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
 use weft_protocol::{ThreadId, ThreadStatus, ThreadUnsubscribeStatus};
@@ -27,6 +28,8 @@ pub struct AppState {
     pub threads: ThreadManager,
     /// Server → client requests waiting for an answer.
     pub pending_requests: Arc<PendingRequests>,
+    /// The skills found per cwd (`skills/list`), cached.
+    pub skills: Arc<Skills>,
     /// The subscription registry: each loaded thread's subscribers.
     subscriptions: Mutex<HashMap<ThreadId, Arc<ThreadSubscribers>>>,
 }
@@ -34,7 +37,11 @@ pub struct AppState {
 impl AppState {
     /// The state of a daemon with this configuration and thread manager.
     pub fn new(config: Arc<Config>, threads: ThreadManager) -> AppState {
+        let user_home = std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from);
         AppState {
+            skills: Arc::new(Skills::new(config.home.clone(), user_home)),
             home: config.home.clone(),
             threads,
             config,

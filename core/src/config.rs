@@ -11,10 +11,17 @@ use serde::Deserialize;
 
 use crate::exec::{ShellEnvironmentPolicy, ShellEnvironmentPolicyToml};
 use crate::hooks::StopHookConfig;
+use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
 use crate::model::provider::{ProviderConfig, WireApi};
 
+mod layers;
+mod limits;
+
+pub use layers::{ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of};
+pub use limits::Limits;
+
 /// Keys of the top level of `config.toml` that Weft understands.
-const KNOWN_KEYS: &[&str] = &[
+pub const KNOWN_KEYS: &[&str] = &[
     "model",
     "model_provider",
     "model_providers",
@@ -83,19 +90,11 @@ struct ConfigToml {
     model_auto_compact_token_limit: Option<u64>,
     model_reasoning_effort: Option<String>,
     model_reasoning_summary: Option<String>,
-    #[serde(default)]
-    hooks: HooksToml,
     thread_idle_timeout_secs: Option<u64>,
     #[serde(default)]
     shell_environment_policy: ShellEnvironmentPolicyToml,
     #[serde(default)]
     limits: Limits,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct HooksToml {
-    #[serde(default)]
-    stop: Vec<StopHookConfig>,
 }
 
 /// The resolved configuration of one daemon (immutable; shared as `Arc<Config>`).
@@ -121,8 +120,12 @@ pub struct Config {
     pub model_reasoning_effort: Option<String>,
     /// Default reasoning summary mode.
     pub model_reasoning_summary: Option<String>,
-    /// `[[hooks.stop]]` entries.
+    /// `[[hooks.stop]]` entries that parse (the ones that run).
     pub stop_hooks: Vec<StopHookConfig>,
+    /// `[[hooks.stop]]` as configured: where, each entry's index, and what was skipped.
+    pub hooks: StopHooks,
+    /// The layers the config was built from, as written.
+    pub layers: ConfigLayers,
     /// Seconds a thread with no subscribers and no activity stays loaded.
     pub thread_idle_timeout_secs: u64,
     /// `[shell_environment_policy]`: the environment of the model's commands, with every
@@ -178,6 +181,8 @@ impl Config {
                 report.ignored_file_keys.push(key.clone());
             }
         }
+        let file_table = table.clone();
+        let mut override_table = toml::Table::new();
         for raw in overrides {
             let (key, value) = parse_override(raw)?;
             let top = key.split('.').next().unwrap_or_default();
@@ -185,19 +190,51 @@ impl Config {
                 report.ignored_override_keys.push(key.clone());
                 continue;
             }
-            set_dotted(&mut table, &key, value).map_err(|message| ConfigError::Invalid {
+            let invalid = |message| ConfigError::Invalid {
                 path: PathBuf::from("command line"),
                 key: key.clone(),
                 message,
-            })?;
+            };
+            set_dotted(&mut table, &key, value.clone()).map_err(invalid)?;
+            set_dotted(&mut override_table, &key, value).map_err(invalid)?;
         }
-        let config = Config::from_toml(home, &path, table)?;
+        let layers = ConfigLayers {
+            file_path: path.clone(),
+            file: ConfigLayer {
+                source: LayerSource::User,
+                table: file_table,
+            },
+            overrides: (!override_table.is_empty()).then_some(ConfigLayer {
+                source: LayerSource::SessionFlags,
+                table: override_table,
+            }),
+            merged: table,
+        };
+        let config = Config::from_toml(home, &path, layers)?;
         Ok((config, report))
     }
 
     /// Build the config from a parsed table (file plus overrides).
-    fn from_toml(home: &Path, path: &Path, table: toml::Table) -> Result<Config, ConfigError> {
-        let raw = typed(path, &table)?;
+    fn from_toml(home: &Path, path: &Path, layers: ConfigLayers) -> Result<Config, ConfigError> {
+        let raw = typed(path, &layers.merged)?;
+        let hooks_from_flags = layers
+            .overrides
+            .as_ref()
+            .and_then(|layer| layer.table.get("hooks"))
+            .and_then(toml::Value::as_table)
+            .is_some_and(|hooks| hooks.contains_key("stop"));
+        let hooks_origin = if hooks_from_flags {
+            HooksOrigin {
+                source: LayerSource::SessionFlags,
+                path: SESSION_FLAGS_PATH.to_string(),
+            }
+        } else {
+            HooksOrigin {
+                source: LayerSource::User,
+                path: path.display().to_string(),
+            }
+        };
+        let hooks = StopHooks::read(layers.merged.get("hooks"), hooks_origin);
         let mut providers = builtin_providers();
         for (id, mut provider) in raw.model_providers {
             provider.id = id.clone();
@@ -252,7 +289,9 @@ impl Config {
             model_auto_compact_token_limit: raw.model_auto_compact_token_limit,
             model_reasoning_effort: raw.model_reasoning_effort,
             model_reasoning_summary: raw.model_reasoning_summary,
-            stop_hooks: raw.hooks.stop,
+            stop_hooks: hooks.configs(),
+            hooks,
+            layers,
             thread_idle_timeout_secs: raw.thread_idle_timeout_secs.unwrap_or(30 * 60),
             shell_environment_policy,
             limits: raw.limits.validated(path)?,
@@ -268,7 +307,8 @@ impl Config {
 /// Deserialize the known keys one by one, so an error names the key it is about.
 fn typed(path: &Path, table: &toml::Table) -> Result<ConfigToml, ConfigError> {
     let mut known = toml::Table::new();
-    for key in KNOWN_KEYS {
+    // `hooks` is read entry by entry (`hooks::config`): a bad hook is skipped, not fatal.
+    for key in KNOWN_KEYS.iter().filter(|key| **key != "hooks") {
         let Some(value) = table.get(*key) else {
             continue;
         };
@@ -347,205 +387,5 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-// ---- [limits] ----------------------------------------------------------------------------
-
-/// `[limits]`: bounds on what one client can make the daemon hold (README, "Configuration").
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct Limits {
-    /// Largest message accepted, in bytes: a stdio line or a whole WebSocket message.
-    pub max_message_bytes: usize,
-    /// WebSocket connections open at once, counting those still in their HTTP handshake.
-    pub max_connections: usize,
-    /// Seconds a TCP connection may take to complete its WebSocket upgrade.
-    pub handshake_timeout_secs: u64,
-    /// Seconds stdio waits, after stdin's end, for the answers to requests already read.
-    pub shutdown_grace_secs: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_message_bytes: 4 * 1024 * 1024,
-            max_connections: 256,
-            handshake_timeout_secs: 10,
-            shutdown_grace_secs: 10,
-        }
-    }
-}
-
-impl Limits {
-    /// Smallest `max_message_bytes` accepted: any real request fits in it.
-    pub const MIN_MESSAGE_BYTES: usize = 1024;
-
-    fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
-        let invalid = |key: &str, message: &str| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: format!("limits.{key}"),
-            message: message.to_string(),
-        };
-        if self.max_message_bytes < Self::MIN_MESSAGE_BYTES {
-            return Err(invalid(
-                "max_message_bytes",
-                &format!("must be at least {}", Self::MIN_MESSAGE_BYTES),
-            ));
-        }
-        if self.max_connections == 0 {
-            return Err(invalid("max_connections", "must be at least 1"));
-        }
-        if self.handshake_timeout_secs == 0 {
-            return Err(invalid("handshake_timeout_secs", "must be at least 1"));
-        }
-        Ok(self)
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn load_text(text: &str, overrides: &[&str]) -> Result<(Config, LoadReport), ConfigError> {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.toml"), text).unwrap();
-        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-        Config::load(dir.path(), &overrides)
-    }
-
-    #[test]
-    fn defaults_without_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let (config, _) = Config::load(dir.path(), &[]).unwrap();
-        assert_eq!(config.model, DEFAULT_MODEL);
-        assert_eq!(config.model_provider, "openai");
-        assert!(config.provider("ollama").is_some());
-        assert_eq!(config.thread_idle_timeout_secs, 1800);
-    }
-
-    #[test]
-    fn provider_table_and_unknown_keys() {
-        let (config, report) = load_text(
-            r#"
-model = "m1"
-model_provider = "mock"
-[features]
-plugins = false
-[model_providers.mock]
-name = "Mock"
-base_url = "http://127.0.0.1:9/v1"
-wire_api = "chat"
-request_max_retries = 1
-"#,
-            &[],
-        )
-        .unwrap();
-        assert_eq!(config.model, "m1");
-        let mock = config.provider("mock").unwrap();
-        assert_eq!(mock.id, "mock");
-        assert_eq!(mock.wire_api, WireApi::Chat);
-        assert_eq!(mock.request_max_retries, 1);
-        assert_eq!(report.ignored_file_keys, vec!["features".to_string()]);
-    }
-
-    #[test]
-    fn shell_environment_policy_section() {
-        use crate::exec::Inherit;
-        let (config, report) = load_text(
-            "[shell_environment_policy]\nexclude = [\"AWS_*\"]\n[model_providers.mock]\nname = \"M\"\nbase_url = \"http://x\"\nenv_key = \"MOCK_CRED\"\n",
-            &["shell_environment_policy.inherit=\"none\""],
-        )
-        .unwrap();
-        assert!(report.ignored_override_keys.is_empty());
-        let policy = &config.shell_environment_policy;
-        assert_eq!(policy.inherit, Inherit::None);
-        assert_eq!(policy.exclude, ["AWS_*"]);
-        assert!(!policy.ignore_default_excludes);
-        // Every provider's key is always left out.
-        assert!(policy.always_exclude.contains(&"MOCK_CRED".to_string()));
-        assert!(
-            policy
-                .always_exclude
-                .contains(&"OPENAI_API_KEY".to_string())
-        );
-        let err = load_text("[shell_environment_policy]\ninherit = \"some\"\n", &[]).unwrap_err();
-        assert!(
-            err.to_string().contains("shell_environment_policy"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn wrong_type_names_the_key() {
-        let err = load_text("model = 5\n", &[]).unwrap_err();
-        let text = err.to_string();
-        assert!(text.contains("config.toml"), "{text}");
-        assert!(text.contains("`model`"), "{text}");
-        assert!(!text.contains('\n'));
-    }
-
-    #[test]
-    fn nested_wrong_type_names_the_table() {
-        let err = load_text("[model_providers.x]\nbase_url = 3\nname = \"x\"\n", &[]).unwrap_err();
-        assert!(err.to_string().contains("`model_providers`"), "{err}");
-    }
-
-    #[test]
-    fn unparsable_file() {
-        let err = load_text("model = \n[[[", &[]).unwrap_err();
-        assert!(matches!(err, ConfigError::Parse { .. }));
-        assert!(!err.to_string().contains('\n'));
-    }
-
-    #[test]
-    fn overrides_parse_toml_then_fall_back_to_string() {
-        assert_eq!(
-            parse_override("a.b=5").unwrap(),
-            ("a.b".to_string(), toml::Value::Integer(5))
-        );
-        assert_eq!(
-            parse_override("web_search=\"live\"").unwrap().1,
-            toml::Value::String("live".into())
-        );
-        assert_eq!(
-            parse_override("model=gpt-x").unwrap().1,
-            toml::Value::String("gpt-x".into())
-        );
-        assert!(parse_override("novalue").is_err());
-        let (config, report) = load_text(
-            "",
-            &["model=o3", "features.foo=true", "web_search=\"live\""],
-        )
-        .unwrap();
-        assert_eq!(config.model, "o3");
-        assert_eq!(
-            report.ignored_override_keys,
-            vec!["features.foo".to_string(), "web_search".to_string()]
-        );
-    }
-
-    #[test]
-    fn bad_enum_value() {
-        let err = load_text("approval_policy = \"on-failure\"\n", &[]).unwrap_err();
-        assert!(err.to_string().contains("approval_policy"));
-    }
-
-    #[test]
-    fn limits_default_override_and_refuse_zero() {
-        let (config, _) = load_text("", &[]).unwrap();
-        assert_eq!(config.limits, Limits::default());
-        let (config, report) = load_text(
-            "[limits]\nmax_connections = 4\n",
-            &["limits.handshake_timeout_secs=1"],
-        )
-        .unwrap();
-        assert!(report.ignored_override_keys.is_empty());
-        assert_eq!(config.limits.max_connections, 4);
-        assert_eq!(config.limits.handshake_timeout_secs, 1);
-        let err = load_text("", &["limits.max_connections=0"]).unwrap_err();
-        assert!(
-            err.to_string().contains("`limits.max_connections`"),
-            "{err}"
-        );
-        let err = load_text("[limits]\nmax_message_bytes = \"big\"\n", &[]).unwrap_err();
-        assert!(err.to_string().contains("`limits`"), "{err}");
-    }
-}
+mod tests;

@@ -42,6 +42,9 @@
 //! order wins); otherwise continue if any hook blocks (one prompt per blocking hook, in config
 //! order); otherwise allow.
 
+pub mod config;
+pub mod listing;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};

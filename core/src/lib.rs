@@ -14,6 +14,7 @@ pub mod model;
 pub mod rollout;
 pub mod sandbox;
 pub mod settings;
+pub mod skills;
 pub mod state;
 pub mod thread;
 pub mod time;

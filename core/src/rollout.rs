@@ -38,6 +38,8 @@
 //! started but never ended (the daemon died mid-turn) is reported as `interrupted`, and the
 //! model history gets the same marker an interrupt leaves.
 
+pub mod index;
+pub mod pages;
 mod paths;
 mod reader;
 mod record;

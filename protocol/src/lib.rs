@@ -5,7 +5,11 @@
 //! ignored everywhere.
 #![warn(missing_docs)]
 
+pub mod account;
+pub mod config_api;
 pub mod dynamic_tools;
+pub mod history_api;
+pub mod hooks_api;
 pub mod ids;
 pub mod initialize;
 pub mod input;
@@ -17,6 +21,7 @@ pub mod policy;
 pub mod requests;
 pub mod schema;
 pub mod server_requests;
+pub mod skills_api;
 pub mod thread;
 pub mod thread_api;
 pub mod turn;
@@ -62,7 +67,9 @@ pub use policy::{
     NetworkAccess, Personality, ReasoningEffort, ReasoningSummary, SandboxMode, SandboxPolicy,
     ThreadStartSource,
 };
-pub use requests::{CLIENT_METHODS, ClientNotification, ClientRequest, Method, methods};
+pub use requests::{
+    CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, Method, methods,
+};
 pub use schema::{schema_files, write_schema};
 pub use server_requests::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,

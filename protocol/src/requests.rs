@@ -10,9 +10,21 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::account::{
+    BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse,
+    GetAccountParams, GetAccountResponse,
+};
+use crate::config_api::{
+    ConfigReadParams, ConfigReadResponse, ConfigRequirementsReadResponse, NoParams,
+};
+use crate::hooks_api::{HooksListParams, HooksListResponse};
+use crate::history_api::{
+    ThreadItemsListParams, ThreadItemsListResponse, ThreadTurnsListParams, ThreadTurnsListResponse,
+};
 use crate::initialize::{InitializeParams, InitializeResponse};
 use crate::jsonrpc::RequestId;
 use crate::models::{ModelListParams, ModelListResponse};
+use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::thread_api::{
     ThreadArchiveParams, ThreadArchiveResponse, ThreadCompactStartParams,
     ThreadCompactStartResponse, ThreadForkParams, ThreadForkResponse, ThreadListParams,
@@ -38,7 +50,7 @@ pub trait Method {
 }
 
 macro_rules! client_requests {
-    ($($variant:ident => $wire:literal, $dir:literal, $params:ident, $response:ident;)*) => {
+    ($($variant:ident => $wire:literal, $dir:literal, $(#[$pattr:meta])* $params:ident, $response:ident;)*) => {
         /// A request sent by the client, selected by its `method`.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
         #[serde(tag = "method")]
@@ -50,6 +62,7 @@ macro_rules! client_requests {
                     /// Request id.
                     id: RequestId,
                     /// Params.
+                    $(#[$pattr])*
                     params: $params,
                 },
             )*
@@ -93,7 +106,10 @@ macro_rules! client_requests {
 
         pub(crate) fn client_request_schemas(roots: &mut crate::schema::Roots) {
             $(
-                roots.add::<$params>(concat!($dir, "/", stringify!($params), ".json"));
+                // A method without params has no params file (as in the reference).
+                if stringify!($params) != "NoParams" {
+                    roots.add::<$params>(concat!($dir, "/", stringify!($params), ".json"));
+                }
                 roots.add::<$response>(concat!($dir, "/", stringify!($response), ".json"));
             )*
         }
@@ -117,7 +133,19 @@ client_requests! {
     TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
     TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
     ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+    AccountRead => "account/read", "v2", GetAccountParams, GetAccountResponse;
+    BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
+    ConfigRead => "config/read", "v2", ConfigReadParams, ConfigReadResponse;
+    ConfigRequirementsRead => "configRequirements/read", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, ConfigRequirementsReadResponse;
+    HooksList => "hooks/list", "v2", HooksListParams, HooksListResponse;
+    SkillsList => "skills/list", "v2", SkillsListParams, SkillsListResponse;
+    ThreadTurnsList => "thread/turns/list", "v2", ThreadTurnsListParams, ThreadTurnsListResponse;
+    ThreadItemsList => "thread/items/list", "v2", ThreadItemsListParams, ThreadItemsListResponse;
 }
+
+/// Client methods that are experimental in the reference as a whole: refused without
+/// `experimentalApi` (``<method> requires experimentalApi capability``, docs/protocol.md §4.2).
+pub const EXPERIMENTAL_METHODS: &[&str] = &["account/bedrock/checkGovCloudRequirements"];
 
 impl ClientRequest {
     /// Decodes a whole request object.
@@ -297,6 +325,8 @@ mod tests {
         for name in CLIENT_METHODS {
             let params = if *name == "initialize" {
                 json!({"clientInfo": {"name": "x", "version": "1"}})
+            } else if *name == "configRequirements/read" {
+                json!({})
             } else {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u"})
             };
@@ -314,6 +344,38 @@ mod tests {
             .map(str::trim)
             .collect();
         assert_eq!(CLIENT_METHODS, expected.as_slice());
+    }
+
+    #[test]
+    fn a_method_without_params_takes_none_null_or_empty() {
+        for request in [
+            json!({"id": 4, "method": "configRequirements/read"}),
+            json!({"id": 4, "method": "configRequirements/read", "params": null}),
+            json!({"id": 4, "method": "configRequirements/read", "params": {}}),
+        ] {
+            let decoded = ClientRequest::from_value(request).unwrap();
+            assert_eq!(decoded.method(), "configRequirements/read");
+            // Written back without params, as the reference's clients send it.
+            assert_eq!(
+                serde_json::to_value(&decoded).unwrap(),
+                json!({"id": 4, "method": "configRequirements/read"})
+            );
+        }
+        assert_eq!(
+            decode_err(json!({"id": 4, "method": "configRequirements/read", "params": {"x": 1}})),
+            "invalid type: map, expected unit"
+        );
+        // Every other new method needs its params, as in the reference.
+        for method in [
+            "account/read",
+            "account/bedrock/checkGovCloudRequirements",
+            "hooks/list",
+        ] {
+            assert_eq!(
+                decode_err(json!({"id": 1, "method": method})),
+                "missing field `params`"
+            );
+        }
     }
 
     #[test]

@@ -143,9 +143,10 @@ pub struct GitInfo {
 #[serde(rename_all = "camelCase")]
 pub enum ThreadHistoryMode {
     /// Whole history in one rollout.
-    #[default]
     Legacy,
-    /// Paginated history.
+    /// Paginated history (`thread/turns/list`, `thread/items/list`); the reference's default
+    /// for new threads, and the only mode Weft serves.
+    #[default]
     Paginated,
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::dynamic_tools::DynamicToolSpec;
+use crate::history_api::{ThreadResumeInitialTurnsPageParams, TurnsPage};
 use crate::ids::{ThreadId, TurnId};
 use crate::policy::{
     ApprovalsReviewer, AskForApproval, CollaborationMode, Personality, ReasoningEffort,
@@ -12,7 +13,8 @@ use crate::policy::{
 };
 use crate::serde_util::null_as_default;
 use crate::thread::{
-    SortDirection, Thread, ThreadSortKey, ThreadSourceKind, ThreadUnsubscribeStatus,
+    SortDirection, Thread, ThreadHistoryMode, ThreadSortKey, ThreadSourceKind,
+    ThreadUnsubscribeStatus,
 };
 
 /// Params of `thread/start` (every field optional; `{}` is valid).
@@ -70,6 +72,9 @@ pub struct ThreadStartParams {
     /// EXPERIMENTAL: client-defined tools offered to the model (docs/protocol.md §9.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_tools: Option<Vec<DynamicToolSpec>>,
+    /// Persisted history contract of the new thread (experimental); Weft serves `paginated`.
+    #[serde(default)]
+    pub history_mode: Option<ThreadHistoryMode>,
 }
 
 /// Result of `thread/start`.
@@ -146,6 +151,9 @@ pub struct ThreadResumeParams {
     /// Deprecated; accepted and ignored.
     #[serde(default)]
     pub personality: Option<Personality>,
+    /// Include a `thread/turns/list` page in the response (experimental).
+    #[serde(default)]
+    pub initial_turns_page: Option<ThreadResumeInitialTurnsPageParams>,
 }
 
 impl ThreadResumeParams {
@@ -165,6 +173,7 @@ impl ThreadResumeParams {
             base_instructions: None,
             developer_instructions: None,
             personality: None,
+            initial_turns_page: None,
         }
     }
 }
@@ -199,10 +208,15 @@ pub struct ThreadResumeResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
-    /// Cursor for `thread/turns/list` (not in phase 1; `null`).
+    /// The `thread/turns/list` page asked for by `initialTurnsPage` (experimental).
+    #[serde(default)]
+    pub initial_turns_page: Option<TurnsPage>,
+    /// Pass as `cursor` to `thread/turns/list` with `sortDirection: "desc"`: the first page
+    /// includes the thread's latest turn. `null` when the thread has no turn.
     #[serde(default)]
     pub turns_backwards_cursor: Option<String>,
-    /// Cursor for `thread/items/list` (not in phase 1; `null`).
+    /// Pass as `cursor` to `thread/items/list` with `sortDirection: "desc"`: the first page
+    /// includes the thread's latest item. `null` when the thread has no item.
     #[serde(default)]
     pub items_backwards_cursor: Option<String>,
     /// Active collaboration mode.
@@ -226,6 +240,7 @@ impl From<ThreadStartResponse> for ThreadResumeResponse {
             sandbox: start.sandbox,
             reasoning_effort: start.reasoning_effort,
             disabled_plugin_ids: start.disabled_plugin_ids,
+            initial_turns_page: None,
             turns_backwards_cursor: None,
             items_backwards_cursor: None,
             collaboration_mode: None,

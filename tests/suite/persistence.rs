@@ -12,6 +12,7 @@
 mod archive;
 mod fork;
 mod list;
+mod pages;
 mod recovery;
 mod resume;
 mod unload;

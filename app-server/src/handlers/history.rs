@@ -20,6 +20,7 @@ use weft_protocol::thread_api::{
 use weft_protocol::{ThreadId, ThreadSortKey, ThreadStatus, wire_name};
 
 use crate::connection::Connection;
+use crate::handlers::pages::page_error;
 use crate::handlers::threads::{replay_token_usage, settings_response, thread_settings};
 use crate::handlers::{Answer, check_reviewer, core_error, parse_thread_id};
 use crate::state::AppState;
@@ -65,7 +66,16 @@ pub async fn resume(
     if !params.exclude_turns {
         response.thread.turns = std::mem::take(&mut snapshot.turns);
     }
-    let answer = Answer::new(ThreadResumeResponse::from(response));
+    let pages = state
+        .threads
+        .resume_pages(handle.id(), params.initial_turns_page)
+        .await
+        .map_err(page_error)?;
+    let mut response = ThreadResumeResponse::from(response);
+    response.initial_turns_page = pages.initial_turns_page;
+    response.turns_backwards_cursor = pages.turns_backwards_cursor;
+    response.items_backwards_cursor = pages.items_backwards_cursor;
+    let answer = Answer::new(response);
     Ok(replay_token_usage(
         answer,
         handle.id(),

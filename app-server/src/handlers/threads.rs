@@ -52,6 +52,12 @@ pub async fn start(
     params: ThreadStartParams,
 ) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
     check_reviewer(params.approvals_reviewer)?;
+    if params.history_mode == Some(weft_protocol::ThreadHistoryMode::Legacy) {
+        // Every Weft thread is paginated (docs/protocol.md §7.24).
+        return Err(JsonRpcError::invalid_request(
+            "historyMode `legacy` is not supported by Weft; use `paginated`",
+        ));
+    }
     let dynamic_tools = params.dynamic_tools.unwrap_or_default();
     validate_dynamic_tools(&dynamic_tools).map_err(JsonRpcError::invalid_request)?;
     let mut options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)

@@ -8,6 +8,10 @@ use parking_lot::Mutex;
 
 use weft_protocol::{SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus};
 
+mod pages;
+
+pub use pages::{PageError, ResumePages};
+
 use super::actor::ThreadActor;
 use super::error::{CoreError, OpenError};
 use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
@@ -23,6 +27,9 @@ use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
 use crate::time::{new_thread_id, now_secs};
 
+/// How many rollout indexes the manager keeps for paging.
+const HISTORY_INDEXES: usize = 64;
+
 /// Creates and holds loaded threads.
 pub struct ThreadManager {
     services: Arc<Services>,
@@ -33,6 +40,8 @@ pub struct ThreadManager {
     /// thread being loaded waits and then finds it loaded (warm) instead of failing on the
     /// rollout's lock.
     stored_ops: tokio::sync::Mutex<()>,
+    /// Indexes of the rollouts paged lately (docs/protocol.md §7.24).
+    history_index: Arc<crate::rollout::index::IndexCache>,
 }
 
 impl ThreadManager {
@@ -67,6 +76,7 @@ impl ThreadManager {
             services: Arc::new(Services::new(config, state)),
             threads: Mutex::new(HashMap::new()),
             stored_ops: tokio::sync::Mutex::new(()),
+            history_index: Arc::new(crate::rollout::index::IndexCache::new(HISTORY_INDEXES)),
         }
     }
 

@@ -1,0 +1,433 @@
+//! An index of where a rollout's turns and client-visible items are, so history pages are
+//! served by seeking to the lines they need instead of reading the whole file
+//! (docs/protocol.md §7.24).
+//!
+//! # Why an in-memory index built by streaming
+//!
+//! One pass over the file, one line in memory at a time, records per turn its line ordinal,
+//! start, end and item list, and per item its line ordinal, byte offset, length and kind
+//! (user message, agent message, other): a few dozen bytes per item, however big the items
+//! are. A page then parses only its own lines. The file is append-only, so the index is
+//! extended from where it stopped ([`RolloutIndex::update`]) rather than rebuilt; a file that
+//! shrank or was replaced is indexed again. [`IndexCache`] keeps the indexes of the most
+//! recently paged rollouts. Keeping offsets in the state DB instead would have to follow every
+//! append of every thread (and a crash could leave the DB ahead of the file); the streaming
+//! pass is linear, needs nothing on disk, and is only done once per daemon and file.
+//!
+//! # Ordinals
+//!
+//! A line's ordinal is its 0-based position among the file's newline-terminated lines (the
+//! header is 0). A torn last line (no newline yet) is left for a later update; once the
+//! writer completes it with a newline (docs/architecture.md §10) it is an unparsable line that
+//! keeps its ordinal and is skipped.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use weft_protocol::{ThreadItem, TurnError, TurnId, TurnStatus};
+
+use super::RolloutError;
+
+#[cfg(test)]
+mod tests;
+use super::reader::parse_header;
+use super::record::{RolloutLine, RolloutRecord};
+
+/// What an indexed item is, as far as a turn summary cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    /// A `userMessage`.
+    UserMessage,
+    /// An `agentMessage`.
+    AgentMessage,
+    /// Anything else.
+    Other,
+}
+
+/// Where one completed item is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedItem {
+    /// The line ordinal of its `item_completed` record.
+    pub ordinal: u64,
+    offset: u64,
+    len: u32,
+    /// Index of its turn in [`RolloutIndex::turns`].
+    pub turn: u32,
+    /// Its kind.
+    pub kind: ItemKind,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnEnd {
+    /// `completed`, `interrupted` or `failed`.
+    pub status: TurnStatus,
+    /// Set when failed.
+    pub error: Option<TurnError>,
+    /// Unix seconds.
+    pub completed_at: i64,
+    /// Wall-clock duration.
+    pub duration_ms: Option<i64>,
+}
+
+/// One turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedTurn {
+    /// Turn id.
+    pub id: TurnId,
+    /// The line ordinal of its `turn_started` record.
+    pub ordinal: u64,
+    /// Unix seconds.
+    pub started_at: i64,
+    /// Time of the `turn_started` line (ms).
+    pub started_ms: i64,
+    /// How it ended, when it did (a turn cut by a later turn's start is `interrupted`).
+    pub end: Option<TurnEnd>,
+    /// Its items, indexes into [`RolloutIndex::items`], in completion order.
+    pub items: Vec<u32>,
+}
+
+/// The positions of a rollout's turns and items.
+#[derive(Debug)]
+pub struct RolloutIndex {
+    path: PathBuf,
+    /// `(dev, ino)` of the file indexed.
+    identity: (u64, u64),
+    /// Bytes indexed (through the last newline).
+    indexed_bytes: u64,
+    next_ordinal: u64,
+    /// Time of the latest line (ms).
+    last_ms: i64,
+    turns: Vec<IndexedTurn>,
+    items: Vec<IndexedItem>,
+    turn_ids: HashMap<TurnId, u32>,
+    /// Lines that did not parse (a completed torn line included).
+    skipped_lines: usize,
+}
+
+/// The fields of a line the index needs; the payload stays unparsed.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    ts: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(borrow)]
+    payload: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct StartedPeek {
+    turn_id: TurnId,
+    started_at: i64,
+}
+
+#[derive(Deserialize)]
+struct ItemPeek {
+    turn_id: TurnId,
+    item: ItemTypePeek,
+}
+
+#[derive(Deserialize)]
+struct ItemTypePeek {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct EndedPeek {
+    turn_id: TurnId,
+    status: TurnStatus,
+    #[serde(default)]
+    error: Option<TurnError>,
+    completed_at: i64,
+    #[serde(default)]
+    duration_ms: Option<i64>,
+}
+
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    (meta.dev(), meta.ino())
+}
+
+impl RolloutIndex {
+    /// Index a rollout (blocking I/O). The first line must be a `session_meta` header.
+    pub fn build(path: &Path) -> Result<RolloutIndex, RolloutError> {
+        let mut index = RolloutIndex {
+            path: path.to_path_buf(),
+            identity: (0, 0),
+            indexed_bytes: 0,
+            next_ordinal: 0,
+            last_ms: 0,
+            turns: Vec::new(),
+            items: Vec::new(),
+            turn_ids: HashMap::new(),
+            skipped_lines: 0,
+        };
+        index.update()?;
+        Ok(index)
+    }
+
+    /// Index what was appended since the last update; index the file again when it shrank or
+    /// is another file now.
+    pub fn update(&mut self) -> Result<(), RolloutError> {
+        let mut file = File::open(&self.path).map_err(|e| RolloutError::io(&self.path, e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| RolloutError::io(&self.path, e))?;
+        if identity(&meta) != self.identity || meta.len() < self.indexed_bytes {
+            *self = RolloutIndex {
+                path: std::mem::take(&mut self.path),
+                identity: identity(&meta),
+                indexed_bytes: 0,
+                next_ordinal: 0,
+                last_ms: 0,
+                turns: Vec::new(),
+                items: Vec::new(),
+                turn_ids: HashMap::new(),
+                skipped_lines: 0,
+            };
+        }
+        if meta.len() == self.indexed_bytes {
+            return Ok(());
+        }
+        file.seek(SeekFrom::Start(self.indexed_bytes))
+            .map_err(|e| RolloutError::io(&self.path, e))?;
+        let mut reader = BufReader::with_capacity(64 << 10, file);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| RolloutError::io(&self.path, e))?;
+            if read == 0 || line.last() != Some(&b'\n') {
+                // End of file, or a torn last line: left for a later update.
+                break;
+            }
+            let offset = self.indexed_bytes;
+            let ordinal = self.next_ordinal;
+            if ordinal == 0 {
+                parse_header(&self.path, &line)?;
+            } else {
+                self.push_line(ordinal, offset, &line);
+            }
+            self.indexed_bytes += read as u64;
+            self.next_ordinal += 1;
+        }
+        Ok(())
+    }
+
+    fn push_line(&mut self, ordinal: u64, offset: u64, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let Ok(peek) = serde_json::from_slice::<Peek>(line) else {
+            self.skipped_lines += 1;
+            return;
+        };
+        let payload = peek.payload.get();
+        match peek.kind.as_str() {
+            "turn_started" => match serde_json::from_str::<StartedPeek>(payload) {
+                Ok(started) => {
+                    self.close_open();
+                    let index = self.turns.len() as u32;
+                    self.turn_ids.insert(started.turn_id.clone(), index);
+                    self.turns.push(IndexedTurn {
+                        id: started.turn_id,
+                        ordinal,
+                        started_at: started.started_at,
+                        started_ms: peek.ts,
+                        end: None,
+                        items: Vec::new(),
+                    });
+                }
+                Err(_) => self.skipped_lines += 1,
+            },
+            "item_completed" => match serde_json::from_str::<ItemPeek>(payload) {
+                Ok(item) => {
+                    if let Some(&turn) = self.turn_ids.get(&item.turn_id) {
+                        let kind = match item.item.kind.as_str() {
+                            "userMessage" => ItemKind::UserMessage,
+                            "agentMessage" => ItemKind::AgentMessage,
+                            _ => ItemKind::Other,
+                        };
+                        let at = self.items.len() as u32;
+                        self.items.push(IndexedItem {
+                            ordinal,
+                            offset,
+                            len: line.len() as u32,
+                            turn,
+                            kind,
+                        });
+                        self.turns[turn as usize].items.push(at);
+                    }
+                }
+                Err(_) => self.skipped_lines += 1,
+            },
+            "turn_ended" => match serde_json::from_str::<EndedPeek>(payload) {
+                Ok(ended) => {
+                    if let Some(&turn) = self.turn_ids.get(&ended.turn_id) {
+                        self.turns[turn as usize].end = Some(TurnEnd {
+                            status: ended.status,
+                            error: ended.error,
+                            completed_at: ended.completed_at,
+                            duration_ms: ended.duration_ms,
+                        });
+                    }
+                }
+                Err(_) => self.skipped_lines += 1,
+            },
+            _ => {}
+        }
+        self.last_ms = peek.ts;
+    }
+
+    /// A turn still open when the next one starts was cut by a crash: `interrupted` as of the
+    /// last line before, as [`super::read_rollout`] reports it.
+    fn close_open(&mut self) {
+        let last_ms = self.last_ms;
+        if let Some(turn) = self.turns.last_mut()
+            && turn.end.is_none()
+        {
+            turn.end = Some(TurnEnd {
+                status: TurnStatus::Interrupted,
+                error: None,
+                completed_at: last_ms.div_euclid(1000),
+                duration_ms: Some((last_ms - turn.started_ms).max(0)),
+            });
+        }
+    }
+
+    /// The turns, in start order.
+    pub fn turns(&self) -> &[IndexedTurn] {
+        &self.turns
+    }
+
+    /// The items, in completion order.
+    pub fn items(&self) -> &[IndexedItem] {
+        &self.items
+    }
+
+    /// Where a turn is in [`RolloutIndex::turns`].
+    pub fn turn_position(&self, id: &TurnId) -> Option<usize> {
+        self.turn_ids.get(id).map(|&i| i as usize)
+    }
+
+    /// Time of the latest line (ms).
+    pub fn last_ms(&self) -> i64 {
+        self.last_ms
+    }
+
+    /// Lines skipped because they did not parse.
+    pub fn skipped_lines(&self) -> usize {
+        self.skipped_lines
+    }
+
+    /// The end of a turn as a reader sees it: its recorded end; for the last turn still open,
+    /// `None` when the thread is running it (`live`), else `interrupted` as of the last line
+    /// (the daemon died mid-turn).
+    pub fn effective_end(&self, turn: &IndexedTurn, live: bool) -> Option<TurnEnd> {
+        if let Some(end) = &turn.end {
+            return Some(end.clone());
+        }
+        if live {
+            return None;
+        }
+        Some(TurnEnd {
+            status: TurnStatus::Interrupted,
+            error: None,
+            completed_at: self.last_ms.div_euclid(1000),
+            duration_ms: Some((self.last_ms - turn.started_ms).max(0)),
+        })
+    }
+
+    /// Open the file for [`RolloutIndex::read_item`].
+    pub fn open(&self) -> Result<File, RolloutError> {
+        File::open(&self.path).map_err(|e| RolloutError::io(&self.path, e))
+    }
+
+    /// Read one item back from its line.
+    pub fn read_item(
+        &self,
+        file: &mut File,
+        item: &IndexedItem,
+    ) -> Result<ThreadItem, RolloutError> {
+        let mut buf = vec![0; item.len as usize];
+        file.seek(SeekFrom::Start(item.offset))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|e| RolloutError::io(&self.path, e))?;
+        let bad = |why: String| {
+            RolloutError::io(
+                &self.path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+            )
+        };
+        match serde_json::from_slice::<RolloutLine>(&buf) {
+            Ok(RolloutLine {
+                record: RolloutRecord::ItemCompleted { item, .. },
+                ..
+            }) => Ok(item),
+            Ok(_) => Err(bad(format!("line {} is not an item", item.ordinal))),
+            Err(err) => Err(bad(format!("line {}: {err}", item.ordinal))),
+        }
+    }
+}
+
+/// The indexes of the rollouts paged most recently, at most `capacity` of them.
+#[derive(Debug)]
+pub struct IndexCache {
+    capacity: usize,
+    /// Most recently used last.
+    entries: Mutex<Vec<(PathBuf, Slot)>>,
+}
+
+/// One cached index (`None` until first built).
+type Slot = Arc<Mutex<Option<RolloutIndex>>>;
+
+impl IndexCache {
+    /// An empty cache.
+    pub fn new(capacity: usize) -> IndexCache {
+        IndexCache {
+            capacity: capacity.max(1),
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Run `f` on the up-to-date index of `path` (blocking I/O: call it off the async
+    /// runtime). Callers paging the same file take turns.
+    pub fn with_index<T>(
+        &self,
+        path: &Path,
+        f: impl FnOnce(&RolloutIndex) -> Result<T, RolloutError>,
+    ) -> Result<T, RolloutError> {
+        let slot = {
+            let mut entries = self.entries.lock();
+            let slot = match entries.iter().position(|(p, _)| p == path) {
+                Some(at) => entries.remove(at).1,
+                None => Arc::new(Mutex::new(None)),
+            };
+            entries.push((path.to_path_buf(), slot.clone()));
+            if entries.len() > self.capacity {
+                entries.remove(0);
+            }
+            slot
+        };
+        let mut guard = slot.lock();
+        match guard.as_mut() {
+            Some(index) => index.update()?,
+            None => *guard = Some(RolloutIndex::build(path)?),
+        }
+        match guard.as_ref() {
+            Some(index) => f(index),
+            None => Err(RolloutError::io(
+                path,
+                std::io::Error::other("rollout index missing"),
+            )),
+        }
+    }
+}

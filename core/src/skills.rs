@@ -1,0 +1,105 @@
+//! Skills: `SKILL.md` files (YAML front matter with `name` and `description`) found the way
+//! the reference finds them, for `skills/list` (docs/protocol.md §7.23).
+//!
+//! Roots, for a cwd:
+//! - **repo**: `.codex/skills` and `.agents/skills` in every directory from the project root
+//!   (the nearest ancestor of the cwd holding `.git`; the cwd itself when there is none) down
+//!   to the cwd;
+//! - **user**: `$WEFT_HOME/skills` (as the reference reads `$CODEX_HOME/skills`) and
+//!   `~/.agents/skills`.
+//!
+//! Each root is searched breadth-first, at most 6 levels deep and 2000 directories, skipping
+//! names that start with `.` and following symlinked directories. Skills are sorted repo scope
+//! first, then by name and path; a file reached twice is listed once. A `SKILL.md` that cannot
+//! be loaded is reported as an error with its path. Results are cached per cwd until
+//! `forceReload`.
+
+mod parse;
+mod scan;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use weft_protocol::skills_api::{SkillErrorInfo, SkillMetadata, SkillScope};
+
+/// What one cwd sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillsOutcome {
+    /// The skills, sorted.
+    pub skills: Vec<SkillMetadata>,
+    /// The files that could not be loaded.
+    pub errors: Vec<SkillErrorInfo>,
+}
+
+/// Finds skills and caches them per cwd.
+#[derive(Debug)]
+pub struct Skills {
+    weft_home: PathBuf,
+    user_home: Option<PathBuf>,
+    cache: Mutex<HashMap<PathBuf, Arc<SkillsOutcome>>>,
+}
+
+impl Skills {
+    /// Skills of a daemon whose home is `weft_home`, for a user whose home directory is
+    /// `user_home` (`$HOME`).
+    pub fn new(weft_home: PathBuf, user_home: Option<PathBuf>) -> Skills {
+        Skills {
+            weft_home,
+            user_home,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The skills seen from `cwd` (absolute): from the cache unless `force_reload` or not yet
+    /// scanned. Reads the disk: call it off the async runtime's workers.
+    pub fn list(&self, cwd: &Path, force_reload: bool) -> Arc<SkillsOutcome> {
+        if !force_reload && let Some(cached) = self.cache.lock().get(cwd) {
+            return cached.clone();
+        }
+        let outcome = Arc::new(scan::load(&self.roots(cwd)));
+        self.cache.lock().insert(cwd.to_path_buf(), outcome.clone());
+        outcome
+    }
+
+    /// The roots searched for `cwd`, in the order the reference searches them.
+    pub fn roots(&self, cwd: &Path) -> Vec<(PathBuf, SkillScope)> {
+        let mut roots = Vec::new();
+        for dir in project_dirs(cwd) {
+            for folder in [".codex", ".agents"] {
+                roots.push((dir.join(folder).join("skills"), SkillScope::Repo));
+            }
+        }
+        roots.push((self.weft_home.join("skills"), SkillScope::User));
+        if let Some(home) = &self.user_home {
+            roots.push((home.join(".agents").join("skills"), SkillScope::User));
+        }
+        let mut seen = Vec::new();
+        roots.retain(|(path, _)| {
+            let new = !seen.contains(path);
+            seen.push(path.clone());
+            new
+        });
+        roots
+    }
+}
+
+/// The directories from the project root down to `cwd`.
+fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let root = cwd
+        .ancestors()
+        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+        .unwrap_or(cwd);
+    let mut dirs: Vec<PathBuf> = cwd
+        .ancestors()
+        .take_while(|dir| *dir != root)
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.push(root.to_path_buf());
+    dirs.reverse();
+    dirs
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+use std::path::Path;
+
+use weft_protocol::skills_api::SkillScope;
+
+use super::*;
+
+fn skill(dir: &Path, front: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), format!("---\n{front}\n---\nbody\n")).unwrap();
+}
+
+struct Layout {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Layout {
+    /// The reference's test layout: a git workspace with repo skills at two levels, user
+    /// skills in both user roots, and two broken files.
+    fn new() -> Layout {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
+        skill(
+            &ws.join(".codex/skills/dotcodex"),
+            "name: dotcodex-skill\ndescription: d1",
+        );
+        skill(
+            &ws.join(".agents/skills/ws"),
+            "name: ws-agents-skill\ndescription: d2",
+        );
+        skill(
+            &ws.join("sub/.agents/skills/s"),
+            "name: sub-skill\ndescription: d3",
+        );
+        skill(
+            &root.join("weft/skills/group/nested"),
+            "name: nested-skill\ndescription: >\n  folded\n  text",
+        );
+        skill(&root.join("weft/skills/noname"), "description: only desc");
+        skill(
+            &root.join("weft/skills/.system/hidden"),
+            "name: hidden\ndescription: h",
+        );
+        skill(
+            &root.join("home/.agents/skills/h"),
+            "name: home-agent-skill\ndescription: d4\nmetadata:\n  short-description: short",
+        );
+        std::fs::create_dir_all(root.join("weft/skills/bad")).unwrap();
+        std::fs::write(root.join("weft/skills/bad/SKILL.md"), "no front matter\n").unwrap();
+        skill(&root.join("weft/skills/nodesc"), "name: nodesc");
+        skill(&root.join("weft/skills/yaml"), "name: [unclosed");
+        Layout { _tmp: tmp, root }
+    }
+
+    fn skills(&self) -> Skills {
+        Skills::new(self.root.join("weft"), Some(self.root.join("home")))
+    }
+}
+
+#[test]
+fn finds_repo_then_user_skills_sorted_by_name() {
+    let layout = Layout::new();
+    let outcome = layout
+        .skills()
+        .list(&layout.root.join("ws/sub/deeper"), false);
+    let names: Vec<(&str, SkillScope)> = outcome
+        .skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.scope))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("dotcodex-skill", SkillScope::Repo),
+            ("sub-skill", SkillScope::Repo),
+            ("ws-agents-skill", SkillScope::Repo),
+            ("home-agent-skill", SkillScope::User),
+            ("nested-skill", SkillScope::User),
+            ("noname", SkillScope::User),
+        ]
+    );
+    let nested = &outcome.skills[4];
+    assert_eq!(nested.description, "folded text");
+    assert!(nested.path.ends_with("weft/skills/group/nested/SKILL.md"));
+    assert!(nested.enabled);
+    assert_eq!(
+        outcome.skills[3].short_description.as_deref(),
+        Some("short")
+    );
+    let mut errors: Vec<(String, String)> = outcome
+        .errors
+        .iter()
+        .map(|e| {
+            let dir = Path::new(&e.path).parent().unwrap().file_name().unwrap();
+            (dir.to_string_lossy().into_owned(), e.message.clone())
+        })
+        .collect();
+    errors.sort();
+    assert_eq!(
+        errors[0],
+        (
+            "bad".into(),
+            "missing YAML frontmatter delimited by ---".into()
+        )
+    );
+    assert_eq!(
+        errors[1],
+        ("nodesc".into(), "missing field `description`".into())
+    );
+    assert_eq!(errors[2].0, "yaml");
+    assert!(errors[2].1.starts_with("invalid YAML: "), "{:?}", errors[2]);
+}
+
+#[test]
+fn outside_a_repository_only_the_cwd_and_user_roots_count() {
+    let layout = Layout::new();
+    let outcome = layout.skills().list(Path::new("/nonexistent/x"), false);
+    assert!(outcome.skills.iter().all(|s| s.scope == SkillScope::User));
+    assert_eq!(outcome.skills.len(), 3);
+}
+
+#[test]
+fn results_are_cached_until_force_reload() {
+    let layout = Layout::new();
+    let skills = layout.skills();
+    let cwd = layout.root.join("ws");
+    assert_eq!(skills.list(&cwd, false).skills.len(), 5);
+    skill(
+        &layout.root.join("ws/.agents/skills/late"),
+        "name: late\ndescription: l",
+    );
+    assert_eq!(skills.list(&cwd, false).skills.len(), 5);
+    assert_eq!(skills.list(&cwd, true).skills.len(), 6);
+    assert_eq!(skills.list(&cwd, false).skills.len(), 6);
+}
+
+#[test]
+fn interface_and_dependencies_come_from_openai_yaml() {
+    let layout = Layout::new();
+    let dir = layout.root.join("weft/skills/noname");
+    std::fs::create_dir_all(dir.join("agents")).unwrap();
+    std::fs::write(
+        dir.join("agents/openai.yaml"),
+        "interface:\n  display_name: No Name\n  icon_small: ./assets/s.svg\n  icon_large: ../x.png\n  brand_color: '#A1B2C3'\ndependencies:\n  tools:\n    - type: mcp\n      value: srv\n    - value: missing-type\n",
+    )
+    .unwrap();
+    let outcome = layout.skills().list(Path::new("/nonexistent"), true);
+    let skill = outcome.skills.iter().find(|s| s.name == "noname").unwrap();
+    let interface = skill.interface.as_ref().unwrap();
+    assert_eq!(interface.display_name.as_deref(), Some("No Name"));
+    assert_eq!(
+        interface.icon_small.as_deref(),
+        Some(dir.join("assets/s.svg").display().to_string().as_str())
+    );
+    assert_eq!(interface.icon_large, None);
+    assert_eq!(interface.brand_color.as_deref(), Some("#A1B2C3"));
+    let tools = &skill.dependencies.as_ref().unwrap().tools;
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].kind, "mcp");
+}
+
+#[test]
+fn project_dirs_run_from_the_git_root_to_the_cwd() {
+    let layout = Layout::new();
+    let ws = layout.root.join("ws");
+    assert_eq!(
+        project_dirs(&ws.join("sub/deeper")),
+        vec![ws.clone(), ws.join("sub"), ws.join("sub/deeper")]
+    );
+    assert_eq!(project_dirs(&layout.root), vec![layout.root.clone()]);
+}

@@ -1,0 +1,146 @@
+//! `config/read`: the effective values, where each came from, and the layers as written.
+
+use serde_json::{Value, json};
+use weft_test_support::Transport;
+
+use super::Surface;
+
+on_both_transports!(
+    effective_values_origins_and_layers,
+    without_include_layers_layers_are_null,
+    secrets_are_not_echoed,
+);
+
+/// `sha256:` of `value` as sorted compact JSON (the reference's layer version).
+fn version(value: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    fn sorted(value: &Value) -> String {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let parts: Vec<String> = keys
+                    .into_iter()
+                    .map(|k| format!("{}:{}", Value::String(k.clone()), sorted(&map[k])))
+                    .collect();
+                format!("{{{}}}", parts.join(","))
+            }
+            Value::Array(items) => {
+                format!(
+                    "[{}]",
+                    items.iter().map(sorted).collect::<Vec<_>>().join(",")
+                )
+            }
+            scalar => scalar.to_string(),
+        }
+    }
+    let digest = Sha256::digest(sorted(value).as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+async fn effective_values_origins_and_layers(transport: Transport) {
+    let mut s = Surface::start(
+        transport,
+        "approval_policy = \"untrusted\"\nmodel_reasoning_effort = \"high\"\n",
+        "[features]\nplugins = false\n",
+        &[
+            "-c",
+            "model_context_window=64000",
+            "--enable",
+            "guardian_approval",
+        ],
+    )
+    .await;
+    let file = s.home.config_path().display().to_string();
+    let answer = s
+        .client
+        .request("config/read", json!({"includeLayers": true, "cwd": "."}))
+        .await
+        .unwrap();
+    let config = &answer["config"];
+    assert_eq!(config["model"], "mock-model");
+    assert_eq!(config["approval_policy"], "untrusted");
+    // Weft's default where the file sets nothing.
+    assert_eq!(config["sandbox_mode"], "workspace-write");
+    assert_eq!(config["model_context_window"], 64000);
+    assert_eq!(config["model_reasoning_effort"], "high");
+    // Keys Weft has no setting for are null, and Weft's own keys carry its values.
+    assert_eq!(config["web_search"], Value::Null);
+    assert_eq!(config["thread_idle_timeout_secs"], 1800);
+    assert_eq!(
+        config["model_providers"]["mock"]["base_url"],
+        s.mock.base_url()
+    );
+    assert_eq!(config["model_providers"]["mock"]["request_max_retries"], 0);
+    assert_eq!(
+        config["model_providers"]["openai"]["env_key"],
+        "OPENAI_API_KEY"
+    );
+    assert_eq!(config["hooks"], json!({"stop": []}));
+    assert!(
+        config.get("features").is_none(),
+        "Weft has no features: {config}"
+    );
+
+    let user = json!({"type": "user", "file": file, "profile": null});
+    let layers = answer["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 2, "{layers:?}");
+    // Highest precedence first; unknown overrides (`--enable`) are not applied, so not listed.
+    assert_eq!(layers[0]["name"], json!({"type": "sessionFlags"}));
+    assert_eq!(layers[0]["config"], json!({"model_context_window": 64000}));
+    assert_eq!(layers[0]["version"], version(&layers[0]["config"]));
+    assert_eq!(layers[0]["disabledReason"], Value::Null);
+    assert_eq!(layers[1]["name"], user);
+    // The file as written, unknown tables included.
+    assert_eq!(layers[1]["config"]["features"], json!({"plugins": false}));
+    assert_eq!(layers[1]["config"]["approval_policy"], "untrusted");
+    assert_eq!(layers[1]["version"], version(&layers[1]["config"]));
+
+    let origins = answer["origins"].as_object().unwrap();
+    let from_file = json!({"name": user, "version": layers[1]["version"]});
+    assert_eq!(origins["approval_policy"], from_file);
+    assert_eq!(origins["model_providers.mock.base_url"], from_file);
+    assert_eq!(
+        origins["model_context_window"],
+        json!({"name": {"type": "sessionFlags"}, "version": layers[0]["version"]})
+    );
+    // Only what Weft applies has an origin; defaults have none.
+    assert!(!origins.contains_key("features.plugins"));
+    assert!(!origins.contains_key("sandbox_mode"));
+}
+
+async fn without_include_layers_layers_are_null(transport: Transport) {
+    let mut s = Surface::start(transport, "", "", &[]).await;
+    let answer = s
+        .client
+        .request("config/read", json!({"cwd": "/somewhere/else"}))
+        .await
+        .unwrap();
+    assert_eq!(answer["layers"], Value::Null);
+    assert_eq!(answer["config"]["model"], "mock-model");
+    assert!(answer["origins"].as_object().unwrap().contains_key("model"));
+}
+
+async fn secrets_are_not_echoed(transport: Transport) {
+    let mut s = Surface::start(
+        transport,
+        "",
+        "experimental_bearer_token = \"sk-secret\"\nhttp_headers = { \"X-Api-Key\" = \"k-secret\" }\n",
+        &[],
+    )
+    .await;
+    let answer = s
+        .client
+        .request("config/read", json!({"includeLayers": true}))
+        .await
+        .unwrap();
+    let text = answer.to_string();
+    assert!(
+        !text.contains("sk-secret") && !text.contains("k-secret"),
+        "{text}"
+    );
+    let mock = &answer["config"]["model_providers"]["mock"];
+    assert_eq!(mock["experimental_bearer_token"], "<redacted>");
+    assert_eq!(mock["http_headers"], json!({"X-Api-Key": "<redacted>"}));
+}

@@ -1,0 +1,129 @@
+//! `skills/list`: `SKILL.md` files under the project's and the user's skill folders.
+
+use serde_json::{Value, json};
+use weft_test_support::Transport;
+
+use super::{Surface, write_skill};
+
+on_both_transports!(repo_and_user_skills_with_errors, cached_until_force_reload,);
+
+/// Names and scopes, in answer order.
+fn names(entry: &Value) -> Vec<(String, String)> {
+    entry["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["scope"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+async fn repo_and_user_skills_with_errors(transport: Transport) {
+    let mut s = Surface::start(transport, "", "", &[]).await;
+    let ws = s.ws();
+    let weft_home = std::fs::canonicalize(s.home.path()).unwrap();
+    write_skill(
+        &ws.join(".codex/skills/dotcodex"),
+        "name: dotcodex-skill\ndescription: from .codex",
+    );
+    write_skill(
+        &ws.join(".agents/skills/a"),
+        "name: ws-agents-skill\ndescription: from .agents",
+    );
+    write_skill(
+        &ws.join("sub/.agents/skills/b"),
+        "name: sub-skill\ndescription: deeper",
+    );
+    write_skill(
+        &ws.join("sub/deeper/.gitkeep-dir"),
+        "name: not-a-root\ndescription: x",
+    );
+    write_skill(
+        &weft_home.join("skills/group/nested"),
+        "name: nested-skill\ndescription: |\n  two\n  lines",
+    );
+    write_skill(
+        &weft_home.join("skills/noname"),
+        "description: the folder names it",
+    );
+    write_skill(
+        &s.user_home().join(".agents/skills/h"),
+        "name: home-skill\ndescription: from ~/.agents",
+    );
+    std::fs::create_dir_all(weft_home.join("skills/bad")).unwrap();
+    std::fs::write(weft_home.join("skills/bad/SKILL.md"), "no front matter\n").unwrap();
+    let cwd = ws.join("sub/deeper").display().to_string();
+    let answer = s
+        .client
+        .request("skills/list", json!({"cwds": [cwd], "forceReload": true}))
+        .await
+        .unwrap();
+    let entry = &answer["data"][0];
+    assert_eq!(entry["cwd"], cwd.as_str());
+    let pairs: Vec<(&str, &str)> = vec![
+        ("dotcodex-skill", "repo"),
+        ("sub-skill", "repo"),
+        ("ws-agents-skill", "repo"),
+        ("home-skill", "user"),
+        ("nested-skill", "user"),
+        ("noname", "user"),
+    ];
+    let expected: Vec<(String, String)> = pairs
+        .into_iter()
+        .map(|(n, s)| (n.to_owned(), s.to_owned()))
+        .collect();
+    assert_eq!(names(entry), expected);
+    let nested = &entry["skills"][4];
+    assert_eq!(
+        nested,
+        &json!({
+            "name": "nested-skill", "description": "two lines", "shortDescription": null,
+            "interface": null, "dependencies": null,
+            "path": weft_home.join("skills/group/nested/SKILL.md").display().to_string(),
+            "scope": "user", "enabled": true, "pluginId": null,
+        })
+    );
+    assert_eq!(
+        entry["errors"],
+        json!([{
+            "path": weft_home.join("skills/bad/SKILL.md").display().to_string(),
+            "message": "missing YAML frontmatter delimited by ---",
+        }])
+    );
+    // Outside the repository only the user's skills count.
+    let answer = s
+        .client
+        .request("skills/list", json!({"cwds": ["/"]}))
+        .await
+        .unwrap();
+    assert!(
+        names(&answer["data"][0])
+            .iter()
+            .all(|(_, scope)| scope == "user")
+    );
+}
+
+async fn cached_until_force_reload(transport: Transport) {
+    let mut s = Surface::start(transport, "", "", &[]).await;
+    let ws = s.ws();
+    let cwd = ws.display().to_string();
+    write_skill(
+        &ws.join(".agents/skills/first"),
+        "name: first\ndescription: one",
+    );
+    let list = |force: bool| json!({"cwds": [cwd.clone()], "forceReload": force});
+    let first = s.client.request("skills/list", list(false)).await.unwrap();
+    assert_eq!(names(&first["data"][0]).len(), 1);
+    write_skill(
+        &ws.join(".agents/skills/second"),
+        "name: second\ndescription: two",
+    );
+    let cached = s.client.request("skills/list", list(false)).await.unwrap();
+    assert_eq!(cached, first);
+    let reloaded = s.client.request("skills/list", list(true)).await.unwrap();
+    assert_eq!(names(&reloaded["data"][0]).len(), 2);
+}

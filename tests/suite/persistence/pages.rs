@@ -1,0 +1,375 @@
+//! Paginated history (docs/protocol.md §7.24): `thread/start {historyMode: "paginated"}`,
+//! `thread/turns/list` and `thread/items/list` paged both ways with the cursors they return,
+//! their errors, and the TUI's `codex resume` sequence after a restart (`thread/resume
+//! {excludeTurns: true}`, then the two lists from the resume's backwards cursors).
+
+use serde_json::{Value, json};
+use weft_mock_model::{MockModel, Reply};
+use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
+
+use super::{Persist, ok, run_turn_on};
+
+/// Start a daemon on `home` whose first connection initializes with `experimentalApi`.
+async fn launch_experimental(transport: Transport, home: &TestHome) -> (Daemon, Client) {
+    let mut daemon = Daemon::start(transport, home, &[]).await;
+    let mut client = daemon.client().await;
+    client.initialize_experimental().await;
+    (daemon, client)
+}
+
+async fn start_experimental(transport: Transport) -> Persist {
+    let mock = MockModel::start().await.expect("start the mock model");
+    let home = TestHome::with_config(&mock_model_config(&mock.base_url(), "responses"));
+    let (daemon, client) = launch_experimental(transport, &home).await;
+    Persist {
+        mock,
+        home,
+        transport,
+        daemon,
+        client,
+    }
+}
+
+fn err(answer: Result<Value, RpcError>) -> RpcError {
+    match answer {
+        Ok(result) => panic!("expected an error, got {result}"),
+        Err(err) => err,
+    }
+}
+
+fn turn_ids(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data in {page}"))
+        .iter()
+        .map(|t| t["id"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+/// The texts of a `thread/items/list` page (user message or agent message text).
+fn item_texts(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data in {page}"))
+        .iter()
+        .map(|e| {
+            let item = &e["item"];
+            item["text"]
+                .as_str()
+                .or_else(|| item["content"][0]["text"].as_str())
+                .unwrap_or("?")
+                .to_owned()
+        })
+        .collect()
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+async fn paginated_history(transport: Transport) {
+    let mut p = start_experimental(transport).await;
+    let cwd = p.cwd();
+    let started = ok(
+        &mut p.client,
+        "thread/start",
+        json!({"cwd": cwd.clone(), "approvalPolicy": "never", "historyMode": "paginated"}),
+    )
+    .await;
+    assert_eq!(started["thread"]["historyMode"], "paginated");
+    let thread = started["thread"]["id"].as_str().unwrap().to_owned();
+
+    // Before the first user message (the TUI asks at start-up).
+    let e = err(p
+        .client
+        .request("thread/turns/list", json!({"threadId": thread, "limit": 1}))
+        .await);
+    assert_eq!(e.code, -32600);
+    assert_eq!(
+        e.message,
+        format!(
+            "thread {thread} is not materialized yet; thread/turns/list is unavailable before first user message"
+        )
+    );
+    let e = err(p
+        .client
+        .request("thread/items/list", json!({"threadId": thread}))
+        .await);
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (-32601, "thread/items/list is not supported yet")
+    );
+
+    let mut turns = Vec::new();
+    for i in 0..3 {
+        p.push(Reply::new().text(format!("answer {i}")));
+        let run = run_turn_on(&mut p.client, &thread, &format!("question {i}")).await;
+        turns.push(run.turn_id);
+    }
+
+    // Turns, newest first by default, summaries by default.
+    let page = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "limit": 2}),
+    )
+    .await;
+    assert_eq!(turn_ids(&page), [turns[2].clone(), turns[1].clone()]);
+    assert_eq!(page["data"][0]["itemsView"], "summary");
+    assert_eq!(page["data"][0]["status"], "completed");
+    let summary: Vec<&str> = page["data"][0]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(summary, ["userMessage", "agentMessage"]);
+    let next = page["nextCursor"]
+        .as_str()
+        .expect("a next cursor")
+        .to_owned();
+    let back = page["backwardsCursor"]
+        .as_str()
+        .expect("a backwards cursor")
+        .to_owned();
+    let rest = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "limit": 2, "cursor": next, "itemsView": "notLoaded"}),
+    )
+    .await;
+    assert_eq!(turn_ids(&rest), [turns[0].clone()]);
+    assert_eq!(rest["nextCursor"], Value::Null);
+    assert_eq!(rest["data"][0]["items"], json!([]));
+    assert_eq!(rest["data"][0]["itemsView"], "notLoaded");
+    // The backwards cursor, ascending, includes its anchor again.
+    let again = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "cursor": back, "sortDirection": "asc", "itemsView": "full"}),
+    )
+    .await;
+    assert_eq!(turn_ids(&again), [turns[2].clone()]);
+    assert_eq!(again["data"][0]["itemsView"], "full");
+    let asc = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "sortDirection": "asc", "limit": 0}),
+    )
+    .await;
+    assert_eq!(
+        turn_ids(&asc),
+        [turns[0].clone()],
+        "limit 0 is a page of one"
+    );
+
+    // Items, oldest first by default, across turns.
+    let page = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "limit": 4}),
+    )
+    .await;
+    assert_eq!(
+        item_texts(&page),
+        strs(&["question 0", "answer 0", "question 1", "answer 1"])
+    );
+    assert_eq!(page["data"][0]["turnId"], turns[0].as_str());
+    assert!(page["data"][0]["startedAtMs"].is_i64());
+    let next = page["nextCursor"].as_str().unwrap().to_owned();
+    let rest = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "limit": 4, "cursor": next}),
+    )
+    .await;
+    assert_eq!(item_texts(&rest), strs(&["question 2", "answer 2"]));
+    assert_eq!(rest["nextCursor"], Value::Null);
+    let back = rest["backwardsCursor"].as_str().unwrap().to_owned();
+    let down = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "limit": 3, "cursor": back, "sortDirection": "desc"}),
+    )
+    .await;
+    assert_eq!(
+        item_texts(&down),
+        strs(&["question 2", "answer 1", "question 1"])
+    );
+
+    // One turn's items, and an item anchor in it.
+    let one = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "turnId": turns[1]}),
+    )
+    .await;
+    assert_eq!(item_texts(&one), strs(&["question 1", "answer 1"]));
+    let first_id = one["data"][0]["item"]["id"].as_str().unwrap().to_owned();
+    let after = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "turnId": turns[1], "cursor": {"type": "item", "itemId": first_id}}),
+    )
+    .await;
+    assert_eq!(item_texts(&after), strs(&["answer 1"]));
+    let none = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "turnId": "0190f5a4-1b2c-7d3e-8f40-123456789abc"}),
+    )
+    .await;
+    assert_eq!(
+        none,
+        json!({"data": [], "nextCursor": null, "backwardsCursor": null})
+    );
+
+    // Errors.
+    let e = err(p
+        .client
+        .request(
+            "thread/items/list",
+            json!({"threadId": thread, "cursor": {"type": "item", "itemId": first_id}}),
+        )
+        .await);
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (-32602, "turnId is required when cursor is an item anchor")
+    );
+    let e = err(p
+        .client
+        .request("thread/items/list", json!({"threadId": thread, "turnId": turns[1], "cursor": {"type": "item", "itemId": "nope"}}))
+        .await);
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            -32602,
+            "cursor.itemId does not identify an item in the requested history scope"
+        )
+    );
+    let e = err(p
+        .client
+        .request(
+            "thread/turns/list",
+            json!({"threadId": thread, "cursor": "garbage"}),
+        )
+        .await);
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (-32600, "invalid cursor: garbage")
+    );
+    // An items cursor is not a turns cursor.
+    let e = err(p
+        .client
+        .request(
+            "thread/turns/list",
+            json!({"threadId": thread, "cursor": back}),
+        )
+        .await);
+    assert_eq!(e.message, format!("invalid cursor: {back}"));
+
+    // Another thread's cursor is refused.
+    p.push(Reply::new().text("other answer"));
+    let other = ok(
+        &mut p.client,
+        "thread/start",
+        json!({"cwd": cwd, "approvalPolicy": "never"}),
+    )
+    .await;
+    let other = other["thread"]["id"].as_str().unwrap().to_owned();
+    run_turn_on(&mut p.client, &other, "other question").await;
+    let foreign = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": other}),
+    )
+    .await;
+    let foreign = foreign["backwardsCursor"].as_str().unwrap().to_owned();
+    let e = err(p
+        .client
+        .request(
+            "thread/turns/list",
+            json!({"threadId": thread, "cursor": foreign}),
+        )
+        .await);
+    assert_eq!(
+        (e.code, e.message),
+        (-32600, format!("invalid cursor: {foreign}"))
+    );
+
+    // `codex resume --last`: after a restart, resume without turns, then page back.
+    p.stop().await;
+    let (daemon, client) = launch_experimental(p.transport, &p.home).await;
+    p.daemon = daemon;
+    p.client = client;
+    let unloaded = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "limit": 1, "itemsView": "notLoaded"}),
+    )
+    .await;
+    assert_eq!(
+        turn_ids(&unloaded),
+        [turns[2].clone()],
+        "an unloaded thread is paged too"
+    );
+    let resumed = ok(
+        &mut p.client,
+        "thread/resume",
+        json!({"threadId": thread, "excludeTurns": true, "initialTurnsPage": null}),
+    )
+    .await;
+    assert_eq!(resumed["thread"]["turns"], json!([]));
+    assert_eq!(resumed["initialTurnsPage"], Value::Null);
+    let turns_cursor = resumed["turnsBackwardsCursor"].as_str().unwrap().to_owned();
+    let items_cursor = resumed["itemsBackwardsCursor"].as_str().unwrap().to_owned();
+    let page = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "cursor": turns_cursor, "limit": 5, "sortDirection": "desc", "itemsView": "notLoaded"}),
+    )
+    .await;
+    assert_eq!(
+        turn_ids(&page),
+        [turns[2].clone(), turns[1].clone(), turns[0].clone()]
+    );
+    assert_eq!(page["nextCursor"], Value::Null);
+    assert_eq!(
+        page["backwardsCursor"].as_str(),
+        Some(turns_cursor.as_str())
+    );
+    let page = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "turnId": null, "cursor": items_cursor, "limit": 100, "sortDirection": "desc"}),
+    )
+    .await;
+    assert_eq!(
+        item_texts(&page),
+        strs(&[
+            "answer 2",
+            "question 2",
+            "answer 1",
+            "question 1",
+            "answer 0",
+            "question 0"
+        ])
+    );
+    assert_eq!(
+        page["backwardsCursor"].as_str(),
+        Some(items_cursor.as_str())
+    );
+
+    // The page can come with the resume itself.
+    let warm = ok(
+        &mut p.client,
+        "thread/resume",
+        json!({"threadId": thread, "excludeTurns": true, "initialTurnsPage": {"limit": 2, "itemsView": "notLoaded"}}),
+    )
+    .await;
+    let initial = &warm["initialTurnsPage"];
+    assert_eq!(turn_ids(initial), [turns[2].clone(), turns[1].clone()]);
+    assert!(initial["nextCursor"].is_string());
+}
+
+on_both_transports!(paginated_history);
