@@ -63,6 +63,24 @@ pub(crate) struct State {
     pub(crate) disconnects: usize,
     /// Streams sent to their end.
     pub(crate) finished_streams: usize,
+    /// Replies served to every matching request without touching the queue
+    /// ([`MockModel::set_standing_reply`]).
+    pub(crate) standing: Vec<StandingReply>,
+}
+
+/// A reply served to every model request `matches` accepts, before the queue is looked at.
+#[derive(Clone)]
+pub(crate) struct StandingReply {
+    pub(crate) matches: Arc<dyn Fn(&RecordedRequest) -> bool + Send + Sync>,
+    pub(crate) script: Script,
+}
+
+impl std::fmt::Debug for StandingReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StandingReply")
+            .field("script", &self.script)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Shared {
@@ -94,6 +112,7 @@ impl MockModel {
                 check_tool_pairing: true,
                 disconnects: 0,
                 finished_streams: 0,
+                standing: Vec::new(),
             }),
             version: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
@@ -124,6 +143,24 @@ impl MockModel {
     /// Queue several scripts.
     pub fn push_all(&self, scripts: impl IntoIterator<Item = Script>) {
         self.shared.update(|state| state.scripts.extend(scripts));
+    }
+
+    /// Answer every model request that `matches` accepts with `script`, now and later, without
+    /// taking a script from the queue (checked in the order added, before the queue). For
+    /// requests a client makes on the side at a time the test does not control, such as the
+    /// Codex TUI's thread-title request. Such requests are recorded in
+    /// [`MockModel::all_requests`] only, not in [`MockModel::requests`], so the queue's
+    /// requests keep their order and count.
+    pub fn set_standing_reply(
+        &self,
+        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
+        script: Script,
+    ) {
+        let reply = StandingReply {
+            matches: Arc::new(matches),
+            script,
+        };
+        self.shared.update(|state| state.standing.push(reply));
     }
 
     /// Scripts not served yet.

@@ -79,6 +79,9 @@ async fn handle(
     // A request the real API would reject does not consume a script.
     let script = shared.update(|state| {
         state.all_requests.push(request.clone());
+        if let Some(standing) = state.standing.iter().find(|s| (s.matches)(&request)) {
+            return Ok(Some(standing.script.clone()));
+        }
         state.requests.push(request);
         match &pairing {
             Err(problem) if state.check_tool_pairing => Err(problem.clone()),

@@ -379,3 +379,28 @@ async fn event_delay_and_raw_scripts() {
         .unwrap();
     assert_eq!(body, "data: {\"choices\":[]}\n\ndata: [DONE]\n\n");
 }
+
+#[tokio::test]
+async fn standing_replies_answer_matching_requests_without_the_queue() {
+    let mock = MockModel::start().await.unwrap();
+    mock.set_standing_reply(
+        |request| request.body["text"]["format"]["type"] == "json_schema",
+        Reply::new().text(r#"{"title":"Mock title"}"#).responses(),
+    );
+    mock.push(Reply::new().text("queued").responses());
+    let structured = json!({"text": {"format": {"type": "json_schema"}}});
+    for _ in 0..2 {
+        let response = post(&mock, "/responses", structured.clone()).await;
+        assert_eq!(response.status(), 200);
+        assert!(response.text().await.unwrap().contains("Mock title"));
+    }
+    assert_eq!(mock.remaining_scripts(), 1);
+    let response = post(&mock, "/responses", json!({})).await;
+    assert!(response.text().await.unwrap().contains("queued"));
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "standing replies are not queue requests"
+    );
+    assert_eq!(mock.all_requests().len(), 3);
+}

@@ -45,9 +45,17 @@ pub struct DaemonBuilder {
     listen: Option<String>,
     args: Vec<String>,
     env: Vec<(String, Option<String>)>,
+    current_dir: Option<PathBuf>,
 }
 
 impl DaemonBuilder {
+    /// Run the daemon in this working directory (the cwd of threads started without one, as
+    /// the Codex TUI starts them); default: the test's own.
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.current_dir = Some(dir.to_path_buf());
+        self
+    }
+
     /// `--listen URL` (default `stdio://`).
     pub fn listen(mut self, url: &str) -> Self {
         self.listen = Some(url.to_owned());
@@ -98,6 +106,9 @@ impl DaemonBuilder {
             cmd.args(["--listen", listen]);
         }
         cmd.args(&self.args);
+        if let Some(dir) = &self.current_dir {
+            cmd.current_dir(dir);
+        }
         for (key, value) in &self.env {
             match value {
                 Some(value) => cmd.env(key, value),
@@ -165,6 +176,7 @@ impl Daemon {
             listen: Some("stdio://".into()),
             args: Vec::new(),
             env: Vec::new(),
+            current_dir: None,
         }
     }
 

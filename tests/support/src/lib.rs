@@ -9,7 +9,9 @@
 //! - [`daemon`] spawns `weft app-server` and owns the process (killed on drop);
 //! - [`client`] is the JSON-RPC client over both transports, with a timeout on every read;
 //! - [`schema`] validates each received message;
-//! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases.
+//! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases;
+//! - [`codex`] finds the real Codex client and runs it (`codex exec --remote …`);
+//! - [`tui`] drives the Codex TUI through a private tmux server.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -25,18 +27,22 @@
 
 pub mod binary;
 pub mod client;
+pub mod codex;
 pub mod daemon;
 pub mod home;
 pub mod http;
 pub mod schema;
+pub mod tui;
 
 use std::time::Duration;
 
 pub use binary::{weft_bin, workspace_root};
 pub use client::{Client, Recv, RpcError, WsHandshakeError};
+pub use codex::{ClientHome, ClientOutput, codex_bin, run_codex};
 pub use daemon::{CommandOutput, Daemon, DaemonBuilder, Transport, run_weft, run_weft_with_env};
 pub use home::{TestHome, mock_model_config};
 pub use http::{HttpResponse, http_request};
+pub use tui::Tui;
 
 /// How long any single read (a message, a process exit, a log line) may take before the test
 /// fails. Nothing in the suite waits longer than this on one event.
