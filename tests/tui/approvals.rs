@@ -11,19 +11,33 @@ use crate::{Session, exec_call, patch_call, wait_idle, wait_turn_done};
 const COMMAND_OVERLAY: &str = "Would you like to run the following command?";
 const PATCH_OVERLAY: &str = "Would you like to make the following edits?";
 
-/// Press the key of the overlay option whose label contains `label` (its `(key)` suffix).
-fn choose(tui: &Tui, screen: &str, label: &str) {
+/// Press the key of the overlay option whose label contains `label` (its `(key)` suffix). The
+/// TUI ignores keys for a moment after an overlay opens (so typing cannot approve by accident),
+/// so the key is pressed again until the overlay's options are gone.
+async fn choose(tui: &Tui, screen: &str, label: &str) {
     let line = screen
         .lines()
         .find(|l| l.contains(label) && l.trim_end().ends_with(')'))
         .unwrap_or_else(|| panic!("no option `{label}` on the overlay:\n{screen}"));
-    let line = line.trim_end();
+    let line = line.trim_end().to_string();
     let open = line.rfind('(').expect("an option key");
-    let key = &line[open + 1..line.len() - 1];
-    tui.press(match key {
-        "esc" => "Escape",
-        other => other,
-    });
+    let key = match &line[open + 1..line.len() - 1] {
+        "esc" => "Escape".to_string(),
+        other => other.to_string(),
+    };
+    for _ in 0..10 {
+        tui.press(&key);
+        let gone = tokio::time::timeout(std::time::Duration::from_millis(1500), async {
+            while tui.screen().contains(&line) {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        })
+        .await;
+        if gone.is_ok() {
+            return;
+        }
+    }
+    panic!("the overlay did not take `{key}`:\n{}", tui.screen());
 }
 
 /// A Weft session under `untrusted` whose model first runs `touch <file>`; returns once the
@@ -43,15 +57,15 @@ async fn command_overlay(file: &str) -> (Session, Tui, String) {
 #[tokio::test]
 async fn command_approved() {
     let (s, tui, screen) = command_overlay("approved.txt").await;
-    choose(&tui, &screen, "Yes, proceed");
-    wait_turn_done(&tui, "Done with the file.").await;
-    assert!(s.path("approved.txt").exists());
+    choose(&tui, &screen, "Yes, proceed").await;
+    let screen = wait_turn_done(&tui, "Done with the file.").await;
+    assert!(s.path("approved.txt").exists(), "not created:\n{screen}");
 }
 
 #[tokio::test]
 async fn command_declined() {
     let (s, tui, screen) = command_overlay("declined.txt").await;
-    choose(&tui, &screen, "No");
+    choose(&tui, &screen, "No").await;
     let screen = wait_idle(&tui).await;
     assert!(!screen.contains(COMMAND_OVERLAY), "{screen}");
     assert!(!s.path("declined.txt").exists(), "ran although declined");
@@ -60,7 +74,7 @@ async fn command_declined() {
 #[tokio::test]
 async fn command_approved_for_session() {
     let (s, tui, screen) = command_overlay("again.txt").await;
-    choose(&tui, &screen, "don't ask again");
+    choose(&tui, &screen, "don't ask again").await;
     wait_turn_done(&tui, "Done with the file.").await;
     std::fs::remove_file(s.path("again.txt")).unwrap();
     // The same command in the next turn runs without asking.
@@ -94,7 +108,7 @@ async fn patch_overlay() -> (Session, Tui, String) {
 #[tokio::test]
 async fn patch_approved() {
     let (s, tui, screen) = patch_overlay().await;
-    choose(&tui, &screen, "Yes, proceed");
+    choose(&tui, &screen, "Yes, proceed").await;
     wait_turn_done(&tui, "Done with the patch.").await;
     assert_eq!(
         std::fs::read_to_string(s.path("hello.txt")).unwrap(),
@@ -105,7 +119,7 @@ async fn patch_approved() {
 #[tokio::test]
 async fn patch_declined() {
     let (s, tui, screen) = patch_overlay().await;
-    choose(&tui, &screen, "No");
+    choose(&tui, &screen, "No").await;
     let screen = wait_idle(&tui).await;
     assert!(!screen.contains(PATCH_OVERLAY), "{screen}");
     assert!(!s.path("hello.txt").exists(), "applied although declined");
@@ -114,7 +128,7 @@ async fn patch_declined() {
 #[tokio::test]
 async fn patch_approved_for_session() {
     let (s, tui, screen) = patch_overlay().await;
-    choose(&tui, &screen, "don't ask again");
+    choose(&tui, &screen, "don't ask again").await;
     wait_turn_done(&tui, "Done with the patch.").await;
     // A later patch to the same file applies without asking.
     let update = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello from the patch\n+hello again\n*** End Patch\n";
@@ -157,7 +171,7 @@ async fn on_request_escalation_asks_with_the_reason() {
         screen.contains("The test wants it unsandboxed."),
         "{screen}"
     );
-    choose(&tui, &screen, "Yes, proceed");
+    choose(&tui, &screen, "Yes, proceed").await;
     tui.wait_for_text("Escalated and done.").await;
     assert!(s.path("escalated.txt").exists());
 }

@@ -40,7 +40,9 @@ async fn esc_interrupts_a_running_turn() {
     );
     tui.submit("Take your time").await;
     gate.wait_reached(REQUEST_TIMEOUT).await.unwrap();
-    tui.wait_for_text("esc to interrupt").await;
+    // While an answer streams the TUI shows the text, not its status line (the reference's
+    // server makes it do the same).
+    tui.wait_for_text("Thinking it over").await;
     tui.press("Escape");
     tui.wait_for_text("Conversation interrupted").await;
     let screen = wait_idle(&tui).await;
@@ -67,7 +69,7 @@ async fn typing_during_a_turn_steers_it() {
     s.push(Reply::new().text("Steered answer."));
     tui.submit("Start the work").await;
     gate.wait_reached(REQUEST_TIMEOUT).await.unwrap();
-    tui.wait_for_text("esc to interrupt").await;
+    tui.wait_for_text("Starting.").await;
     tui.submit("Also mention kiwis").await;
     // The TUI shows the steer (pending, or in the transcript) once it is sent; the model
     // still holds its first stream.

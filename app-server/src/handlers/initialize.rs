@@ -29,15 +29,21 @@ pub async fn initialize(
 
 /// `<client>/<weft version> (<os> <os version>; <arch>) <terminal> (<client>; <client version>)`,
 /// the shape the reference uses.
+/// The version of the Codex app-server protocol Weft speaks: the one clients compare with
+/// their own (the Codex TUI warns of a server older than itself). Weft's own version follows
+/// at the end of the user agent (docs/protocol.md §4.1).
+const PROTOCOL_VERSION: &str = "0.171.0";
+
 fn user_agent(client_name: &str, client_version: &str) -> String {
-    let version = env!("CARGO_PKG_VERSION");
+    let version = PROTOCOL_VERSION;
+    let weft = env!("CARGO_PKG_VERSION");
     let (os, os_version) = os_release();
     let arch = std::env::consts::ARCH;
     let terminal = std::env::var("TERM_PROGRAM")
         .or_else(|_| std::env::var("TERM"))
         .unwrap_or_else(|_| "unknown".into());
     format!(
-        "{client_name}/{version} ({os} {os_version}; {arch}) {terminal} ({client_name}; {client_version})"
+        "{client_name}/{version} ({os} {os_version}; {arch}) {terminal} ({client_name}; {client_version}) weft/{weft}"
     )
 }
 

@@ -106,13 +106,15 @@ pub fn plan_command(
             CommandPlan::Run { unconfined: false }
         }
         Mode::OnRequest | Mode::Untrusted => {
+            // Under `untrusted` the user approves the command itself, and an approved command
+            // runs outside the sandbox, as the reference runs it (docs/protocol.md §9.2): the
+            // approval is the check, so a read-only sandbox does not make it fail afterwards.
+            let unconfined = escalate || (mode == Mode::Untrusted && confined);
             if approved_for_session {
-                CommandPlan::Run {
-                    unconfined: escalate,
-                }
+                CommandPlan::Run { unconfined }
             } else {
                 CommandPlan::Ask {
-                    unconfined: escalate,
+                    unconfined,
                     reason: reason(),
                 }
             }
@@ -426,7 +428,7 @@ mod tests {
                 false
             ),
             CommandPlan::Ask {
-                unconfined: false,
+                unconfined: true,
                 reason: None
             }
         );
@@ -439,14 +441,29 @@ mod tests {
                 true,
                 true
             ),
-            run
+            CommandPlan::Run { unconfined: true }
+        );
+        // Nothing confined: nothing to leave.
+        assert_eq!(
+            plan_command(
+                Mode::Untrusted,
+                &bash("echo hi > f"),
+                false,
+                None,
+                false,
+                false
+            ),
+            CommandPlan::Ask {
+                unconfined: false,
+                reason: None
+            }
         );
     }
 
     #[test]
     fn untrusted_asks_for_shell_expansions() {
         let ask = CommandPlan::Ask {
-            unconfined: false,
+            unconfined: true,
             reason: None,
         };
         let exploit = "echo ${x:='$(touch /tmp/PWNED)'} ; echo ${x@P}";

@@ -26,7 +26,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use weft_protocol::server_requests::{
-    CommandExecutionApprovalKind, CommandExecutionRequestApprovalParams,
+    CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
+    CommandExecutionRequestApprovalParams,
 };
 use weft_protocol::{
     CommandExecutionItem, CommandExecutionSource, CommandExecutionStatus, ItemId, ThreadItem,
@@ -287,7 +288,14 @@ pub(crate) async fn exec_command(
                 network_approval_context: None,
                 proposed_execpolicy_amendment: None,
                 proposed_network_policy_amendments: None,
-                available_decisions: None,
+                // What Weft can do with the answer: run once, run and remember this exact
+                // command for the thread (Weft has no exec-policy rules to amend), or stop the
+                // turn (docs/protocol.md §9.2).
+                available_decisions: Some(vec![
+                    CommandExecutionApprovalDecision::Accept,
+                    CommandExecutionApprovalDecision::AcceptForSession,
+                    CommandExecutionApprovalDecision::Cancel,
+                ]),
                 additional_permissions: None,
             };
             let outcome =
