@@ -447,7 +447,7 @@ async fn running_and_cut_turns(transport: Transport) {
         json!({"threadId": thread, "cursor": cursor, "sortDirection": "desc"}),
     )
     .await;
-    assert_eq!(turn_ids(&page), [turn.clone()]);
+    assert_eq!(turn_ids(&page), std::slice::from_ref(&turn));
     assert_eq!(
         page["data"][0]["status"], "interrupted",
         "loaded and idle: still cut"
