@@ -4,10 +4,11 @@
 //! {excludeTurns: true}`, then the two lists from the resume's backwards cursors).
 
 use serde_json::{Value, json};
-use weft_mock_model::{MockModel, Reply};
+use weft_mock_model::{Gate, MockModel, Reply};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
-use super::{Persist, ok, run_turn_on};
+use super::{Persist, ok, read_through, run_turn_on, str_at, turn_start_params};
+use crate::turns::wait_gate;
 
 /// Start a daemon on `home` whose first connection initializes with `experimentalApi`.
 async fn launch_experimental(transport: Transport, home: &TestHome) -> (Daemon, Client) {
@@ -372,4 +373,97 @@ async fn paginated_history(transport: Transport) {
     assert!(initial["nextCursor"].is_string());
 }
 
-on_both_transports!(paginated_history);
+/// A running turn is `inProgress` with the items completed so far; after `kill -9` the same
+/// turn is `interrupted`, unloaded and once resumed, and the next turn pages in front of it.
+async fn running_and_cut_turns(transport: Transport) {
+    let mut p = start_experimental(transport).await;
+    let gate = Gate::new();
+    p.push(Reply::new().text("first part done").gate(&gate));
+    let cwd = p.cwd();
+    let started = ok(
+        &mut p.client,
+        "thread/start",
+        json!({"cwd": cwd, "approvalPolicy": "never", "historyMode": "paginated"}),
+    )
+    .await;
+    let thread = str_at(&started, "/thread/id");
+    let turn = ok(
+        &mut p.client,
+        "turn/start",
+        turn_start_params(&thread, "remember 42"),
+    )
+    .await;
+    let turn = str_at(&turn, "/turn/id");
+    read_through(&mut p.client, |m| {
+        m["method"] == "item/completed" && m["params"]["item"]["text"] == "first part done"
+    })
+    .await;
+    wait_gate(&gate).await;
+
+    let page = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "limit": 1}),
+    )
+    .await;
+    let running = &page["data"][0];
+    assert_eq!(running["id"], turn.as_str());
+    assert_eq!(running["status"], "inProgress");
+    assert_eq!(running["completedAt"], Value::Null);
+    assert_eq!(running["items"][0]["content"][0]["text"], "remember 42");
+    assert_eq!(running["items"][1]["text"], "first part done");
+    let items = ok(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread, "sortDirection": "desc", "limit": 1}),
+    )
+    .await;
+    assert_eq!(items["data"][0]["item"]["text"], "first part done");
+    assert!(items["nextCursor"].is_string());
+
+    p.kill().await;
+    let (daemon, client) = launch_experimental(p.transport, &p.home).await;
+    p.daemon = daemon;
+    p.client = client;
+    let page = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "itemsView": "full"}),
+    )
+    .await;
+    assert_eq!(page["data"][0]["status"], "interrupted");
+    assert!(page["data"][0]["completedAt"].is_i64());
+    assert_eq!(page["data"][0]["items"].as_array().map(Vec::len), Some(2));
+    let resumed = ok(
+        &mut p.client,
+        "thread/resume",
+        json!({"threadId": thread, "excludeTurns": true}),
+    )
+    .await;
+    let cursor = resumed["turnsBackwardsCursor"].as_str().unwrap().to_owned();
+    let page = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "cursor": cursor, "sortDirection": "desc"}),
+    )
+    .await;
+    assert_eq!(turn_ids(&page), std::slice::from_ref(&turn));
+    assert_eq!(
+        page["data"][0]["status"], "interrupted",
+        "loaded and idle: still cut"
+    );
+
+    p.push(Reply::new().text("Recovered."));
+    let next = run_turn_on(&mut p.client, &thread, "what happened?").await;
+    let page = ok(
+        &mut p.client,
+        "thread/turns/list",
+        json!({"threadId": thread, "itemsView": "notLoaded"}),
+    )
+    .await;
+    assert_eq!(turn_ids(&page), [next.turn_id, turn]);
+    assert_eq!(page["data"][0]["status"], "completed");
+    assert_eq!(page["data"][1]["status"], "interrupted");
+}
+
+on_both_transports!(paginated_history, running_and_cut_turns);
