@@ -107,12 +107,15 @@ impl Connection {
         &self.span
     }
 
-    /// Whether this connection wants notifications of `method`: it must be initialized and
-    /// must not have opted out of it.
+    /// Whether this connection wants notifications of `method`: it must be initialized, must
+    /// not have opted out of it, and must have opted into `experimentalApi` for the
+    /// notifications the reference sends only to such connections.
     pub fn wants_notification(&self, method: &str) -> bool {
-        self.choices
-            .get()
-            .is_some_and(|s| s.opt_out.is_empty() || !s.opt_out.contains(method))
+        self.choices.get().is_some_and(|s| {
+            (s.opt_out.is_empty() || !s.opt_out.contains(method))
+                && (s.experimental_api
+                    || !weft_protocol::notifications::EXPERIMENTAL_NOTIFICATIONS.contains(&method))
+        })
     }
 
     /// Queue one serialized message. Returns false when the connection is gone (or has just
@@ -245,5 +248,18 @@ mod tests {
         assert!(conn.wants_notification("turn/started"));
         assert!(!conn.wants_notification("item/agentMessage/delta"));
         assert!(conn.wants_notification("item/agentMessage"));
+        assert!(!conn.wants_notification("thread/readState/changed"));
+    }
+
+    #[test]
+    fn experimental_notifications_need_the_opt_in() {
+        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        assert!(conn.initialize(InitializeChoices {
+            client_name: "t".into(),
+            experimental_api: true,
+            opt_out: Default::default(),
+        }));
+        assert!(conn.wants_notification("thread/readState/changed"));
+        assert!(conn.wants_notification("turn/started"));
     }
 }

@@ -18,6 +18,11 @@ pub use crate::thread_state_api::{
 use crate::turn::{Turn, TurnError, TurnPlanStep};
 use crate::usage::ThreadTokenUsage;
 
+/// Notifications the reference sends only to connections that opted into `experimentalApi`
+/// (observed from 0.171.0: a client without the opt-in never sees them), so Weft holds them back
+/// from other connections too (docs/protocol.md §4.2).
+pub const EXPERIMENTAL_NOTIFICATIONS: &[&str] = &["thread/readState/changed"];
+
 /// Implemented by every notification params type: its wire method name.
 pub trait NotificationParams: Serialize + Into<ServerNotification> {
     /// Wire method name, e.g. `"turn/started"`.

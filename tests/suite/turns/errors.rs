@@ -176,7 +176,6 @@ async fn errors_while_a_turn_runs(transport: Transport) {
             "item/agentMessage/delta",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]
@@ -219,7 +218,6 @@ async fn turn_start_with_empty_input(transport: Transport) {
             "item/agentMessage/delta",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]

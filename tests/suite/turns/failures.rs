@@ -65,7 +65,6 @@ async fn http_500_then_success_via_stream_retry() {
             "item/agentMessage/delta",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]

@@ -121,7 +121,6 @@ async fn check_steered_turn(h: &Harness, turn: &str, response: &Value, messages:
             "item/agentMessage/delta",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]

@@ -89,7 +89,6 @@ async fn notification_order_of_a_turn(transport: Transport) {
             "item/agentMessage/delta",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ],
@@ -133,12 +132,8 @@ async fn notification_order_of_a_turn(transport: Transport) {
     assert_eq!(usage["tokenUsage"]["last"]["inputTokens"], 12);
     assert_eq!(usage["tokenUsage"]["last"]["outputTokens"], 3);
     assert_eq!(usage["tokenUsage"]["total"]["totalTokens"], 15);
-    assert_eq!(
-        m[11]["params"]["readState"]["firstUnread"]["turnId"],
-        turn_id
-    );
-    assert_eq!(m[12]["params"]["status"], json!({"type": "idle"}));
-    let completed = &m[13]["params"]["turn"];
+    assert_eq!(m[11]["params"]["status"], json!({"type": "idle"}));
+    let completed = &m[12]["params"]["turn"];
     assert_eq!(completed["status"], "completed");
     assert_eq!(completed["error"], Value::Null);
     assert!(completed["completedAt"].is_i64() && completed["durationMs"].is_i64());
@@ -233,7 +228,6 @@ async fn reasoning_summary_and_raw_text() {
             "item/agentMessage/delta×2",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]
@@ -325,7 +319,6 @@ async fn chat_completions_text_turn(transport: Transport) {
             "item/agentMessage/delta×3",
             "item/completed:agentMessage",
             "thread/tokenUsage/updated",
-            "thread/readState/changed",
             "thread/status/changed:idle",
             "turn/completed",
         ]
