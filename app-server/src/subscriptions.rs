@@ -501,6 +501,31 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             .into(),
             false,
         ),
+        ThreadEvent::SettingsChanged(settings) => (
+            weft_protocol::ThreadSettingsUpdatedNotification {
+                thread_id,
+                thread_settings: weft_protocol::settings_api::ThreadSettings {
+                    cwd: settings.cwd.display().to_string(),
+                    approval_policy: settings.approval_policy,
+                    approvals_reviewer: weft_protocol::ApprovalsReviewer::User,
+                    sandbox_policy: settings.sandbox.clone(),
+                    active_permission_profile: settings
+                        .permission_profile
+                        .as_deref()
+                        .map(weft_protocol::ActivePermissionProfile::builtin),
+                    model: settings.model.clone(),
+                    model_provider: settings.model_provider.clone(),
+                    service_tier: None,
+                    effort: settings.reasoning_effort.clone(),
+                    summary: settings.reasoning_summary.clone(),
+                    collaboration_mode: settings.reported_collaboration_mode(),
+                    disabled_plugin_ids: Vec::new(),
+                    personality: None,
+                },
+            }
+            .into(),
+            false,
+        ),
     }
 }
 

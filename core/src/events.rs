@@ -119,6 +119,9 @@ pub enum ThreadEvent {
     },
     /// The thread's read state changed (a completed turn left it unread).
     ReadStateChanged(weft_protocol::ThreadReadState),
+    /// A `turn/start` changed the thread's settings; emitted before its response
+    /// (`thread/settings/updated`).
+    SettingsChanged(Box<crate::settings::ThreadSettings>),
     /// Something the user should know that is not an error of the turn.
     Warning {
         /// The turn, when the warning belongs to one.

@@ -38,6 +38,24 @@ pub struct ThreadSettings {
 }
 
 impl ThreadSettings {
+    /// The collaboration mode the thread reports (`thread/resume`, `thread/settings/updated`):
+    /// the one a client chose, with the thread's current model and effort, or Default with no
+    /// instructions when none was.
+    pub fn reported_collaboration_mode(&self) -> CollaborationMode {
+        let (mode, developer_instructions) = match &self.collaboration_mode {
+            Some(chosen) => (chosen.mode, chosen.settings.developer_instructions.clone()),
+            None => (weft_protocol::ModeKind::Default, None),
+        };
+        CollaborationMode {
+            mode,
+            settings: weft_protocol::CollaborationModeSettings {
+                model: self.model.clone(),
+                reasoning_effort: self.reasoning_effort.clone(),
+                developer_instructions,
+            },
+        }
+    }
+
     /// The sandbox mode spelling of the current policy (`read-only`, …), for the environment
     /// context.
     pub fn sandbox_mode(&self) -> SandboxMode {

@@ -1029,6 +1029,34 @@ fn notifications_validate_and_write_every_key() {
         }
         .into(),
     );
+    notifications.push(
+        ThreadSettingsUpdatedNotification {
+            thread_id: thread_id.clone(),
+            thread_settings: settings_api::ThreadSettings {
+                cwd: "/w".into(),
+                approval_policy: AskForApproval::OnRequest,
+                approvals_reviewer: ApprovalsReviewer::User,
+                sandbox_policy: SandboxPolicy::from_mode(SandboxMode::ReadOnly),
+                active_permission_profile: Some(ActivePermissionProfile::builtin(":read-only")),
+                model: "m".into(),
+                model_provider: "p".into(),
+                service_tier: None,
+                effort: None,
+                summary: None,
+                collaboration_mode: CollaborationMode {
+                    mode: ModeKind::Plan,
+                    settings: CollaborationModeSettings {
+                        model: "m".into(),
+                        reasoning_effort: None,
+                        developer_instructions: Some("plan".into()),
+                    },
+                },
+                disabled_plugin_ids: Vec::new(),
+                personality: None,
+            },
+        }
+        .into(),
+    );
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();

@@ -22,6 +22,7 @@ pub mod policy;
 pub mod requests;
 pub mod schema;
 pub mod server_requests;
+pub mod settings_api;
 pub mod skills_api;
 pub mod thread;
 pub mod thread_api;

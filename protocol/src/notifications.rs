@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
+pub use crate::settings_api::ThreadSettingsUpdatedNotification;
 use crate::thread::{Thread, ThreadStatus};
 pub use crate::thread_state_api::{
     ThreadGoalClearedNotification, ThreadGoalUpdatedNotification,
@@ -21,7 +22,8 @@ use crate::usage::ThreadTokenUsage;
 /// Notifications the reference sends only to connections that opted into `experimentalApi`
 /// (observed from 0.171.0: a client without the opt-in never sees them), so Weft holds them back
 /// from other connections too (docs/protocol.md §4.2).
-pub const EXPERIMENTAL_NOTIFICATIONS: &[&str] = &["thread/readState/changed"];
+pub const EXPERIMENTAL_NOTIFICATIONS: &[&str] =
+    &["thread/readState/changed", "thread/settings/updated"];
 
 /// Implemented by every notification params type: its wire method name.
 pub trait NotificationParams: Serialize + Into<ServerNotification> {
@@ -391,6 +393,7 @@ server_notifications! {
     ThreadReadStateChanged => "thread/readState/changed", ThreadReadStateChangedNotification;
     ThreadGoalUpdated => "thread/goal/updated", ThreadGoalUpdatedNotification;
     ThreadGoalCleared => "thread/goal/cleared", ThreadGoalClearedNotification;
+    ThreadSettingsUpdated => "thread/settings/updated", ThreadSettingsUpdatedNotification;
 }
 
 impl ServerNotification {
@@ -424,6 +427,7 @@ impl ServerNotification {
             N::ThreadReadStateChanged(p) => Some(&p.thread_id),
             N::ThreadGoalUpdated(p) => Some(&p.thread_id),
             N::ThreadGoalCleared(p) => Some(&p.thread_id),
+            N::ThreadSettingsUpdated(p) => Some(&p.thread_id),
         }
     }
 

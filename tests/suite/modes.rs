@@ -4,6 +4,7 @@
 
 mod permissions;
 mod plan;
+mod settings;
 mod user_input;
 
 use std::path::PathBuf;

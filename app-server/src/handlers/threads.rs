@@ -17,9 +17,8 @@ use weft_protocol::thread_api::{
     ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
 };
 use weft_protocol::{
-    ActivePermissionProfile, ApprovalsReviewer, AskForApproval, CollaborationMode,
-    CollaborationModeSettings, ModeKind, ReasoningEffort, SandboxMode, ThreadId, ThreadTokenUsage,
-    TurnId, validate_dynamic_tools,
+    ActivePermissionProfile, ApprovalsReviewer, AskForApproval, CollaborationMode, ReasoningEffort,
+    SandboxMode, ThreadId, ThreadTokenUsage, TurnId, validate_dynamic_tools,
 };
 
 use crate::connection::Connection;
@@ -223,22 +222,9 @@ pub fn settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
     }
 }
 
-/// The collaboration mode a thread reports (`thread/resume`): the one a client chose, with
-/// the thread's current model and effort, or Default with no instructions when none was.
+/// The collaboration mode a thread reports (`thread/resume`).
 pub fn reported_mode(snapshot: &ThreadSnapshot) -> CollaborationMode {
-    let settings = &snapshot.settings;
-    let (mode, developer_instructions) = match &settings.collaboration_mode {
-        Some(chosen) => (chosen.mode, chosen.settings.developer_instructions.clone()),
-        None => (ModeKind::Default, None),
-    };
-    CollaborationMode {
-        mode,
-        settings: CollaborationModeSettings {
-            model: settings.model.clone(),
-            reasoning_effort: settings.reasoning_effort.clone(),
-            developer_instructions,
-        },
-    }
+    snapshot.settings.reported_collaboration_mode()
 }
 
 /// Resume and fork replay the thread's last token usage to the caller, right after their

@@ -109,6 +109,11 @@ impl ThreadActor {
                 .await;
             return;
         };
+        if settings != self.settings {
+            // Before the response, as the reference sends it (docs/protocol.md §7.25).
+            self.emit(ThreadEvent::SettingsChanged(Box::new(settings.clone())))
+                .await;
+        }
         self.settings = settings;
         let turn_id = new_turn_id();
         let turn = Turn::in_progress(turn_id.clone(), None);
