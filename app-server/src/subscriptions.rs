@@ -517,7 +517,7 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
                     model_provider: settings.model_provider.clone(),
                     service_tier: None,
                     effort: settings.reasoning_effort.clone(),
-                    summary: settings.reasoning_summary.clone(),
+                    summary: settings.reasoning_summary,
                     collaboration_mode: settings.reported_collaboration_mode(),
                     disabled_plugin_ids: Vec::new(),
                     personality: None,
