@@ -26,6 +26,7 @@ pub mod settings_api;
 pub mod skills_api;
 pub mod thread;
 pub mod thread_api;
+pub mod thread_list_api;
 pub mod thread_state_api;
 pub mod turn;
 pub mod turn_api;
