@@ -240,6 +240,8 @@ fn to_value<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap()
 }
 
+mod mcp;
+mod mcp_shapes;
 mod startup;
 
 #[test]
@@ -470,6 +472,7 @@ fn sample_items() -> Vec<ThreadItem> {
             review: "ok".into(),
         })),
         ContextCompactionItem { id: "cc".into() }.into(),
+        mcp::sample_item().into(),
     ];
     for (i, item) in items.iter_mut().enumerate() {
         item.started_at_ms = Some(1_000 + i as i64);
@@ -1057,6 +1060,7 @@ fn notifications_validate_and_write_every_key() {
         }
         .into(),
     );
+    notifications.extend(mcp::sample_notifications());
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();

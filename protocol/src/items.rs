@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::dynamic_tools::DynamicToolCallItem;
 use crate::ids::ItemId;
 use crate::input::UserInput;
+use crate::mcp_items::McpToolCallItem;
 
 /// A thread item: the variant-specific fields (tagged by `type`) plus the item's timestamps,
 /// flattened into one object.
@@ -63,6 +64,8 @@ pub enum ThreadItemDetails {
     CommandExecution(CommandExecutionItem),
     /// A set of file edits.
     FileChange(FileChangeItem),
+    /// A call of an MCP server's tool.
+    McpToolCall(McpToolCallItem),
     /// A review started (with `review/start`).
     EnteredReviewMode(ReviewModeItem),
     /// A review finished.
@@ -84,6 +87,7 @@ impl ThreadItemDetails {
             ThreadItemDetails::Reasoning(i) => &i.id,
             ThreadItemDetails::CommandExecution(i) => &i.id,
             ThreadItemDetails::FileChange(i) => &i.id,
+            ThreadItemDetails::McpToolCall(i) => &i.id,
             ThreadItemDetails::EnteredReviewMode(i) => &i.id,
             ThreadItemDetails::ExitedReviewMode(i) => &i.id,
             ThreadItemDetails::ContextCompaction(i) => &i.id,
@@ -101,6 +105,7 @@ impl ThreadItemDetails {
             ThreadItemDetails::Reasoning(_) => "reasoning",
             ThreadItemDetails::CommandExecution(_) => "commandExecution",
             ThreadItemDetails::FileChange(_) => "fileChange",
+            ThreadItemDetails::McpToolCall(_) => "mcpToolCall",
             ThreadItemDetails::EnteredReviewMode(_) => "enteredReviewMode",
             ThreadItemDetails::ExitedReviewMode(_) => "exitedReviewMode",
             ThreadItemDetails::ContextCompaction(_) => "contextCompaction",
@@ -135,6 +140,7 @@ into_details!(
     ReasoningItem => Reasoning,
     CommandExecutionItem => CommandExecution,
     FileChangeItem => FileChange,
+    McpToolCallItem => McpToolCall,
     ContextCompactionItem => ContextCompaction,
     DynamicToolCallItem => DynamicToolCall,
 );

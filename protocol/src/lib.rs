@@ -16,6 +16,9 @@ pub mod initialize;
 pub mod input;
 pub mod items;
 pub mod jsonrpc;
+pub mod mcp_api;
+pub mod mcp_elicitation;
+pub mod mcp_items;
 pub mod models;
 pub mod notifications;
 pub mod policy;
@@ -64,6 +67,21 @@ pub use jsonrpc::{
     InvalidMessage, JsonRpcError, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
     JsonRpcRequest, JsonRpcResponse, RequestId, W3cTraceContext,
 };
+pub use mcp_api::{
+    ListMcpServerStatusParams, ListMcpServerStatusResponse, McpAuthStatus, McpResource,
+    McpResourceContent, McpResourceReadParams, McpResourceReadResponse, McpResourceReadTarget,
+    McpResourceTemplate, McpServerConnectionStatus, McpServerInfo, McpServerRefreshResponse,
+    McpServerStatus, McpServerStatusDetail, McpServerToolCallParams, McpServerToolCallResponse,
+    McpTool,
+};
+pub use mcp_elicitation::{
+    McpElicitationSchema, McpServerElicitationAction, McpServerElicitationRequest,
+    McpServerElicitationRequestParams, McpServerElicitationRequestResponse,
+};
+pub use mcp_items::{
+    McpAppDisplayMode, McpAppUi, McpServerStartupFailureReason, McpServerStartupState,
+    McpToolCallAppContext, McpToolCallError, McpToolCallItem, McpToolCallResult, McpToolCallStatus,
+};
 pub use models::{
     CyberAccessProgram, InputModality, Model, ModelAccessPrograms, ModelAvailabilityNux,
     ModelListParams, ModelListResponse, ModelServiceTier, ModelUpgradeInfo, MultiAgentVersion,
@@ -76,7 +94,8 @@ pub use policy::{
     ThreadStartSource,
 };
 pub use requests::{
-    CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, Method, methods,
+    CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, Method,
+    PENDING_CLIENT_METHODS, methods,
 };
 pub use schema::{schema_files, write_schema};
 pub use server_requests::{
@@ -84,9 +103,9 @@ pub use server_requests::{
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
     FileChangeApprovalDecision, FileChangeRequestApprovalParams, FileChangeRequestApprovalResponse,
     NetworkApprovalContext, NetworkApprovalProtocol, NetworkPolicyAmendment,
-    NetworkPolicyRuleAction, SERVER_REQUEST_METHODS, ServerRequest, ToolRequestUserInputAnswer,
-    ToolRequestUserInputOption, ToolRequestUserInputParams, ToolRequestUserInputQuestion,
-    ToolRequestUserInputResponse,
+    NetworkPolicyRuleAction, PENDING_SERVER_REQUESTS, SERVER_REQUEST_METHODS, ServerRequest,
+    ToolRequestUserInputAnswer, ToolRequestUserInputOption, ToolRequestUserInputParams,
+    ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
 };
 pub use thread::{
     GitInfo, SessionSource, SortDirection, SubAgentSource, Thread, ThreadActiveFlag,

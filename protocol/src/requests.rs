@@ -24,6 +24,11 @@ use crate::history_api::{
 use crate::hooks_api::{HooksListParams, HooksListResponse};
 use crate::initialize::{InitializeParams, InitializeResponse};
 use crate::jsonrpc::RequestId;
+use crate::mcp_api::{
+    ListMcpServerStatusParams, ListMcpServerStatusResponse, McpResourceReadParams,
+    McpResourceReadResponse, McpServerRefreshResponse, McpServerToolCallParams,
+    McpServerToolCallResponse,
+};
 use crate::models::{ModelListParams, ModelListResponse};
 use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::thread_api::{
@@ -59,7 +64,14 @@ pub trait Method {
 }
 
 macro_rules! client_requests {
-    ($($variant:ident => $wire:literal, $dir:literal, $(#[$pattr:meta])* $params:ident, $response:ident;)*) => {
+    (
+        served {
+            $($variant:ident => $wire:literal, $dir:literal, $(#[$pattr:meta])* $params:ident, $response:ident;)*
+        }
+        pending {
+            $($pvariant:ident => $pwire:literal, $pdir:literal, $pparams:ident, $presponse:ident;)*
+        }
+    ) => {
         /// A request sent by the client, selected by its `method`.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
         #[serde(tag = "method")]
@@ -82,6 +94,14 @@ macro_rules! client_requests {
 
         /// Every client request method Weft implements, in declaration order.
         pub const CLIENT_METHODS: &[&str] = &[$($wire),*];
+
+        /// Client methods whose types are declared (with their [`Method`] markers and schema
+        /// files) but which Weft does not serve yet: they are not [`ClientRequest`] variants, so
+        /// a client calling one gets the unknown-method error (docs/protocol.md §7.17), and they
+        /// are outside the protocol subset (docs/protocol.md §1.1). Serving one means moving its
+        /// line to the served part of the table (a method without params also takes the
+        /// `NoParams` attribute there), adding its route and its `request …` line in the subset.
+        pub const PENDING_CLIENT_METHODS: &[&str] = &[$($pwire),*];
 
         impl ClientRequest {
             /// The request id.
@@ -114,6 +134,18 @@ macro_rules! client_requests {
                     type Response = $response;
                 }
             )*
+
+            $(
+                #[doc = concat!("Marker for `", $pwire, "` (declared, not served yet).")]
+                #[derive(Debug, Clone, Copy)]
+                pub enum $pvariant {}
+
+                impl Method for $pvariant {
+                    const NAME: &'static str = $pwire;
+                    type Params = $pparams;
+                    type Response = $presponse;
+                }
+            )*
         }
 
         pub(crate) fn client_request_schemas(roots: &mut crate::schema::Roots) {
@@ -124,43 +156,57 @@ macro_rules! client_requests {
                 }
                 roots.add::<$response>(concat!($dir, "/", stringify!($response), ".json"));
             )*
+            $(
+                if stringify!($pparams) != "NoParams" {
+                    roots.add::<$pparams>(concat!($pdir, "/", stringify!($pparams), ".json"));
+                }
+                roots.add::<$presponse>(concat!($pdir, "/", stringify!($presponse), ".json"));
+            )*
         }
     };
 }
 
 client_requests! {
-    Initialize => "initialize", "v1", InitializeParams, InitializeResponse;
-    ThreadStart => "thread/start", "v2", ThreadStartParams, ThreadStartResponse;
-    ThreadResume => "thread/resume", "v2", ThreadResumeParams, ThreadResumeResponse;
-    ThreadFork => "thread/fork", "v2", ThreadForkParams, ThreadForkResponse;
-    ThreadList => "thread/list", "v2", ThreadListParams, ThreadListResponse;
-    ThreadRead => "thread/read", "v2", ThreadReadParams, ThreadReadResponse;
-    ThreadLoadedList => "thread/loaded/list", "v2", ThreadLoadedListParams, ThreadLoadedListResponse;
-    ThreadArchive => "thread/archive", "v2", ThreadArchiveParams, ThreadArchiveResponse;
-    ThreadUnarchive => "thread/unarchive", "v2", ThreadUnarchiveParams, ThreadUnarchiveResponse;
-    ThreadUnsubscribe => "thread/unsubscribe", "v2", ThreadUnsubscribeParams, ThreadUnsubscribeResponse;
-    ThreadSetName => "thread/name/set", "v2", ThreadSetNameParams, ThreadSetNameResponse;
-    ThreadCompactStart => "thread/compact/start", "v2", ThreadCompactStartParams, ThreadCompactStartResponse;
-    TurnStart => "turn/start", "v2", TurnStartParams, TurnStartResponse;
-    TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
-    TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
-    ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
-    AccountRead => "account/read", "v2", GetAccountParams, GetAccountResponse;
-    BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
-    ConfigRead => "config/read", "v2", ConfigReadParams, ConfigReadResponse;
-    ConfigRequirementsRead => "configRequirements/read", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, ConfigRequirementsReadResponse;
-    HooksList => "hooks/list", "v2", HooksListParams, HooksListResponse;
-    SkillsList => "skills/list", "v2", SkillsListParams, SkillsListResponse;
-    CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;
-    ThreadTurnsList => "thread/turns/list", "v2", ThreadTurnsListParams, ThreadTurnsListResponse;
-    ThreadItemsList => "thread/items/list", "v2", ThreadItemsListParams, ThreadItemsListResponse;
-    ThreadReadStateUpdate => "thread/readState/update", "v2", ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse;
-    ThreadGoalGet => "thread/goal/get", "v2", ThreadGoalGetParams, ThreadGoalGetResponse;
-    ThreadGoalSet => "thread/goal/set", "v2", ThreadGoalSetParams, ThreadGoalSetResponse;
-    ThreadGoalClear => "thread/goal/clear", "v2", ThreadGoalClearParams, ThreadGoalClearResponse;
-    ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", "v2", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse;
-    ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", "v2", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse;
-    ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
+    served {
+        Initialize => "initialize", "v1", InitializeParams, InitializeResponse;
+        ThreadStart => "thread/start", "v2", ThreadStartParams, ThreadStartResponse;
+        ThreadResume => "thread/resume", "v2", ThreadResumeParams, ThreadResumeResponse;
+        ThreadFork => "thread/fork", "v2", ThreadForkParams, ThreadForkResponse;
+        ThreadList => "thread/list", "v2", ThreadListParams, ThreadListResponse;
+        ThreadRead => "thread/read", "v2", ThreadReadParams, ThreadReadResponse;
+        ThreadLoadedList => "thread/loaded/list", "v2", ThreadLoadedListParams, ThreadLoadedListResponse;
+        ThreadArchive => "thread/archive", "v2", ThreadArchiveParams, ThreadArchiveResponse;
+        ThreadUnarchive => "thread/unarchive", "v2", ThreadUnarchiveParams, ThreadUnarchiveResponse;
+        ThreadUnsubscribe => "thread/unsubscribe", "v2", ThreadUnsubscribeParams, ThreadUnsubscribeResponse;
+        ThreadSetName => "thread/name/set", "v2", ThreadSetNameParams, ThreadSetNameResponse;
+        ThreadCompactStart => "thread/compact/start", "v2", ThreadCompactStartParams, ThreadCompactStartResponse;
+        TurnStart => "turn/start", "v2", TurnStartParams, TurnStartResponse;
+        TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
+        TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
+        ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+        AccountRead => "account/read", "v2", GetAccountParams, GetAccountResponse;
+        BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
+        ConfigRead => "config/read", "v2", ConfigReadParams, ConfigReadResponse;
+        ConfigRequirementsRead => "configRequirements/read", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, ConfigRequirementsReadResponse;
+        HooksList => "hooks/list", "v2", HooksListParams, HooksListResponse;
+        SkillsList => "skills/list", "v2", SkillsListParams, SkillsListResponse;
+        CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;
+        ThreadTurnsList => "thread/turns/list", "v2", ThreadTurnsListParams, ThreadTurnsListResponse;
+        ThreadItemsList => "thread/items/list", "v2", ThreadItemsListParams, ThreadItemsListResponse;
+        ThreadReadStateUpdate => "thread/readState/update", "v2", ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse;
+        ThreadGoalGet => "thread/goal/get", "v2", ThreadGoalGetParams, ThreadGoalGetResponse;
+        ThreadGoalSet => "thread/goal/set", "v2", ThreadGoalSetParams, ThreadGoalSetResponse;
+        ThreadGoalClear => "thread/goal/clear", "v2", ThreadGoalClearParams, ThreadGoalClearResponse;
+        ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", "v2", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse;
+        ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", "v2", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse;
+        ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
+    }
+    pending {
+        McpServerStatusList => "mcpServerStatus/list", "v2", ListMcpServerStatusParams, ListMcpServerStatusResponse;
+        McpServerToolCall => "mcpServer/tool/call", "v2", McpServerToolCallParams, McpServerToolCallResponse;
+        McpResourceRead => "mcpServer/resource/read", "v2", McpResourceReadParams, McpResourceReadResponse;
+        McpServerReload => "config/mcpServer/reload", "v2", NoParams, McpServerRefreshResponse;
+    }
 }
 
 /// Client methods that are experimental in the reference as a whole: refused without
@@ -372,6 +418,32 @@ mod tests {
             .map(str::trim)
             .collect();
         assert_eq!(CLIENT_METHODS, expected.as_slice());
+    }
+
+    #[test]
+    fn pending_methods_are_declared_but_unknown_to_the_decoder() {
+        let subset = crate::test_support::read_reference("protocol-subset.txt");
+        for name in PENDING_CLIENT_METHODS {
+            assert!(!CLIENT_METHODS.contains(name), "{name}");
+            assert!(
+                !subset
+                    .lines()
+                    .any(|l| l.trim() == format!("request {name}"))
+            );
+            let msg = decode_err(json!({"id": 1, "method": name, "params": {}}));
+            assert!(
+                msg.starts_with(&format!("unknown variant `{name}`")),
+                "{msg}"
+            );
+        }
+        assert_eq!(
+            <methods::McpServerStatusList as Method>::NAME,
+            "mcpServerStatus/list"
+        );
+        assert_eq!(
+            <methods::McpServerReload as Method>::NAME,
+            "config/mcpServer/reload"
+        );
     }
 
     #[test]
