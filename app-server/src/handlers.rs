@@ -21,6 +21,7 @@ pub mod goals;
 pub mod history;
 pub mod hooks;
 pub mod initialize;
+pub mod mcp;
 pub mod models;
 pub mod pages;
 pub mod read_state;

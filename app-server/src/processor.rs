@@ -17,7 +17,7 @@ use crate::connection::Connection;
 use crate::experimental::{self, Gate};
 use crate::handlers::{
     FollowUp, IntoAnswer, ThreadReply, account, collaboration, config, goals, history, hooks,
-    initialize, models, pages, read_state, skills, terminals, thread_list, threads, turns,
+    initialize, mcp, models, pages, read_state, skills, terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -169,7 +169,12 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         }
         ClientRequest::ThreadStart { id, params } => spawn(async move {
             let result = threads::start(&state, &connection, params).await;
+            let started = result.as_ref().ok().map(|a| a.response.thread.id.clone());
             answer(&state, &connection, &id, result).await;
+            // After the response and `thread/started`, as the reference orders them.
+            if let Some(thread_id) = started {
+                mcp::announce_startup(&state, &thread_id).await;
+            }
         }),
         ClientRequest::ThreadUnsubscribe { id, params } => spawn(async move {
             let result = threads::unsubscribe(&state, &connection, params).await;
@@ -235,6 +240,22 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             let result = config::requirements(params).await;
             answer(&state, &connection, &id, result).await;
         }
+        ClientRequest::McpServerStatusList { id, params } => spawn(async move {
+            let result = mcp::status_list(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::McpServerToolCall { id, params } => spawn(async move {
+            let result = mcp::tool_call(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::McpResourceRead { id, params } => spawn(async move {
+            let result = mcp::resource_read(&state, params).await;
+            answer(&state, &connection, &id, result).await;
+        }),
+        ClientRequest::McpServerReload { id, .. } => spawn(async move {
+            let result = mcp::reload(&state).await;
+            answer(&state, &connection, &id, result).await;
+        }),
         ClientRequest::HooksList { id, params } => spawn(async move {
             let result = hooks::list(&state, params).await;
             answer(&state, &connection, &id, result).await;

@@ -185,6 +185,11 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     let limits = config.limits.clone();
     let state = Arc::new(AppState::new(config, threads));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
+    // `[mcp] eager_start`: every enabled MCP server now, not with the first thread.
+    let mcp = &state.threads.services().mcp;
+    if mcp.eager_start {
+        mcp.start_all();
+    }
     let (ingress, events) = Ingress::new(state.connections.clone());
     let processor = tokio::spawn(processor::run(state.clone(), events));
     tokio::spawn(shutdown_on_signal(shutdown.clone()));
@@ -222,6 +227,8 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     shutdown.cancel();
     processor.abort();
     state.threads.shutdown().await;
+    // Every MCP server the daemon started: SIGTERM, then SIGKILL after the grace.
+    state.threads.services().mcp.shutdown().await;
     tracing::info!("shut down");
     Ok(())
 }

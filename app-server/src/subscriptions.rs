@@ -203,6 +203,12 @@ impl ThreadSubscribers {
         subscribers.len() != before
     }
 
+    /// Sends `notification` to the thread's subscribers that want it.
+    pub async fn notify(&self, notification: &ServerNotification) {
+        let targets = self.subscriber_targets(notification.method());
+        send_all(&targets, outgoing::notification(notification)).await;
+    }
+
     /// Whether anyone listens.
     pub fn is_empty(&self) -> bool {
         self.subscribers.lock().is_empty()
@@ -272,6 +278,12 @@ impl EventSink for ThreadSubscribers {
                     id: request_id,
                     params,
                 },
+                ServerRequestParams::McpElicitation(params) => {
+                    ServerRequest::McpServerElicitationRequest {
+                        id: request_id,
+                        params: *params,
+                    }
+                }
             };
             let targets: Vec<Arc<Connection>> = self
                 .subscribers
@@ -481,6 +493,20 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
                 will_retry,
                 thread_id,
                 turn_id,
+            }
+            .into(),
+            false,
+        ),
+        ThreadEvent::McpToolCallProgress {
+            turn_id,
+            item_id,
+            message,
+        } => (
+            weft_protocol::McpToolCallProgressNotification {
+                thread_id,
+                turn_id,
+                item_id,
+                message,
             }
             .into(),
             false,

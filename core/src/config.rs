@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::exec::{ShellEnvironmentPolicy, ShellEnvironmentPolicyToml};
 use crate::hooks::StopHookConfig;
 use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
+use crate::mcp::McpServers;
 use crate::model::provider::{ProviderConfig, WireApi};
 
 mod layers;
@@ -35,6 +36,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "thread_idle_timeout_secs",
     "shell_environment_policy",
     "limits",
+    "mcp_servers",
+    "mcp",
 ];
 
 /// The default model when neither config nor request names one.
@@ -95,6 +98,16 @@ struct ConfigToml {
     shell_environment_policy: ShellEnvironmentPolicyToml,
     #[serde(default)]
     limits: Limits,
+    #[serde(default)]
+    mcp: McpToml,
+}
+
+/// `[mcp]`: Weft's own MCP settings (the servers are `[mcp_servers.*]`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpToml {
+    #[serde(default)]
+    eager_start: bool,
 }
 
 /// The resolved configuration of one daemon (immutable; shared as `Arc<Config>`).
@@ -133,6 +146,8 @@ pub struct Config {
     pub shell_environment_policy: ShellEnvironmentPolicy,
     /// `[limits]`: what one client may cost the daemon.
     pub limits: Limits,
+    /// `[mcp_servers.*]` (entries that do not parse are left out, with warnings).
+    pub mcp_servers: McpServers,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -235,6 +250,8 @@ impl Config {
             }
         };
         let hooks = StopHooks::read(layers.merged.get("hooks"), hooks_origin);
+        let mcp_value = layers.merged.get("mcp_servers").cloned();
+        let layers_mcp = mcp_value.as_ref();
         let mut providers = builtin_providers();
         for (id, mut provider) in raw.model_providers {
             provider.id = id.clone();
@@ -295,6 +312,10 @@ impl Config {
             thread_idle_timeout_secs: raw.thread_idle_timeout_secs.unwrap_or(30 * 60),
             shell_environment_policy,
             limits: raw.limits.validated(path)?,
+            mcp_servers: McpServers {
+                eager_start: raw.mcp.eager_start,
+                ..McpServers::read(layers_mcp)
+            },
         })
     }
 
@@ -307,8 +328,12 @@ impl Config {
 /// Deserialize the known keys one by one, so an error names the key it is about.
 fn typed(path: &Path, table: &toml::Table) -> Result<ConfigToml, ConfigError> {
     let mut known = toml::Table::new();
-    // `hooks` is read entry by entry (`hooks::config`): a bad hook is skipped, not fatal.
-    for key in KNOWN_KEYS.iter().filter(|key| **key != "hooks") {
+    // `hooks` and `mcp_servers` are read entry by entry (`hooks::config`, `mcp::config`): a
+    // bad entry is skipped, not fatal.
+    for key in KNOWN_KEYS
+        .iter()
+        .filter(|key| **key != "hooks" && **key != "mcp_servers")
+    {
         let Some(value) = table.get(*key) else {
             continue;
         };

@@ -123,6 +123,15 @@ pub enum ThreadEvent {
     /// (`thread/settings/updated`).
     SettingsChanged(Box<crate::settings::ThreadSettings>),
     /// Something the user should know that is not an error of the turn.
+    /// `item/mcpToolCall/progress`: progress of an MCP tool call.
+    McpToolCallProgress {
+        /// The turn.
+        turn_id: TurnId,
+        /// The `mcpToolCall` item.
+        item_id: weft_protocol::ItemId,
+        /// The progress message.
+        message: String,
+    },
     Warning {
         /// The turn, when the warning belongs to one.
         turn_id: Option<TurnId>,
@@ -142,6 +151,8 @@ pub enum ServerRequestParams {
     DynamicToolCall(DynamicToolCallParams),
     /// `item/tool/requestUserInput` (the `request_user_input` tool).
     UserInput(ToolRequestUserInputParams),
+    /// `mcpServer/elicitation/request`: approve an MCP tool call (docs/mcp.md §5).
+    McpElicitation(Box<weft_protocol::McpServerElicitationRequestParams>),
 }
 
 /// How a server request ended.

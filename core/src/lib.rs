@@ -11,6 +11,7 @@ pub mod exec;
 pub mod history;
 pub mod hooks;
 pub mod instructions;
+pub mod mcp;
 pub mod model;
 pub mod permissions;
 pub mod rollout;

@@ -11,6 +11,7 @@ pub mod command_actions;
 pub mod context;
 pub mod dynamic_tool;
 mod exec_tool;
+pub mod mcp_tool;
 mod patch_tool;
 mod plan_tool;
 pub mod runtime;

@@ -111,6 +111,11 @@ pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
             Err(Stop::Failed(error)) => return TurnEnd::Failed(error),
         }
     }
+    // The first step offers the MCP servers that are up: wait for those still starting.
+    tokio::select! {
+        () = ctx.tool_turn.mcp.settle() => {}
+        () = ctx.cancel.cancelled() => return TurnEnd::Interrupted,
+    }
     // `turn/start` may come with no input at all: then there is no userMessage item.
     if !initial.input.is_empty() {
         input::record_user_input(&ctx, initial).await;

@@ -29,10 +29,7 @@ pub const EXPERIMENTAL_NOTIFICATIONS: &[&str] =
 /// Notifications whose types are declared but which Weft does not send yet (their runtime is
 /// not there), so they are outside the protocol subset (docs/protocol.md §1.1). Serving one
 /// means taking it off this list and adding its `notification …` line to the subset.
-pub const PENDING_NOTIFICATIONS: &[&str] = &[
-    "mcpServer/startupStatus/updated",
-    "item/mcpToolCall/progress",
-];
+pub const PENDING_NOTIFICATIONS: &[&str] = &[];
 
 /// Implemented by every notification params type: its wire method name.
 pub trait NotificationParams: Serialize + Into<ServerNotification> {

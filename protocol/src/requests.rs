@@ -188,6 +188,10 @@ client_requests! {
         BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
         ConfigRead => "config/read", "v2", ConfigReadParams, ConfigReadResponse;
         ConfigRequirementsRead => "configRequirements/read", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, ConfigRequirementsReadResponse;
+        McpServerStatusList => "mcpServerStatus/list", "v2", ListMcpServerStatusParams, ListMcpServerStatusResponse;
+        McpServerToolCall => "mcpServer/tool/call", "v2", McpServerToolCallParams, McpServerToolCallResponse;
+        McpResourceRead => "mcpServer/resource/read", "v2", McpResourceReadParams, McpResourceReadResponse;
+        McpServerReload => "config/mcpServer/reload", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, McpServerRefreshResponse;
         HooksList => "hooks/list", "v2", HooksListParams, HooksListResponse;
         SkillsList => "skills/list", "v2", SkillsListParams, SkillsListResponse;
         CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;
@@ -202,10 +206,6 @@ client_requests! {
         ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
     }
     pending {
-        McpServerStatusList => "mcpServerStatus/list", "v2", ListMcpServerStatusParams, ListMcpServerStatusResponse;
-        McpServerToolCall => "mcpServer/tool/call", "v2", McpServerToolCallParams, McpServerToolCallResponse;
-        McpResourceRead => "mcpServer/resource/read", "v2", McpResourceReadParams, McpResourceReadResponse;
-        McpServerReload => "config/mcpServer/reload", "v2", NoParams, McpServerRefreshResponse;
     }
 }
 
@@ -398,11 +398,12 @@ mod tests {
         for name in CLIENT_METHODS {
             let params = if *name == "initialize" {
                 json!({"clientInfo": {"name": "x", "version": "1"}})
-            } else if *name == "configRequirements/read" {
+            } else if *name == "configRequirements/read" || *name == "config/mcpServer/reload" {
                 json!({})
             } else {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
-                    "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p"})
+                    "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
+                    "server": "s", "tool": "x", "uri": "u"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

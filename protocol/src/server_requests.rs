@@ -342,4 +342,4 @@ server_requests! {
 /// Server requests whose types are declared but which Weft does not send yet (their runtime is
 /// not there), so they are outside the protocol subset (docs/protocol.md §1.1). Serving one
 /// means taking it off this list and adding its `server-request …` line to the subset.
-pub const PENDING_SERVER_REQUESTS: &[&str] = &["mcpServer/elicitation/request"];
+pub const PENDING_SERVER_REQUESTS: &[&str] = &[];

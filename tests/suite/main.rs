@@ -25,6 +25,7 @@ macro_rules! on_both_transports {
 mod client_surface;
 mod context;
 mod foundation;
+mod mcp;
 mod modes;
 mod persistence;
 mod security;

@@ -214,6 +214,22 @@ pub fn position(messages: &[Value], what: &str, pred: impl Fn(&Value) -> bool) -
     })
 }
 
+/// A model reply calling a namespaced tool (the Responses API's `namespace` member).
+pub fn namespaced_call(call_id: &str, namespace: &str, name: &str, arguments: &str) -> Reply {
+    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+                      "namespace": namespace, "name": name, "arguments": arguments,
+                      "status": "completed"});
+    Reply::new()
+        .raw_event(
+            json!({"type": "response.output_item.added", "output_index": 0,
+                          "item": item.clone()}),
+        )
+        .raw_event(
+            json!({"type": "response.output_item.done", "output_index": 0,
+                          "item": item}),
+        )
+}
+
 /// Answer a server request with this result.
 pub async fn answer(client: &mut Client, request: &Value, result: Value) {
     client

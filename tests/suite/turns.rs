@@ -48,6 +48,10 @@ pub struct Setup {
     /// Stop hooks: (name, shell script); each is written to `$WEFT_HOME/hooks/<name>.sh` and
     /// configured as `[[hooks.stop]] command = ["sh", <path>]`, in this order.
     pub stop_hooks: Vec<(String, String)>,
+    /// More `config.toml`, appended as written (e.g. `[mcp_servers.*]` tables).
+    pub extra_toml: String,
+    /// Variables set in the daemon's environment.
+    pub env: Vec<(String, String)>,
 }
 
 impl Setup {
@@ -62,7 +66,22 @@ impl Setup {
             env_key: None,
             init_params: None,
             stop_hooks: Vec::new(),
+            extra_toml: String::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// Set a variable in the daemon's environment.
+    pub fn daemon_env(mut self, key: &str, value: &str) -> Setup {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Append this to `config.toml`.
+    pub fn config(mut self, toml: &str) -> Setup {
+        self.extra_toml.push('\n');
+        self.extra_toml.push_str(toml);
+        self
     }
 
     /// Use this wire API.
@@ -134,6 +153,7 @@ impl Setup {
                 toml_string(&path.display().to_string())
             ));
         }
+        toml.push_str(&self.extra_toml);
         toml
     }
 }
@@ -167,6 +187,9 @@ impl Harness {
         let mut builder = Daemon::builder(&home).listen(setup.transport.listen_url());
         if let Some(env_key) = &setup.env_key {
             builder = builder.env_remove(env_key);
+        }
+        for (key, value) in &setup.env {
+            builder = builder.env(key, value);
         }
         let mut daemon = builder.start().await;
         let mut client = daemon.client().await;

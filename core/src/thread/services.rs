@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::config::Config;
 use crate::hooks::StopHookConfig;
+use crate::mcp::McpPool;
 use crate::state::StateDb;
 
 /// What every thread shares: immutable config, the HTTP client, the hooks, the state DB.
@@ -18,17 +19,25 @@ pub struct Services {
     pub stop_hooks: Arc<Vec<StopHookConfig>>,
     /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
     pub state: Option<StateDb>,
+    /// The daemon's one pool of MCP servers (docs/mcp.md §3).
+    pub mcp: Arc<McpPool>,
 }
 
 impl Services {
     /// The services of a daemon with this config and state DB.
     pub fn new(config: Arc<Config>, state: Option<StateDb>) -> Services {
         let stop_hooks = Arc::new(config.stop_hooks.clone());
+        let mcp = McpPool::new(
+            config.mcp_servers.clone(),
+            config.shell_environment_policy.environment(),
+            std::time::Duration::from_secs(config.limits.shutdown_grace_secs.max(1)),
+        );
         Services {
             config,
             http: OnceLock::new(),
             stop_hooks,
             state,
+            mcp,
         }
     }
 

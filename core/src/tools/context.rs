@@ -96,4 +96,6 @@ pub struct ToolTurn {
     pub plan_mode: bool,
     /// Whether `request_user_input` is offered (a client chose a collaboration mode).
     pub user_input: bool,
+    /// The daemon's MCP servers (docs/mcp.md).
+    pub mcp: Arc<crate::mcp::McpPool>,
 }

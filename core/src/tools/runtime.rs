@@ -37,7 +37,7 @@ use super::apply_patch::{self, TurnDiffTracker};
 use super::approval::{ApprovalWaits, Mode, SessionApprovals};
 use super::context::{ToolCall, ToolInput, ToolTurn};
 use super::user_input_tool::{self, REQUEST_USER_INPUT_TOOL};
-use super::{dynamic_tool, exec_tool, patch_tool, plan_tool};
+use super::{dynamic_tool, exec_tool, mcp_tool, patch_tool, plan_tool};
 use crate::exec::{
     DEFAULT_MAX_OUTPUT_TOKENS, EXEC_COMMAND_TOOL, ExecSessions, ShellEnvironmentPolicy,
     TruncationPolicy, WRITE_STDIN_TOOL, exec_command_tool_spec,
@@ -89,6 +89,8 @@ pub struct ToolRuntime {
     pub(crate) diff: Mutex<Option<(TurnId, TurnDiffTracker)>>,
     /// Parallel calls share it, exclusive ones take it alone.
     exclusive: tokio::sync::RwLock<()>,
+    /// MCP tools approved for the session (`server\0tool`).
+    pub(crate) mcp_grants: mcp_tool::SessionGrants,
 }
 
 impl Default for ToolRuntime {
@@ -100,6 +102,7 @@ impl Default for ToolRuntime {
             waits: ApprovalWaits::default(),
             diff: Mutex::new(None),
             exclusive: tokio::sync::RwLock::new(()),
+            mcp_grants: mcp_tool::SessionGrants::default(),
         }
     }
 }
@@ -169,17 +172,77 @@ impl ToolRuntime {
 
     /// Run one call and return the output item for the model.
     pub async fn handle(self: Arc<Self>, call: ToolCall, turn: ToolTurn) -> ResponseItem {
-        if let Some(output) = self.dynamic(&call, &turn).await {
+        let served = match self.mcp(&call, &turn).await {
+            Some(output) => Some(output),
+            None => self.dynamic(&call, &turn).await,
+        };
+        if let Some(output) = served {
             let output = match output {
                 ToolOutput::Text(text) => {
                     ToolOutput::Text(truncate_output(&text, history_truncation()))
                 }
-                content => content,
+                ToolOutput::Content(parts) => ToolOutput::Content(
+                    parts
+                        .into_iter()
+                        .map(|part| match part {
+                            crate::model::ContentItem::InputText { text } => {
+                                crate::model::ContentItem::InputText {
+                                    text: truncate_output(&text, history_truncation()),
+                                }
+                            }
+                            other => other,
+                        })
+                        .collect(),
+                ),
             };
             return ResponseItem::function_call_output(&call.call_id, output);
         }
         let text = self.dispatch(&call, &turn).await;
         call.output(truncate_output(&text, history_truncation()))
+    }
+
+    /// Serve a call of an MCP tool or of a resource tool; `None` when the call names none.
+    async fn mcp(&self, call: &ToolCall, turn: &ToolTurn) -> Option<ToolOutput> {
+        let ToolInput::Function(args) = &call.input else {
+            return None;
+        };
+        if call.namespace.is_none() && is_builtin(&call.name) {
+            return None;
+        }
+        if call.namespace.is_none() && mcp_tool::is_resource_tool(&turn.mcp, &call.name) {
+            let started = Instant::now();
+            let _guard = tokio::select! {
+                biased;
+                () = turn.cancel.cancelled() => {
+                    return Some(ToolOutput::Text(aborted_text(&call.name, started)));
+                }
+                guard = self.lock(true) => guard,
+            };
+            return Some(ToolOutput::Text(
+                mcp_tool::resource_tool(&turn.mcp, &call.name, args).await,
+            ));
+        }
+        let target = mcp_tool::resolve(&turn.mcp, call.namespace.as_deref(), &call.name)?;
+        let started = Instant::now();
+        let _guard = tokio::select! {
+            biased;
+            () = turn.cancel.cancelled() => {
+                return Some(ToolOutput::Text(aborted_text(&call.name, started)));
+            }
+            guard = self.lock(true) => guard,
+        };
+        Some(
+            mcp_tool::call(
+                &turn.mcp,
+                &self.mcp_grants,
+                &self.waits,
+                turn,
+                &call.call_id,
+                target,
+                args,
+            )
+            .await,
+        )
     }
 
     /// Serve a call of a client-defined tool; `None` when the call names none (a built-in

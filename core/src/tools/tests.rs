@@ -23,6 +23,7 @@ use crate::model::{ResponseItem, ToolOutput};
 
 /// What the sink saw, in order: events and requests.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 enum Seen {
     Event(ThreadEvent),
     Request(ServerRequestParams),
@@ -79,6 +80,9 @@ impl ScriptedSink {
                     "request:dynamicTool".to_string()
                 }
                 Seen::Request(ServerRequestParams::UserInput(_)) => "request:userInput".to_string(),
+                Seen::Request(ServerRequestParams::McpElicitation(_)) => {
+                    "request:mcpElicitation".to_string()
+                }
                 Seen::Event(event) => match event {
                     ThreadEvent::StatusChanged(ThreadStatus::Active { active_flags }) => {
                         if active_flags.contains(&ThreadActiveFlag::WaitingOnApproval) {
@@ -159,6 +163,7 @@ impl Fixture {
             dynamic_tools: Default::default(),
             plan_mode: false,
             user_input: false,
+            mcp: crate::mcp::McpPool::empty(),
         }
     }
 

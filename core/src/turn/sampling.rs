@@ -53,6 +53,10 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
     loop {
         let mut prompt = ctx.step.clone();
         prompt.input = ctx.history.lock().for_prompt();
+        // MCP tools as the servers list them now (a `list_changed` shows at the next step).
+        prompt
+            .tools
+            .extend(crate::tools::mcp_tool::specs(&ctx.tool_turn.mcp));
         let mut attempt = Attempt::default();
         let end = stream_once(ctx, &prompt, &mut attempt).await;
         close_streamed_items(ctx).await;

@@ -9,7 +9,8 @@ use weft_mock_model::{MockModel, Reply, WireApi};
 use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config};
 
 use super::{
-    answer, completed_item, item_event, output_of, read_through_turn_completed, wait_request,
+    answer, completed_item, item_event, namespaced_call, output_of, read_through_turn_completed,
+    wait_request,
 };
 use crate::turns::{Harness, Setup, assert_invalid_request, str_at, turn_start_params};
 
@@ -71,22 +72,6 @@ async fn start_thread(client: &mut Client, cwd: &str) -> String {
         .wait_for("`thread/started`", |m| m["method"] == "thread/started")
         .await;
     thread
-}
-
-/// A model reply calling a namespaced tool (the Responses API's `namespace` member).
-fn namespaced_call(call_id: &str, namespace: &str, name: &str, arguments: &str) -> Reply {
-    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
-                      "namespace": namespace, "name": name, "arguments": arguments,
-                      "status": "completed"});
-    Reply::new()
-        .raw_event(
-            json!({"type": "response.output_item.added", "output_index": 0,
-                          "item": item.clone()}),
-        )
-        .raw_event(
-            json!({"type": "response.output_item.done", "output_index": 0,
-                          "item": item}),
-        )
 }
 
 /// The dynamic tools of a model request.

@@ -10,6 +10,7 @@
 //! - [`client`] is the JSON-RPC client over both transports, with a timeout on every read;
 //! - [`schema`] validates each received message;
 //! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases;
+//! - [`mcp`] finds the real MCP servers the MCP tests start;
 //! - [`codex`] finds the real Codex client and runs it (`codex exec --remote …`);
 //! - [`tui`] drives the Codex TUI through a private tmux server.
 //!
@@ -31,6 +32,7 @@ pub mod codex;
 pub mod daemon;
 pub mod home;
 pub mod http;
+pub mod mcp;
 pub mod schema;
 pub mod tui;
 
@@ -42,6 +44,7 @@ pub use codex::{ClientHome, ClientOutput, codex_bin, run_codex};
 pub use daemon::{CommandOutput, Daemon, DaemonBuilder, Transport, run_weft, run_weft_with_env};
 pub use home::{TestHome, mock_model_config};
 pub use http::{HttpResponse, http_request};
+pub use mcp::{McpServers, mcp_servers};
 pub use tui::Tui;
 
 /// How long any single read (a message, a process exit, a log line) may take before the test

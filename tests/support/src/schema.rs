@@ -378,6 +378,10 @@ impl SchemaDir {
             }
         }
         names.push(derived_response_name(method));
+        // Methods without params whose response is not named after the method.
+        if method == "config/mcpServer/reload" {
+            names.push("McpServerRefreshResponse".to_string());
+        }
         names.dedup();
         Ok(names)
     }

@@ -224,6 +224,7 @@ impl ThreadActor {
             plan_mode: collaboration::is_plan(self.settings.collaboration_mode.as_ref()),
             user_input: self.settings.collaboration_mode.is_some(),
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
+            mcp: Arc::clone(&self.services.mcp),
         };
         let mut step = self.step_prompt();
         step.output_schema = output_schema;

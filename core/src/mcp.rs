@@ -1,0 +1,12 @@
+//! MCP servers as tools (docs/mcp.md): [`config`] reads `[mcp_servers.*]`, [`connection`] is
+//! one client session over rmcp (stdio or streamable HTTP), [`pool`] the daemon's one pool of
+//! servers shared by every thread. What the model is offered and how its calls run is
+//! `tools/mcp_tool.rs`.
+
+pub mod config;
+pub mod connection;
+pub mod pool;
+
+pub use config::{ApprovalMode, McpServerConfig, McpServers, McpTransport};
+pub use connection::{CallError, Connection, Progress, StartError};
+pub use pool::{McpPool, OfferedServer, Server, ServerStatus, StatusChange};

@@ -1,0 +1,441 @@
+//! The daemon's one pool of MCP servers, shared by every thread (docs/mcp.md §3): each
+//! configured server is started once — on the first thread that needs it — and its session,
+//! tool list and status are everyone's. A server that fails to start is retried with backoff
+//! when next needed; one that exits or crashes is marked failed and restarted with backoff;
+//! stopping the daemon stops every server.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use tokio::sync::broadcast;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{McpServerConfig, McpServers};
+use super::connection::Connection;
+
+/// The first retry after a failure waits this long; each further failure doubles it.
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How often a running server's session is checked for having ended.
+const WATCH_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerStatus {
+    /// Configured, not started yet (no thread has needed it).
+    Idle,
+    /// Being started.
+    Starting,
+    /// Running, tools listed.
+    Ready,
+    /// The last start failed, or the running server went away; retried after `retry_at`.
+    Failed {
+        /// What went wrong (one line).
+        error: String,
+        /// Not retried before this.
+        retry_at: Instant,
+        /// Failures in a row.
+        attempts: u32,
+    },
+    /// `enabled = false`.
+    Disabled,
+}
+
+/// A status change, to whoever listens (the app-server turns it into
+/// `mcpServer/startupStatus/updated`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusChange {
+    /// The server.
+    pub server: String,
+    /// Its new status.
+    pub status: ServerStatus,
+}
+
+/// One configured server and its session.
+#[derive(Debug)]
+pub struct Server {
+    /// Its entry.
+    pub config: McpServerConfig,
+    /// Serialises starts, so concurrent first uses start it once.
+    starting: tokio::sync::Mutex<()>,
+    /// The running session.
+    current: RwLock<Option<Arc<Connection>>>,
+    /// Where it is.
+    status: RwLock<ServerStatus>,
+    /// Starts so far (for tests and `mcpServerStatus/list`).
+    starts: std::sync::atomic::AtomicU64,
+}
+
+/// A running server's tools, as a step offers them.
+#[derive(Debug, Clone)]
+pub struct OfferedServer {
+    /// Its entry.
+    pub config: McpServerConfig,
+    /// `instructions` of its `initialize` answer.
+    pub instructions: Option<String>,
+    /// Its tools (MCP `Tool` JSON), filtered by `enabled_tools` / `disabled_tools`.
+    pub tools: Vec<serde_json::Value>,
+}
+
+/// The pool.
+#[derive(Debug)]
+pub struct McpPool {
+    servers: RwLock<BTreeMap<String, Arc<Server>>>,
+    warnings: RwLock<Vec<String>>,
+    invalid: RwLock<BTreeMap<String, String>>,
+    /// `[mcp] eager_start`.
+    pub eager_start: bool,
+    env: Vec<(String, String)>,
+    changes: broadcast::Sender<StatusChange>,
+    /// Fired by [`McpPool::shutdown`]: watchers end, nothing starts any more.
+    closed: CancellationToken,
+    /// Seconds a stopping server gets between SIGTERM and SIGKILL.
+    grace: Duration,
+}
+
+impl McpPool {
+    /// A pool of the configured servers (nothing is started yet). `env` is the environment
+    /// every stdio server gets (the shell environment policy's), before its entry's `env`.
+    pub fn new(servers: McpServers, env: Vec<(String, String)>, grace: Duration) -> Arc<McpPool> {
+        let (changes, _) = broadcast::channel(256);
+        let pool = McpPool {
+            servers: RwLock::new(BTreeMap::new()),
+            warnings: RwLock::new(servers.warnings.clone()),
+            invalid: RwLock::new(servers.invalid.clone()),
+            eager_start: servers.eager_start,
+            env,
+            changes,
+            closed: CancellationToken::new(),
+            grace,
+        };
+        for warning in &servers.warnings {
+            tracing::warn!("{warning}");
+        }
+        *pool.servers.write() = servers
+            .servers
+            .into_values()
+            .map(|config| (config.name.clone(), Arc::new(Server::new(config))))
+            .collect();
+        Arc::new(pool)
+    }
+
+    /// A pool with no servers.
+    pub fn empty() -> Arc<McpPool> {
+        McpPool::new(McpServers::default(), Vec::new(), Duration::from_secs(2))
+    }
+
+    /// The configured servers, by name.
+    pub fn servers(&self) -> Vec<Arc<Server>> {
+        self.servers.read().values().cloned().collect()
+    }
+
+    /// One server.
+    pub fn server(&self, name: &str) -> Option<Arc<Server>> {
+        self.servers.read().get(name).cloned()
+    }
+
+    /// Whether any server is configured and enabled.
+    pub fn has_servers(&self) -> bool {
+        self.servers
+            .read()
+            .values()
+            .any(|server| server.config.enabled)
+    }
+
+    /// The config's warnings about entries left out.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.read().clone()
+    }
+
+    /// The entries left out of the config, by name: why.
+    pub fn invalid(&self) -> BTreeMap<String, String> {
+        self.invalid.read().clone()
+    }
+
+    /// Status changes from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<StatusChange> {
+        self.changes.subscribe()
+    }
+
+    /// The running session of `name`, starting it if needed (once, however many ask at
+    /// the same time). A server that failed is not retried before its backoff has passed.
+    pub async fn connect(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>, String> {
+        let server = self
+            .server(name)
+            .ok_or_else(|| format!("unknown MCP server '{name}'"))?;
+        if !server.config.enabled {
+            return Err(format!("MCP server '{name}' is disabled"));
+        }
+        if let Some(connection) = server.live() {
+            return Ok(connection);
+        }
+        let _starting = server.starting.lock().await;
+        if let Some(connection) = server.live() {
+            return Ok(connection);
+        }
+        if self.closed.is_cancelled() {
+            return Err("the daemon is shutting down".into());
+        }
+        let attempts = match &*server.status.read() {
+            ServerStatus::Failed {
+                error,
+                retry_at,
+                attempts,
+            } => {
+                if Instant::now() < *retry_at {
+                    return Err(error.clone());
+                }
+                *attempts
+            }
+            _ => 0,
+        };
+        self.set_status(&server, ServerStatus::Starting);
+        server
+            .starts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match Connection::start(&server.config, &self.env).await {
+            Ok(connection) => {
+                let connection = Arc::new(connection);
+                *server.current.write() = Some(Arc::clone(&connection));
+                self.set_status(&server, ServerStatus::Ready);
+                tracing::info!(server = %name, pid = ?connection.pid, "MCP server ready");
+                tokio::spawn(watch(
+                    Arc::clone(self),
+                    Arc::clone(&server),
+                    Arc::clone(&connection),
+                ));
+                Ok(connection)
+            }
+            Err(err) => {
+                let error = err.to_string();
+                if server.config.required {
+                    tracing::error!(server = %name, %error, "required MCP server failed to start");
+                } else {
+                    tracing::warn!(server = %name, %error, "MCP server failed to start");
+                }
+                self.set_status(&server, failed(error.clone(), attempts + 1));
+                Err(error)
+            }
+        }
+    }
+
+    /// Starts every enabled server that is not running, in the background.
+    pub fn start_all(self: &Arc<Self>) {
+        for server in self.servers() {
+            if server.config.enabled && server.live().is_none() {
+                let pool = Arc::clone(self);
+                tokio::spawn(async move {
+                    let _ = pool.connect(&server.config.name).await;
+                });
+            }
+        }
+    }
+
+    /// Waits until every enabled server is ready or has failed (each within its own start-up
+    /// timeout): a turn's first step offers what is there then.
+    pub async fn settle(self: &Arc<Self>) {
+        let names: Vec<String> = self
+            .servers()
+            .into_iter()
+            .filter(|server| server.config.enabled)
+            .map(|server| server.config.name.clone())
+            .collect();
+        futures::future::join_all(names.iter().map(|name| self.connect(name))).await;
+    }
+
+    /// The running servers' tools, for a step.
+    pub fn offered(&self) -> Vec<OfferedServer> {
+        self.servers()
+            .into_iter()
+            .filter_map(|server| {
+                let connection = server.live()?;
+                let tools = connection
+                    .tools()
+                    .into_iter()
+                    .filter(|tool| {
+                        tool.get("name")
+                            .and_then(serde_json::Value::as_str)
+                            .is_some_and(|name| server.config.tool_allowed(name))
+                    })
+                    .collect();
+                Some(OfferedServer {
+                    config: server.config.clone(),
+                    instructions: connection.instructions.clone(),
+                    tools,
+                })
+            })
+            .collect()
+    }
+
+    /// Replaces the configuration (`config/mcpServer/reload`): servers whose entry changed
+    /// or went away are stopped, new and changed ones start when next needed. Returns the
+    /// names of the servers stopped.
+    pub async fn reload(self: &Arc<Self>, servers: McpServers) -> Vec<String> {
+        *self.warnings.write() = servers.warnings.clone();
+        *self.invalid.write() = servers.invalid.clone();
+        for warning in &servers.warnings {
+            tracing::warn!("{warning}");
+        }
+        let mut stopped = Vec::new();
+        let mut next = BTreeMap::new();
+        let old = std::mem::take(&mut *self.servers.write());
+        for (name, server) in old {
+            match servers.servers.get(&name) {
+                Some(config) if *config == server.config => {
+                    next.insert(name, server);
+                }
+                _ => {
+                    if let Some(connection) = server.take() {
+                        stopped.push(name.clone());
+                        stop(connection, self.grace).await;
+                    }
+                }
+            }
+        }
+        for (name, config) in servers.servers {
+            next.entry(name)
+                .or_insert_with(|| Arc::new(Server::new(config)));
+        }
+        *self.servers.write() = next;
+        stopped
+    }
+
+    /// Stops every server (SIGTERM, then SIGKILL after the grace) and starts no more.
+    pub async fn shutdown(&self) {
+        self.closed.cancel();
+        let connections: Vec<Arc<Connection>> = self
+            .servers()
+            .iter()
+            .filter_map(|server| server.take())
+            .collect();
+        futures::future::join_all(
+            connections
+                .into_iter()
+                .map(|connection| stop(connection, self.grace)),
+        )
+        .await;
+    }
+
+    fn set_status(&self, server: &Server, status: ServerStatus) {
+        *server.status.write() = status.clone();
+        let _ = self.changes.send(StatusChange {
+            server: server.config.name.clone(),
+            status,
+        });
+    }
+}
+
+impl Server {
+    fn new(config: McpServerConfig) -> Server {
+        let status = if config.enabled {
+            ServerStatus::Idle
+        } else {
+            ServerStatus::Disabled
+        };
+        Server {
+            config,
+            starting: tokio::sync::Mutex::new(()),
+            current: RwLock::new(None),
+            status: RwLock::new(status),
+            starts: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Where it is.
+    pub fn status(&self) -> ServerStatus {
+        self.status.read().clone()
+    }
+
+    /// How many times it was started.
+    pub fn starts(&self) -> u64 {
+        self.starts.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The session, if it is running.
+    pub fn live(&self) -> Option<Arc<Connection>> {
+        self.current
+            .read()
+            .as_ref()
+            .filter(|connection| !connection.is_closed())
+            .cloned()
+    }
+
+    fn take(&self) -> Option<Arc<Connection>> {
+        self.current.write().take()
+    }
+}
+
+fn failed(error: String, attempts: u32) -> ServerStatus {
+    let backoff = FIRST_BACKOFF
+        .saturating_mul(1 << attempts.saturating_sub(1).min(10))
+        .min(MAX_BACKOFF);
+    ServerStatus::Failed {
+        error,
+        retry_at: Instant::now() + backoff,
+        attempts,
+    }
+}
+
+/// Stops a session once the last holder lets go of it (calls in flight keep their `Arc`).
+async fn stop(connection: Arc<Connection>, grace: Duration) {
+    match Arc::try_unwrap(connection) {
+        Ok(connection) => connection.stop(grace).await,
+        Err(shared) => {
+            // Still used by a call: kill the group now; the session ends with it.
+            #[cfg(unix)]
+            if let Some(pid) = shared.pid.and_then(|pid| i32::try_from(pid).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGTERM,
+                );
+            }
+        }
+    }
+}
+
+/// Notices the end of a running session: the server is marked failed and, after its backoff,
+/// started again.
+async fn watch(pool: Arc<McpPool>, server: Arc<Server>, connection: Arc<Connection>) {
+    loop {
+        tokio::select! {
+            () = pool.closed.cancelled() => return,
+            () = tokio::time::sleep(WATCH_INTERVAL) => {}
+        }
+        let current = server.current.read().clone();
+        match current {
+            Some(current) if Arc::ptr_eq(&current, &connection) => {
+                if connection.is_closed() {
+                    break;
+                }
+            }
+            // Replaced or stopped (reload, shutdown): not ours to watch any more.
+            _ => return,
+        }
+    }
+    let name = server.config.name.clone();
+    tracing::warn!(server = %name, "MCP server exited; restarting it");
+    server.take();
+    drop(connection);
+    let status = failed("MCP server exited".into(), 1);
+    let ServerStatus::Failed { retry_at, .. } = &status else {
+        return;
+    };
+    let retry_at = *retry_at;
+    pool.set_status(&server, status);
+    tokio::select! {
+        () = pool.closed.cancelled() => {}
+        () = tokio::time::sleep_until(retry_at) => restart(pool, name).await,
+    }
+}
+
+/// `connect` again, boxed: `connect` spawns `watch`, so the future type would otherwise
+/// contain itself.
+fn restart(pool: Arc<McpPool>, name: String) -> futures::future::BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let _ = pool.connect(&name).await;
+    })
+}

@@ -1,0 +1,173 @@
+//! Issue 13, MCP servers as tools (docs/mcp.md), end to end against real MCP servers that
+//! nobody here wrote: the official Python SDK's FastMCP (`tests/mcp/servers/weft_test_server.py`)
+//! over stdio and streamable HTTP, and `@modelcontextprotocol/server-everything`, both
+//! installed by `tests/mcp/install.sh` from pinned lockfiles. Shapes and texts follow the
+//! reference's `mcp_*` scenarios.
+
+mod approvals;
+mod calls;
+mod client_methods;
+mod pool;
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use weft_mock_model::{Reply, WireApi};
+use weft_test_support::mcp::toml_string;
+use weft_test_support::{Client, Transport, mcp_servers};
+
+pub use crate::tools::{
+    answer, completed_item, item_event, namespaced_call, output_of, start_thread, wait_request,
+};
+pub use crate::turns::{Harness, Setup, read_through_turn_completed, str_at};
+
+/// A daemon whose config has the FastMCP test server as `weft`, plus a workspace and the
+/// server's events file (`start <pid>` per process, `cancelled slow`, …).
+pub struct Mcp {
+    /// Mock, daemon, first client.
+    pub h: Harness,
+    /// The threads' cwd.
+    pub ws: PathBuf,
+    /// The test server's `WEFT_TEST_EVENTS` file.
+    pub events: PathBuf,
+    /// Holds the events file (removed on drop).
+    _scratch: tempfile::TempDir,
+}
+
+impl Mcp {
+    /// Start with the test server's entry extended by `extra` TOML lines and `more` config.
+    pub async fn start_with(transport: Transport, extra: &str, more: &str) -> Mcp {
+        Mcp::start_on(transport, WireApi::Responses, extra, more).await
+    }
+
+    /// [`Mcp::start_with`] with `more` config and variables in the daemon's environment.
+    pub async fn start_with_env(transport: Transport, more: &str, env: &[(&str, &str)]) -> Mcp {
+        Mcp::start_full(transport, WireApi::Responses, "", more, env).await
+    }
+
+    /// [`Mcp::start_with`] on this wire API.
+    pub async fn start_on(transport: Transport, wire_api: WireApi, extra: &str, more: &str) -> Mcp {
+        Mcp::start_full(transport, wire_api, extra, more, &[]).await
+    }
+
+    /// The general form: wire API, the test server's extra lines, more config, daemon variables.
+    pub async fn start_full(
+        transport: Transport,
+        wire_api: WireApi,
+        extra: &str,
+        more: &str,
+        env: &[(&str, &str)],
+    ) -> Mcp {
+        let scratch = tempfile::tempdir().expect("scratch dir");
+        let events = scratch.path().join("events.log");
+        let server = mcp_servers().test_server_toml(
+            "weft",
+            &format!(
+                "env = {{ WEFT_TEST_EVENTS = {} }}\n{extra}",
+                toml_string(&events.display().to_string())
+            ),
+        );
+        let mut setup = Setup::new(transport)
+            .wire_api(wire_api)
+            .init_params(
+                json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
+                                "capabilities": {"experimentalApi": true}}),
+            )
+            .config(&server)
+            .config(more);
+        for (key, value) in env {
+            setup = setup.daemon_env(key, value);
+        }
+        let h = Harness::start(setup).await;
+        let ws = h.home.path().join("ws");
+        std::fs::create_dir_all(&ws).expect("create the workspace");
+        let ws = std::fs::canonicalize(&ws).expect("canonical workspace");
+        Mcp {
+            h,
+            ws,
+            events,
+            _scratch: scratch,
+        }
+    }
+
+    /// Start with the test server as configured by default (`auto` approvals).
+    pub async fn start(transport: Transport) -> Mcp {
+        Mcp::start_with(transport, "", "").await
+    }
+
+    /// `thread/start` with this approval policy (read-only sandbox), then wait until the
+    /// thread was told the `weft` server is ready.
+    pub async fn thread(&mut self, approval: &str) -> String {
+        let cwd = self.ws.display().to_string();
+        let thread = start_thread(&mut self.h.client, &cwd, approval, "read-only").await;
+        wait_startup(&mut self.h.client, &thread, "weft", "ready").await;
+        thread
+    }
+
+    /// Queue a mock reply.
+    pub fn push(&self, reply: Reply) {
+        self.h.push(reply);
+    }
+
+    /// The lines of the events file.
+    pub fn event_lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.events)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// How many server processes were started.
+    pub fn starts(&self) -> usize {
+        self.event_lines()
+            .iter()
+            .filter(|line| line.starts_with("start "))
+            .count()
+    }
+}
+
+/// Waits for `mcpServer/startupStatus/updated` of `server` with `status` for `thread`.
+pub async fn wait_startup(client: &mut Client, thread: &str, server: &str, status: &str) -> Value {
+    client
+        .wait_for(&format!("`{server}` {status} for {thread}"), |m| {
+            m["method"] == "mcpServer/startupStatus/updated"
+                && m["params"]["threadId"] == thread
+                && m["params"]["name"] == server
+                && m["params"]["status"] == status
+        })
+        .await
+}
+
+/// A model reply calling `tool` of the `weft` server.
+pub fn weft_call(call_id: &str, tool: &str, arguments: Value) -> Reply {
+    namespaced_call(call_id, "mcp__weft", tool, &arguments.to_string())
+}
+
+/// Whether a model output starts with the wall-time line and continues with `rest`.
+pub fn assert_wall_time_output(output: &str, rest: &str) {
+    let (head, tail) = output
+        .split_once("\nOutput:\n")
+        .unwrap_or_else(|| panic!("no `Output:` line in {output:?}"));
+    let secs = head
+        .strip_prefix("Wall time: ")
+        .and_then(|s| s.strip_suffix(" seconds"))
+        .unwrap_or_else(|| panic!("no wall-time line in {output:?}"));
+    assert!(secs.parse::<f64>().is_ok(), "wall time {secs:?}");
+    assert_eq!(tail, rest, "in {output:?}");
+}
+
+/// The two-part failure output the model gets: the wall-time line, then the message.
+pub fn assert_failure_output(output: &Value, message: &str) {
+    let parts = output
+        .as_array()
+        .unwrap_or_else(|| panic!("not a content array: {output}"));
+    assert_eq!(parts.len(), 2, "{output}");
+    let head = parts[0]["text"].as_str().unwrap_or_default();
+    assert!(
+        head.starts_with("Wall time: ") && head.ends_with(" seconds\nOutput:"),
+        "{head:?}"
+    );
+    assert_eq!(parts[0]["type"], "input_text");
+    assert_eq!(parts[1], json!({"type": "input_text", "text": message}));
+}

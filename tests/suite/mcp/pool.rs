@@ -1,0 +1,357 @@
+//! The one pool per daemon (docs/mcp.md §1, §3): two threads share one server process, a
+//! crashed server is restarted, `list_changed` reaches the next step, progress, interrupts
+//! during a call and during an approval, a server that cannot start, streamable HTTP, and no
+//! server outliving the daemon.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use weft_mock_model::Reply;
+use weft_test_support::Transport;
+
+use super::{
+    Mcp, assert_failure_output, completed_item, output_of, read_through_turn_completed,
+    start_thread, str_at, wait_request, wait_startup, weft_call,
+};
+
+/// The `pid` tool's answer in a completed item.
+fn pid_of(messages: &[Value], call_id: &str) -> i64 {
+    completed_item(messages, call_id)["result"]["structuredContent"]["result"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no pid in {call_id}"))
+}
+
+fn alive(pid: i64) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+/// Two threads call the same server: one process serves both, and stopping the daemon stops it.
+async fn two_threads_share_one_process(transport: Transport) {
+    let mut t = Mcp::start(transport).await;
+    t.push(weft_call("call_a", "pid", json!({})));
+    t.push(Reply::new().text("a"));
+    t.push(weft_call("call_b", "pid", json!({})));
+    t.push(Reply::new().text("b"));
+    let first = t.thread("never").await;
+    let second = t.thread("never").await;
+    t.h.start_turn(&first, "pid").await;
+    let a = read_through_turn_completed(&mut t.h.client).await;
+    t.h.start_turn(&second, "pid").await;
+    let b = read_through_turn_completed(&mut t.h.client).await;
+    let pid = pid_of(&a, "call_a");
+    assert_eq!(pid, pid_of(&b, "call_b"), "both threads reach one process");
+    assert_eq!(t.starts(), 1, "started once: {:?}", t.event_lines());
+    assert!(alive(pid));
+    t.h.daemon.sigterm();
+    t.h.daemon.wait_exit().await;
+    eventually(
+        "the server process is gone after the daemon stopped",
+        || !alive(pid),
+    )
+    .await;
+}
+
+/// A server killed with the daemon (SIGKILL, no clean-up) does not outlive it.
+async fn no_orphan_after_kill(transport: Transport) {
+    let mut t = Mcp::start(transport).await;
+    t.push(weft_call("call_pid", "pid", json!({})));
+    t.push(Reply::new().text("done"));
+    let thread = t.thread("never").await;
+    t.h.start_turn(&thread, "pid").await;
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let pid = pid_of(&messages, "call_pid");
+    t.h.daemon.signal("KILL");
+    t.h.daemon.wait_exit().await;
+    eventually(
+        "the server process is gone after kill -9 of the daemon",
+        || !alive(pid),
+    )
+    .await;
+}
+
+/// A server that crashes mid-call: the call fails with a clear error, the status goes to
+/// failed, and the next call runs on a restarted process.
+async fn crash_mid_call_and_restart(transport: Transport) {
+    let mut t = Mcp::start_with(transport, "default_tools_approval_mode = \"approve\"", "").await;
+    t.push(weft_call("call_crash", "crash", json!({})));
+    t.push(Reply::new().text("crashed"));
+    let thread = t.thread("never").await;
+    t.h.start_turn(&thread, "crash it").await;
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let crashed = completed_item(&messages, "call_crash");
+    assert_eq!(crashed["status"], "failed");
+    let error = crashed["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        error.starts_with("tool call error: MCP server connection closed"),
+        "{error}"
+    );
+    let requests = t.h.wait_for_requests(2).await;
+    assert_failure_output(
+        requests[1].tool_output("call_crash").expect("output"),
+        &error,
+    );
+    eventually("the server was started again", || t.starts() == 2).await;
+    t.push(weft_call("call_echo", "echo", json!({"text": "again"})));
+    t.push(Reply::new().text("back"));
+    t.h.start_turn(&thread, "again").await;
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    assert_eq!(
+        completed_item(&messages, "call_echo")["status"],
+        "completed"
+    );
+}
+
+/// `add_tool` makes the server send `notifications/tools/list_changed`: the next step offers
+/// the new tool.
+async fn list_changed_reaches_the_next_step(transport: Transport) {
+    let mut t = Mcp::start_with(transport, "default_tools_approval_mode = \"approve\"", "").await;
+    t.push(weft_call(
+        "call_add_tool",
+        "add_tool",
+        json!({"name": "brand_new"}),
+    ));
+    t.push(Reply::new().text("added"));
+    let thread = t.thread("never").await;
+    t.h.start_turn(&thread, "add a tool").await;
+    read_through_turn_completed(&mut t.h.client).await;
+    let offered = |tools: &[Value]| {
+        tools
+            .iter()
+            .find(|t| t["name"] == "mcp__weft")
+            .and_then(|ns| ns["tools"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .any(|t| t["name"] == "brand_new")
+    };
+    let requests = t.h.wait_for_requests(2).await;
+    assert!(!offered(requests[0].tools()), "not there before");
+    // The refresh runs beside the call's answer: by the next turn it has landed.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    t.push(Reply::new().text("seen"));
+    t.h.start_turn(&thread, "look").await;
+    read_through_turn_completed(&mut t.h.client).await;
+    let requests = t.h.wait_for_requests(3).await;
+    assert!(offered(requests[2].tools()), "offered after list_changed");
+}
+
+/// Progress of a call becomes `item/mcpToolCall/progress`.
+async fn progress_notifications(transport: Transport) {
+    let mut t = Mcp::start(transport).await;
+    t.push(weft_call(
+        "call_slow",
+        "slow",
+        json!({"seconds": 0.6, "steps": 3}),
+    ));
+    t.push(Reply::new().text("slept"));
+    let thread = t.thread("never").await;
+    let turn = t.h.start_turn(&thread, "sleep").await;
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "item/mcpToolCall/progress")
+        .collect();
+    assert!(!progress.is_empty(), "no progress notification");
+    assert_eq!(progress[0]["params"]["threadId"], thread.as_str());
+    assert_eq!(progress[0]["params"]["turnId"], turn.as_str());
+    assert_eq!(progress[0]["params"]["itemId"], "call_slow");
+    assert!(progress[0]["params"]["message"].is_string());
+    assert_eq!(
+        completed_item(&messages, "call_slow")["status"],
+        "completed"
+    );
+}
+
+/// An interrupt during a call cancels it at the server (`notifications/cancelled`).
+async fn interrupt_during_a_call(transport: Transport) {
+    let mut t = Mcp::start(transport).await;
+    t.push(weft_call(
+        "call_slow",
+        "slow",
+        json!({"seconds": 20, "steps": 40}),
+    ));
+    let thread = t.thread("never").await;
+    let turn = t.h.start_turn(&thread, "sleep long").await;
+    t.h.client
+        .wait_for("the slow call's progress", |m| {
+            m["method"] == "item/mcpToolCall/progress"
+        })
+        .await;
+    t.h.client
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
+        .await
+        .expect("turn/interrupt");
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let done = completed_item(&messages, "call_slow");
+    assert_eq!(done["status"], "failed");
+    assert!(
+        done["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("aborted by user after")),
+        "{done}"
+    );
+    eventually("the server saw the cancellation", || {
+        t.event_lines().iter().any(|line| line == "cancelled slow")
+    })
+    .await;
+}
+
+/// An interrupt during an approval withdraws the request; the call never runs.
+async fn interrupt_during_an_approval(transport: Transport) {
+    let mut t = Mcp::start(transport).await;
+    t.push(weft_call("call_add", "add", json!({"a": 1, "b": 1})));
+    let thread = t.thread("on-request").await;
+    let turn = t.h.start_turn(&thread, "add").await;
+    let request = wait_request(&mut t.h.client, "mcpServer/elicitation/request").await;
+    t.h.client
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
+        .await
+        .expect("turn/interrupt");
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let log = t.h.client.log().to_vec();
+    assert!(
+        log.iter().any(|m| m["method"] == "serverRequest/resolved"
+            && m["params"]["requestId"] == request["id"]),
+        "the request was withdrawn"
+    );
+    let done = completed_item(&messages, "call_add");
+    assert_eq!(done["status"], "failed");
+    assert_eq!(
+        done["error"],
+        json!({"message": "user cancelled MCP tool call"})
+    );
+    assert_eq!(done["result"], Value::Null);
+    assert!(
+        !t.event_lines().is_empty() && t.starts() == 1,
+        "the server is still the one process"
+    );
+}
+
+/// A server that cannot start: `failed` with the error, the thread and its turns still work,
+/// and the tools are not offered.
+async fn a_server_that_fails_to_start(transport: Transport) {
+    let broken = "[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n";
+    let mut t = Mcp::start_with(transport, "", broken).await;
+    t.push(Reply::new().text("still here"));
+    let cwd = t.ws.display().to_string();
+    let thread = start_thread(&mut t.h.client, &cwd, "never", "read-only").await;
+    let failed = wait_startup(&mut t.h.client, &thread, "broken", "failed").await;
+    let error = failed["params"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("/nonexistent/mcp-server"), "{error}");
+    wait_startup(&mut t.h.client, &thread, "weft", "ready").await;
+    let run = t.h.run_turn(&thread, "hello").await;
+    assert_eq!(str_at(run.completed_turn(), "/status"), "completed");
+    let requests = t.h.wait_for_requests(1).await;
+    let names: Vec<&str> = requests[0]
+        .tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"mcp__weft") && !names.contains(&"mcp__broken"),
+        "{names:?}"
+    );
+}
+
+/// A bad `[mcp_servers.*]` entry is a warning, never fatal: the daemon starts, the good
+/// server works.
+async fn a_bad_entry_is_skipped(transport: Transport) {
+    let bad = "[mcp_servers.nothing]\nargs = [\"x\"]\n";
+    let mut t = Mcp::start_with(transport, "", bad).await;
+    t.h.daemon
+        .wait_for_stderr("skipping MCP server `nothing`")
+        .await;
+    t.push(weft_call("call_echo", "echo", json!({"text": "ok"})));
+    t.push(Reply::new().text("done"));
+    let thread = t.thread("never").await;
+    t.h.start_turn(&thread, "go").await;
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    assert_eq!(
+        completed_item(&messages, "call_echo")["status"],
+        "completed"
+    );
+}
+
+/// Streamable HTTP with a bearer token from the daemon's environment.
+async fn streamable_http_with_bearer(transport: Transport) {
+    let servers = weft_test_support::mcp_servers();
+    let mut child = tokio::process::Command::new(&servers.python)
+        .arg(&servers.test_server)
+        .args(["--http", "0", "--bearer", "s3cret-token"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start the HTTP test server");
+    let url = {
+        use tokio::io::AsyncBufReadExt;
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        let mut url = None;
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(rest) = line.strip_prefix("weft_test_server: listening on ") {
+                url = Some(rest.trim().to_string());
+                break;
+            }
+        }
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        url.expect("the HTTP server's address")
+    };
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let http = format!(
+        "[mcp_servers.remote]\nurl = \"{url}\"\nbearer_token_env_var = \"WEFT_E2E_MCP_TOKEN\"\n\
+         default_tools_approval_mode = \"approve\"\n"
+    );
+    let mut t =
+        Mcp::start_with_env(transport, &http, &[("WEFT_E2E_MCP_TOKEN", "s3cret-token")]).await;
+    t.push(super::namespaced_call(
+        "call_remote",
+        "mcp__remote",
+        "add",
+        r#"{"a": 40, "b": 2}"#,
+    ));
+    t.push(Reply::new().text("done"));
+    let thread = t.thread("never").await;
+    wait_startup(&mut t.h.client, &thread, "remote", "ready").await;
+    t.h.start_turn(&thread, "remote add").await;
+    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let done = completed_item(&messages, "call_remote");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["server"], "remote");
+    let requests = t.h.wait_for_requests(2).await;
+    assert!(output_of(&requests[1], "call_remote").ends_with("\nOutput:\n{\"result\":42}"));
+    drop(child);
+}
+
+on_both_transports!(
+    two_threads_share_one_process,
+    no_orphan_after_kill,
+    crash_mid_call_and_restart,
+    list_changed_reaches_the_next_step,
+    progress_notifications,
+    interrupt_during_a_call,
+    interrupt_during_an_approval,
+    a_server_that_fails_to_start,
+    a_bad_entry_is_skipped,
+    streamable_http_with_bearer,
+);
