@@ -7,6 +7,7 @@
 mod approvals;
 mod calls;
 mod client_methods;
+mod limits;
 mod pool;
 
 use std::path::PathBuf;

@@ -291,6 +291,21 @@ async fn a_bad_entry_is_skipped(transport: Transport) {
         completed_item(&messages, "call_echo")["status"],
         "completed"
     );
+    let status =
+        t.h.client
+            .request(
+                "mcpServerStatus/list",
+                json!({"serverName": "nothing", "threadId": thread}),
+            )
+            .await
+            .expect("status");
+    assert_eq!(status["data"][0]["name"], "nothing");
+    assert_eq!(status["data"][0]["runtimeStatus"], "failed");
+    let error = status["data"][0]["toolsError"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("invalid config entry: set `command`"),
+        "{error}"
+    );
 }
 
 /// Streamable HTTP with a bearer token from the daemon's environment.
