@@ -7,6 +7,7 @@
 
 mod approvals;
 mod exec;
+mod mcp;
 mod resume;
 mod slash;
 mod startup;
@@ -51,11 +52,16 @@ pub struct Session {
 impl Session {
     /// Weft with `approval_policy = approval` and `sandbox_mode = "workspace-write"`.
     pub async fn start(approval: &str) -> Session {
+        Session::start_with(approval, "").await
+    }
+
+    /// [`Session::start`] with more `config.toml` after the model's.
+    pub async fn start_with(approval: &str, extra: &str) -> Session {
         let mock = MockModel::start().await.expect("start the mock model");
         let title = json!({ "title": MOCK_TITLE }).to_string();
         mock.set_standing_reply(is_title_request, Reply::new().text(title).responses());
         let config = format!(
-            "approval_policy = \"{approval}\"\nsandbox_mode = \"workspace-write\"\n{}",
+            "approval_policy = \"{approval}\"\nsandbox_mode = \"workspace-write\"\n{}\n{extra}",
             mock_model_config(&mock.base_url(), "responses")
         );
         let weft = TestHome::with_config(&config);

@@ -1,0 +1,76 @@
+//! An MCP server in the Codex TUI (docs/mcp.md): the real FastMCP test server configured in
+//! Weft, its tool called by the model and shown by the TUI, and the TUI's approval of an MCP
+//! tool call (`mcpServer/elicitation/request`) answered on screen.
+
+use serde_json::json;
+use weft_mock_model::Reply;
+use weft_test_support::mcp_servers;
+
+use crate::{Session, screen_problems, wait_turn_done};
+
+/// A model reply calling `tool` of the `weft` MCP server (a Responses API namespaced call).
+fn weft_call(call_id: &str, tool: &str, arguments: serde_json::Value) -> Reply {
+    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+                      "namespace": "mcp__weft", "name": tool,
+                      "arguments": arguments.to_string(), "status": "completed"});
+    Reply::new()
+        .raw_event(
+            json!({"type": "response.output_item.added", "output_index": 0,
+                          "item": item.clone()}),
+        )
+        .raw_event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
+}
+
+async fn session(approval: &str) -> Session {
+    Session::start_with(approval, &mcp_servers().test_server_toml("weft", "")).await
+}
+
+#[tokio::test]
+async fn an_mcp_tool_call_shows_in_the_transcript() {
+    let s = session("on-request").await;
+    let tui = s.ready_tui().await;
+    s.push(weft_call(
+        "call_echo",
+        "echo",
+        json!({"text": "from the tui"}),
+    ));
+    s.push(Reply::new().text("The MCP tool answered."));
+    tui.submit("Use the echo tool").await;
+    let screen = wait_turn_done(&tui, "The MCP tool answered.").await;
+    assert!(
+        screen.contains("Called weft.echo"),
+        "the call is shown as the reference's TUI shows MCP calls:\n{screen}"
+    );
+    assert!(
+        screen.contains("echo: from the tui"),
+        "its result:\n{screen}"
+    );
+    assert!(screen_problems(&screen).is_empty(), "{screen}");
+}
+
+#[tokio::test]
+async fn an_mcp_approval_is_answered_on_screen() {
+    let s = session("on-request").await;
+    let tui = s.ready_tui().await;
+    s.push(weft_call("call_add", "add", json!({"a": 20, "b": 22})));
+    s.push(Reply::new().text("Added with approval."));
+    tui.submit("Add the numbers").await;
+    let screen = tui
+        .wait_for_text("Allow the weft MCP server to run tool")
+        .await;
+    assert!(screen.contains("Calling weft.add"), "{screen}");
+    tui.press("Enter");
+    let screen = wait_turn_done(&tui, "Added with approval.").await;
+    let requests = s.wait_for_requests(2).await;
+    let output = requests[1]
+        .tool_output("call_add")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        output
+            .as_str()
+            .is_some_and(|o| o.ends_with("\nOutput:\n{\"result\":42}")),
+        "the call ran after the approval: {output}\n{screen}"
+    );
+    assert!(screen.contains("Called weft.add"), "{screen}");
+}
