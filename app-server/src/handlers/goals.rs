@@ -43,7 +43,8 @@ pub async fn set(
         .map_err(|err| match err {
             GoalError::State(err) => internal(err),
             other => JsonRpcError::invalid_request(other.to_string()),
-        })?;
+        })?
+        .goal;
     Ok(
         Answer::new(ThreadGoalSetResponse { goal: goal.clone() }).then_broadcast(
             ThreadGoalUpdatedNotification {
