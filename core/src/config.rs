@@ -14,9 +14,11 @@ use crate::hooks::StopHookConfig;
 use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
 use crate::model::provider::{ProviderConfig, WireApi};
 
+mod features;
 mod layers;
 mod limits;
 
+pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
 pub use layers::{ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of};
 pub use limits::Limits;
 
@@ -35,6 +37,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "thread_idle_timeout_secs",
     "shell_environment_policy",
     "limits",
+    "features",
+    "goals",
 ];
 
 /// The default model when neither config nor request names one.
@@ -95,6 +99,10 @@ struct ConfigToml {
     shell_environment_policy: ShellEnvironmentPolicyToml,
     #[serde(default)]
     limits: Limits,
+    #[serde(default)]
+    features: Features,
+    #[serde(default)]
+    goals: GoalsConfig,
 }
 
 /// The resolved configuration of one daemon (immutable; shared as `Arc<Config>`).
@@ -133,6 +141,10 @@ pub struct Config {
     pub shell_environment_policy: ShellEnvironmentPolicy,
     /// `[limits]`: what one client may cost the daemon.
     pub limits: Limits,
+    /// `[features]`: the optional features that are on.
+    pub features: Features,
+    /// `[goals]`: how far a goal is pursued without the user.
+    pub goals: GoalsConfig,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -186,7 +198,7 @@ impl Config {
         for raw in overrides {
             let (key, value) = parse_override(raw)?;
             let top = key.split('.').next().unwrap_or_default();
-            if !KNOWN_KEYS.contains(&top) {
+            if !KNOWN_KEYS.contains(&top) || features::is_unknown_feature(&key) {
                 report.ignored_override_keys.push(key.clone());
                 continue;
             }
@@ -198,6 +210,11 @@ impl Config {
             set_dotted(&mut table, &key, value.clone()).map_err(invalid)?;
             set_dotted(&mut override_table, &key, value).map_err(invalid)?;
         }
+        // Features Weft does not know are ignored like unknown keys: kept in the file's layer
+        // as written, left out of what is applied.
+        report
+            .ignored_file_keys
+            .extend(features::strip_unknown_features(&mut table));
         let layers = ConfigLayers {
             file_path: path.clone(),
             file: ConfigLayer {
@@ -295,6 +312,8 @@ impl Config {
             thread_idle_timeout_secs: raw.thread_idle_timeout_secs.unwrap_or(30 * 60),
             shell_environment_policy,
             limits: raw.limits.validated(path)?,
+            features: raw.features,
+            goals: raw.goals.validated(path)?,
         })
     }
 
