@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{AskForApproval, DynamicToolSpec, SandboxPolicy, ThreadId, TurnId};
 
+use super::goal_tool::GoalTools;
 use crate::events::SharedSink;
 use crate::model::ResponseItem;
 
@@ -96,4 +97,6 @@ pub struct ToolTurn {
     pub plan_mode: bool,
     /// Whether `request_user_input` is offered (a client chose a collaboration mode).
     pub user_input: bool,
+    /// What the goal tools may do (docs/protocol.md §7.26).
+    pub goals: GoalTools,
 }

@@ -199,6 +199,7 @@ fn turn(sink: Arc<Sink>, cancel: CancellationToken) -> ToolTurn {
         dynamic_tools: Arc::new(tools()),
         plan_mode: false,
         user_input: false,
+        goals: Default::default(),
     }
 }
 

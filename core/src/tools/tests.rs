@@ -159,6 +159,7 @@ impl Fixture {
             dynamic_tools: Default::default(),
             plan_mode: false,
             user_input: false,
+            goals: Default::default(),
         }
     }
 
