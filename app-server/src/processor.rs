@@ -277,8 +277,38 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
             answer(&state, &connection, &id, result).await;
         }),
         ClientRequest::ThreadGoalSet { id, params } => spawn(async move {
-            let result = goals::set(&state, params).await;
-            answer(&state, &connection, &id, result).await;
+            let (answered, set) = match goals::set(&state, params).await {
+                Ok(done) => done,
+                Err(err) => {
+                    answer::<()>(&state, &connection, &id, Err(err)).await;
+                    return;
+                }
+            };
+            // A loaded thread answers itself, before anything the change makes it do (a
+            // continuation turn), as for `turn/start` (docs/architecture.md §5.3). The reply
+            // says when it ran; one dropped unsent (no loaded thread) leaves the answer here.
+            let slot = Arc::new(parking_lot::Mutex::new(Some(answered)));
+            let (ran, ran_rx) = tokio::sync::oneshot::channel::<()>();
+            let reply = {
+                let (state, connection, id, slot) =
+                    (state.clone(), connection.clone(), id.clone(), slot.clone());
+                weft_core::events::Reply::new(move |()| {
+                    Box::pin(async move {
+                        let answered = slot.lock().take();
+                        if let Some(answered) = answered {
+                            answer(&state, &connection, &id, Ok(answered)).await;
+                        }
+                        let _ = ran.send(());
+                    })
+                })
+            };
+            goals::tell_thread(&state, set, reply).await;
+            if ran_rx.await.is_err() {
+                let answered = slot.lock().take();
+                if let Some(answered) = answered {
+                    answer(&state, &connection, &id, Ok(answered)).await;
+                }
+            }
         }),
         ClientRequest::ThreadGoalClear { id, params } => spawn(async move {
             let result = goals::clear(&state, params).await;

@@ -12,7 +12,6 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 use weft_core::events::{EventSink, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
-use weft_core::time::now_ms;
 use weft_protocol::ThreadId;
 use weft_protocol::jsonrpc::RequestId;
 use weft_protocol::notifications::*;
@@ -20,6 +19,10 @@ use weft_protocol::server_requests::ServerRequest;
 
 use crate::connection::{Connection, ConnectionId};
 use crate::outgoing;
+
+mod notification;
+
+pub use notification::to_notification;
 
 /// Every open connection, by id.
 #[derive(Default)]
@@ -339,219 +342,6 @@ impl EventSink for ThreadSubscribers {
 async fn send_all(targets: &[Arc<Connection>], frame: Bytes) {
     for connection in targets {
         connection.send(frame.clone()).await;
-    }
-}
-
-/// The notification for a thread event, and whether it is broadcast to every connection.
-pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotification, bool) {
-    let thread_id = thread.clone();
-    match event {
-        ThreadEvent::StatusChanged(status) => (
-            ThreadStatusChangedNotification { thread_id, status }.into(),
-            true,
-        ),
-        ThreadEvent::TurnStarted(turn) => {
-            (TurnStartedNotification { thread_id, turn }.into(), false)
-        }
-        ThreadEvent::TurnCompleted(turn) => {
-            (TurnCompletedNotification { thread_id, turn }.into(), false)
-        }
-        ThreadEvent::ItemStarted { turn_id, item } => (
-            ItemStartedNotification {
-                started_at_ms: item.started_at_ms.unwrap_or_else(now_ms),
-                item,
-                thread_id,
-                turn_id,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ItemCompleted { turn_id, item } => (
-            ItemCompletedNotification {
-                completed_at_ms: item.completed_at_ms.unwrap_or_else(now_ms),
-                item,
-                thread_id,
-                turn_id,
-                content_token_count: None,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::AgentMessageDelta {
-            turn_id,
-            item_id,
-            delta,
-        } => (
-            AgentMessageDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ReasoningSummaryTextDelta {
-            turn_id,
-            item_id,
-            delta,
-            summary_index,
-        } => (
-            ReasoningSummaryTextDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-                summary_index,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ReasoningSummaryPartAdded {
-            turn_id,
-            item_id,
-            summary_index,
-        } => (
-            ReasoningSummaryPartAddedNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                summary_index,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ReasoningTextDelta {
-            turn_id,
-            item_id,
-            delta,
-            content_index,
-        } => (
-            ReasoningTextDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-                content_index,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::CommandOutputDelta {
-            turn_id,
-            item_id,
-            delta,
-        } => (
-            CommandExecutionOutputDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::TurnDiffUpdated { turn_id, diff } => (
-            TurnDiffUpdatedNotification {
-                thread_id,
-                turn_id,
-                diff,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::PlanUpdated {
-            turn_id,
-            explanation,
-            plan,
-        } => (
-            TurnPlanUpdatedNotification {
-                thread_id,
-                turn_id,
-                explanation,
-                plan,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::TokenUsage { turn_id, usage } => (
-            ThreadTokenUsageUpdatedNotification {
-                thread_id,
-                turn_id,
-                token_usage: usage,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::Error {
-            turn_id,
-            error,
-            will_retry,
-        } => (
-            ErrorNotification {
-                error,
-                will_retry,
-                thread_id,
-                turn_id,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::McpToolCallProgress {
-            turn_id,
-            item_id,
-            message,
-        } => (
-            weft_protocol::McpToolCallProgressNotification {
-                thread_id,
-                turn_id,
-                item_id,
-                message,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::Warning { message, .. } => (
-            WarningNotification {
-                thread_id: Some(thread_id),
-                message,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ReadStateChanged(read_state) => (
-            weft_protocol::ThreadReadStateChangedNotification {
-                thread_id,
-                read_state,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::SettingsChanged(settings) => (
-            weft_protocol::ThreadSettingsUpdatedNotification {
-                thread_id,
-                thread_settings: weft_protocol::settings_api::ThreadSettings {
-                    cwd: settings.cwd.display().to_string(),
-                    approval_policy: settings.approval_policy,
-                    approvals_reviewer: weft_protocol::ApprovalsReviewer::User,
-                    sandbox_policy: settings.sandbox.clone(),
-                    active_permission_profile: settings
-                        .permission_profile
-                        .as_deref()
-                        .map(weft_protocol::ActivePermissionProfile::builtin),
-                    model: settings.model.clone(),
-                    model_provider: settings.model_provider.clone(),
-                    service_tier: None,
-                    effort: settings.reasoning_effort.clone(),
-                    summary: settings.reasoning_summary,
-                    collaboration_mode: settings.reported_collaboration_mode(),
-                    disabled_plugin_ids: Vec::new(),
-                    personality: None,
-                },
-            }
-            .into(),
-            false,
-        ),
     }
 }
 

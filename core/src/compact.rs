@@ -5,6 +5,7 @@
 use weft_protocol::{ContextCompactionItem, ThreadItem, TurnError};
 
 use crate::env_context::{ENVIRONMENT_CONTEXT_OPEN_TAG, EnvironmentContext};
+use crate::goals::is_goal_context;
 use crate::history::approx_tokens;
 use crate::instructions::USER_INSTRUCTIONS_PREFIX;
 use crate::model::{ContentItem, ModelError, Prompt, ResponseEvent, ResponseItem, Role};
@@ -142,7 +143,8 @@ pub fn summary_text(summary: &str) -> String {
 
 /// The rebuilt history: the instruction messages (developer, AGENTS.md) as they were, the
 /// current environment context in full, the most recent real user messages up to
-/// [`KEPT_USER_TOKENS`] (images of all but the last replaced by a placeholder), and the
+/// [`KEPT_USER_TOKENS`] (images of all but the last replaced by a placeholder) — among them the
+/// latest goal context message, so a turn that pursues a goal keeps its objective — and the
 /// summary placed as `placement` says.
 pub fn rebuild(
     old: &[ResponseItem],
@@ -159,7 +161,16 @@ pub fn rebuild(
 
     let mut kept = Vec::new();
     let mut budget = KEPT_USER_TOKENS;
-    for item in old.iter().rev().filter(|item| is_real_user_message(item)) {
+    let latest_goal = old
+        .iter()
+        .rposition(|item| user_text_of(item).is_some_and(|text| is_goal_context(&text)));
+    let kept_items = old
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(index, item)| is_real_user_message(item) || Some(*index) == latest_goal)
+        .map(|(_, item)| item);
+    for item in kept_items {
         if budget == 0 {
             break;
         }
@@ -227,7 +238,7 @@ fn is_instruction_message(item: &ResponseItem) -> bool {
 }
 
 /// A user message the user actually wrote (not context Weft adds: environment, AGENTS.md,
-/// interrupt markers, hook prompts, earlier summaries).
+/// interrupt markers, hook prompts, goal context, earlier summaries).
 fn is_real_user_message(item: &ResponseItem) -> bool {
     let Some(text) = user_text_of(item) else {
         return false;
@@ -236,6 +247,7 @@ fn is_real_user_message(item: &ResponseItem) -> bool {
         || text.starts_with(USER_INSTRUCTIONS_PREFIX)
         || text.starts_with(TURN_ABORTED_MARKER)
         || text.starts_with("<hook_prompt")
+        || is_goal_context(&text)
         || text.starts_with(SUMMARY_PREFIX))
 }
 
@@ -280,6 +292,29 @@ mod tests {
         assert_eq!(Window::new(None, None).limit, Some(244_800));
         assert!(Window::new(Some(1000), None).reached(900));
         assert!(!Window::new(None, None).reached(244_799));
+    }
+
+    #[test]
+    fn rebuild_keeps_only_the_latest_goal_context() {
+        let goal = |objective: &str| {
+            let text = crate::goals::objective_updated(objective);
+            ResponseItem::user_text(text)
+        };
+        let old = vec![
+            ResponseItem::user_text(env().render()),
+            goal("old objective"),
+            ResponseItem::user_text("a question"),
+            assistant("an answer"),
+            goal("new objective"),
+            assistant("working"),
+        ];
+        let mid = rebuild(&old, "S", &env(), Placement::MidTurn);
+        let texts: Vec<String> = mid.iter().filter_map(ResponseItem::message_text).collect();
+        assert_eq!(texts.len(), 4, "{texts:?}");
+        assert_eq!(texts[1], "a question");
+        assert!(texts[2].starts_with(SUMMARY_PREFIX));
+        // The goal message is the turn's latest input: the summary goes before it.
+        assert!(is_goal_context(&texts[3]) && texts[3].contains("new objective"));
     }
 
     #[test]

@@ -15,9 +15,11 @@ use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
 use crate::mcp::McpServers;
 use crate::model::provider::{ProviderConfig, WireApi};
 
+mod features;
 mod layers;
 mod limits;
 
+pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
 pub use layers::{ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of};
 pub use limits::Limits;
 
@@ -38,6 +40,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "limits",
     "mcp_servers",
     "mcp",
+    "features",
+    "goals",
 ];
 
 /// The default model when neither config nor request names one.
@@ -100,6 +104,10 @@ struct ConfigToml {
     limits: Limits,
     #[serde(default)]
     mcp: McpToml,
+    #[serde(default)]
+    features: Features,
+    #[serde(default)]
+    goals: GoalsConfig,
 }
 
 /// `[mcp]`: Weft's own MCP settings (the servers are `[mcp_servers.*]`).
@@ -148,6 +156,10 @@ pub struct Config {
     pub limits: Limits,
     /// `[mcp_servers.*]` (entries that do not parse are left out, with warnings).
     pub mcp_servers: McpServers,
+    /// `[features]`: the optional features that are on.
+    pub features: Features,
+    /// `[goals]`: how far a goal is pursued without the user.
+    pub goals: GoalsConfig,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -201,7 +213,7 @@ impl Config {
         for raw in overrides {
             let (key, value) = parse_override(raw)?;
             let top = key.split('.').next().unwrap_or_default();
-            if !KNOWN_KEYS.contains(&top) {
+            if !KNOWN_KEYS.contains(&top) || features::is_unknown_feature(&key) {
                 report.ignored_override_keys.push(key.clone());
                 continue;
             }
@@ -213,6 +225,11 @@ impl Config {
             set_dotted(&mut table, &key, value.clone()).map_err(invalid)?;
             set_dotted(&mut override_table, &key, value).map_err(invalid)?;
         }
+        // Features Weft does not know are ignored like unknown keys: kept in the file's layer
+        // as written, left out of what is applied.
+        report
+            .ignored_file_keys
+            .extend(features::strip_unknown_features(&mut table));
         let layers = ConfigLayers {
             file_path: path.clone(),
             file: ConfigLayer {
@@ -316,6 +333,8 @@ impl Config {
                 eager_start: raw.mcp.eager_start,
                 ..McpServers::read(layers_mcp)
             },
+            features: raw.features,
+            goals: raw.goals.validated(path)?,
         })
     }
 

@@ -117,6 +117,15 @@ pub enum ThreadEvent {
         /// Whether Weft retries.
         will_retry: bool,
     },
+    /// The thread's goal changed in a turn: a goal tool, or the turn's accounting
+    /// (`thread/goal/updated`; docs/protocol.md §7.26).
+    GoalUpdated {
+        /// The turn that changed it (`None` when no turn did, e.g. a continuation that could
+        /// not start because the budget is spent).
+        turn_id: Option<TurnId>,
+        /// The goal as stored now.
+        goal: weft_protocol::ThreadGoal,
+    },
     /// The thread's read state changed (a completed turn left it unread).
     ReadStateChanged(weft_protocol::ThreadReadState),
     /// A `turn/start` changed the thread's settings; emitted before its response

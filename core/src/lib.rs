@@ -8,6 +8,7 @@ pub mod config;
 pub mod env_context;
 pub mod events;
 pub mod exec;
+pub mod goals;
 pub mod history;
 pub mod hooks;
 pub mod instructions;

@@ -15,6 +15,7 @@
 //! comparisons, and `LIKE … ESCAPE` for the search (case-sensitive: SQLite connections set
 //! `case_sensitive_like`, PostgreSQL's `LIKE` already is).
 
+mod goals;
 mod list;
 mod row;
 mod thread_state;
@@ -34,12 +35,13 @@ use weft_protocol::{ReasoningEffort, ThreadId};
 
 use crate::rollout;
 
+pub use goals::{GoalError, GoalSet, GoalUpdate};
 pub use list::{
     DEFAULT_LIST_LIMIT, INTERACTIVE_SOURCE_KINDS, Lineage, ListPage, ListQuery, ListSortKey,
     MAX_LIST_LIMIT,
 };
 pub use row::{ThreadRow, source_kind};
-pub use thread_state::{GoalError, GoalUpdate, ReadStateError};
+pub use thread_state::ReadStateError;
 
 /// The DB file name under `$WEFT_HOME`.
 pub const STATE_DB_FILE: &str = "state.sqlite";

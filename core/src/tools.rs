@@ -3,7 +3,8 @@
 //! loop hands every completed tool call to; `exec_tool`, `patch_tool` and `plan_tool` are the
 //! tools (with `user_input_tool`, `request_user_input`), [`approval`] decides when to ask the
 //! user, [`command_actions`] reads shell scripts for display and for the `untrusted` policy;
-//! [`dynamic_tool`] serves the client-defined tools of `thread/start.dynamicTools`.
+//! [`dynamic_tool`] serves the client-defined tools of `thread/start.dynamicTools`;
+//! [`goal_tool`] is `get_goal`, `create_goal` and `update_goal` (docs/protocol.md §7.26).
 
 pub mod apply_patch;
 pub mod approval;
@@ -11,6 +12,7 @@ pub mod command_actions;
 pub mod context;
 pub mod dynamic_tool;
 mod exec_tool;
+pub mod goal_tool;
 pub mod mcp_tool;
 mod patch_tool;
 mod plan_tool;

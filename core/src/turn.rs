@@ -42,6 +42,16 @@ use crate::tools::runtime::ToolRuntime;
 
 pub use shared::{PendingInput, TurnShared};
 
+/// What a turn starts with.
+#[derive(Debug, Clone)]
+pub enum TurnInput {
+    /// User input (`turn/start`; may be empty: then there is no userMessage item).
+    User(PendingInput),
+    /// A goal's continuation message (docs/protocol.md §7.26): a user message for the model,
+    /// no item for the client.
+    Goal(String),
+}
+
 /// What a turn needs to run. Frozen when the turn starts (docs/architecture.md §6.2).
 pub struct TurnContext {
     /// The thread.
@@ -102,7 +112,7 @@ enum Stop {
 }
 
 /// Layer 1: the task shell.
-pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
+pub async fn run_task(ctx: TurnContext, initial: TurnInput) -> TurnEnd {
     // The window is already over the limit: compact before the new input joins the history.
     if ctx.window.reached(estimated_tokens(&ctx)) {
         match compaction::compact(&ctx, Placement::End).await {
@@ -116,9 +126,14 @@ pub async fn run_task(ctx: TurnContext, initial: PendingInput) -> TurnEnd {
         () = ctx.tool_turn.mcp.settle() => {}
         () = ctx.cancel.cancelled() => return TurnEnd::Interrupted,
     }
-    // `turn/start` may come with no input at all: then there is no userMessage item.
-    if !initial.input.is_empty() {
-        input::record_user_input(&ctx, initial).await;
+    match initial {
+        // `turn/start` may come with no input at all: then there is no userMessage item.
+        TurnInput::User(initial) if initial.input.is_empty() => {}
+        TurnInput::User(initial) => input::record_user_input(&ctx, initial).await,
+        TurnInput::Goal(text) => ctx
+            .history
+            .lock()
+            .record(crate::model::ResponseItem::user_text(text)),
     }
     loop {
         match run_turn(&ctx).await {
@@ -152,6 +167,11 @@ async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
     loop {
         for pending in ctx.shared.take_pending() {
             input::record_user_input(ctx, pending).await;
+        }
+        for note in ctx.shared.take_notes() {
+            ctx.history
+                .lock()
+                .record(crate::model::ResponseItem::user_text(note));
         }
         if ctx.cancel.is_cancelled() {
             return Err(Stop::Aborted);

@@ -1,10 +1,13 @@
 //! Issue 12, per-thread state the Codex TUI uses: `thread/list`'s sort keys and filters with
 //! `readStates` and `backwardsCursor`, read receipts (`thread/readState/update`,
 //! `thread/readState/changed`), goals (`thread/goal/*`) and background terminals
-//! (`thread/backgroundTerminals/*`). See docs/protocol.md §7.5 and §7.26.
+//! (`thread/backgroundTerminals/*`), and the pursuit of goals (the model's goal tools,
+//! continuation turns, accounting). See docs/protocol.md §7.5 and §7.26.
 //!
 //! Every test's client makes the TUI's handshake (`experimentalApi: true`).
 
+mod goal_pursuit;
+mod goal_turns;
 mod goals;
 mod list_keys;
 mod read_state;
@@ -33,8 +36,17 @@ pub struct Tui {
 impl Tui {
     /// A daemon with the default configuration.
     pub async fn start(transport: Transport) -> Tui {
+        Tui::start_with(transport, "").await
+    }
+
+    /// A daemon whose `config.toml` also has `extra` (TOML tables).
+    pub async fn start_with(transport: Transport, extra: &str) -> Tui {
         let mock = MockModel::start().await.expect("start the mock model");
-        let home = TestHome::with_config(&mock_model_config(&mock.base_url(), "responses"));
+        let config = format!(
+            "{}\n{extra}",
+            mock_model_config(&mock.base_url(), "responses")
+        );
+        let home = TestHome::with_config(&config);
         let (daemon, client) = launch(transport, &home).await;
         Tui {
             mock,

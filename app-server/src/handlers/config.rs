@@ -138,6 +138,14 @@ fn effective(config: &Config) -> config_api::Config {
             "shutdown_grace_secs": limits.shutdown_grace_secs,
         }),
     );
+    additional.insert(
+        "features".to_string(),
+        json!({"goals": config.features.goals}),
+    );
+    additional.insert(
+        "goals".to_string(),
+        json!({"max_continuation_turns": config.goals.max_continuation_turns}),
+    );
     config_api::Config {
         model: Some(config.model.clone()),
         model_provider: Some(config.model_provider.clone()),

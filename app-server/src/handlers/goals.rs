@@ -1,9 +1,12 @@
 //! `thread/goal/get`, `thread/goal/set` and `thread/goal/clear`: a thread's goal, kept in the
 //! state DB so that it survives unload and resume (docs/protocol.md §7.26). `set` is followed
 //! by `thread/goal/updated` and a successful `clear` by `thread/goal/cleared`, to everyone; a
-//! resume tells the caller the thread's goal the same way.
+//! resume tells the caller the thread's goal the same way. A `set` on a loaded thread is
+//! answered by the thread itself ([`tell_thread`]), which then pursues an active goal.
 
-use weft_core::state::{GoalError, GoalUpdate, StateDb};
+use weft_core::events::Reply;
+use weft_core::state::{GoalError, GoalSet, GoalUpdate, StateDb};
+use weft_core::thread::Op;
 use weft_core::time::now_secs;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::ServerNotification;
@@ -26,33 +29,46 @@ pub async fn get(
     Ok(ThreadGoalGetResponse { goal })
 }
 
-/// `thread/goal/set`; `thread/goal/updated` follows.
+/// `thread/goal/set`; `thread/goal/updated` follows. With the answer, the change for
+/// [`tell_thread`].
 pub async fn set(
     state: &AppState,
     params: ThreadGoalSetParams,
-) -> Result<Answer<ThreadGoalSetResponse>, JsonRpcError> {
+) -> Result<(Answer<ThreadGoalSetResponse>, GoalSet), JsonRpcError> {
     let db = stored_thread(state, &params.thread_id).await?;
     let update = GoalUpdate {
         objective: params.objective,
         status: params.status,
         token_budget: params.token_budget,
     };
-    let goal = db
+    let set = db
         .set_goal(&params.thread_id, update, now_secs())
         .await
         .map_err(|err| match err {
             GoalError::State(err) => internal(err),
             other => JsonRpcError::invalid_request(other.to_string()),
         })?;
-    Ok(
-        Answer::new(ThreadGoalSetResponse { goal: goal.clone() }).then_broadcast(
-            ThreadGoalUpdatedNotification {
-                thread_id: params.thread_id,
-                turn_id: None,
-                goal,
-            },
-        ),
-    )
+    let goal = set.goal.clone();
+    let answer = Answer::new(ThreadGoalSetResponse { goal: goal.clone() }).then_broadcast(
+        ThreadGoalUpdatedNotification {
+            thread_id: params.thread_id,
+            turn_id: None,
+            goal,
+        },
+    );
+    Ok((answer, set))
+}
+
+/// Tell the goal's thread, if it is loaded, that a client changed its goal. The thread sends
+/// `reply` (the answer and `thread/goal/updated`) before anything the change makes it do;
+/// when the thread is not loaded, `reply` is dropped unsent.
+pub async fn tell_thread(state: &AppState, set: GoalSet, reply: Reply<()>) {
+    let Some(handle) = state.threads.get(&set.goal.thread_id) else {
+        return;
+    };
+    if let Err(err) = handle.send(Op::GoalChanged { set, reply }).await {
+        tracing::debug!(%err, "the goal's thread is gone");
+    }
 }
 
 /// `thread/goal/clear`; `thread/goal/cleared` follows when there was a goal.

@@ -39,7 +39,11 @@ request_max_retries = 1
     assert_eq!(mock.id, "mock");
     assert_eq!(mock.wire_api, WireApi::Chat);
     assert_eq!(mock.request_max_retries, 1);
-    assert_eq!(report.ignored_file_keys, vec!["features".to_string()]);
+    assert_eq!(
+        report.ignored_file_keys,
+        vec!["features.plugins".to_string()]
+    );
+    assert!(config.features.goals, "goals are on by default");
 }
 
 #[test]
@@ -192,4 +196,36 @@ fn a_bad_stop_hook_is_skipped_not_fatal() {
         config.stop_hooks[0].command,
         crate::hooks::HookCommand::Shell("flag".into())
     );
+}
+
+#[test]
+fn goals_feature_and_continuation_limit() {
+    let (config, _) = load_text("", &[]).unwrap();
+    assert!(config.features.goals);
+    assert_eq!(config.goals.max_continuation_turns, 50);
+    let (config, report) = load_text(
+        "[features]\ngoals = false\nplugins = true\n[goals]\nmax_continuation_turns = 3\n",
+        &["features.other=true"],
+    )
+    .unwrap();
+    assert!(!config.features.goals);
+    assert_eq!(config.goals.max_continuation_turns, 3);
+    assert_eq!(report.ignored_file_keys, ["features.plugins"]);
+    assert_eq!(report.ignored_override_keys, ["features.other"]);
+    // Only the known feature has an origin.
+    let origins = config.layers.origins(KNOWN_KEYS);
+    assert!(origins.contains_key("features.goals"));
+    assert!(!origins.contains_key("features.plugins"));
+    // `--enable goals` is `-c features.goals=true`, applied over the file.
+    let (config, report) =
+        load_text("[features]\ngoals = false\n", &["features.goals=true"]).unwrap();
+    assert!(config.features.goals);
+    assert!(report.ignored_override_keys.is_empty());
+    let err = load_text("[goals]\nmax_continuation_turns = 0\n", &[]).unwrap_err();
+    assert!(
+        err.to_string().contains("`goals.max_continuation_turns`"),
+        "{err}"
+    );
+    let err = load_text("[features]\ngoals = \"yes\"\n", &[]).unwrap_err();
+    assert!(err.to_string().contains("`features`"), "{err}");
 }

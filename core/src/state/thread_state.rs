@@ -1,14 +1,13 @@
 //! Per-thread state kept beside the index (docs/protocol.md §7.26): read receipts with their
-//! revisions (`thread_read_states`) and goals (`thread_goals`). Unlike the `threads` rows these
-//! are not derived from the rollouts; a rebuild keeps them (and drops those of threads whose
-//! rollout is gone).
+//! revisions (`thread_read_states`; goals, `thread_goals`, are in `goals.rs`). Unlike the
+//! `threads` rows these are not derived from the rollouts; a rebuild keeps them (and drops
+//! those of threads whose rollout is gone).
 
 use std::collections::BTreeMap;
 
 use sqlx::Row;
 use weft_protocol::{
-    ThreadGoal, ThreadGoalStatus, ThreadId, ThreadReadState, ThreadReadStateOperation,
-    ThreadUnreadPosition, TurnId, wire_name,
+    ThreadId, ThreadReadState, ThreadReadStateOperation, ThreadUnreadPosition, TurnId,
 };
 
 use super::{StateDb, StateError};
@@ -22,31 +21,6 @@ pub enum ReadStateError {
     /// `expectedRevision` is not the current revision (the current state is attached).
     #[error("read state changed")]
     Conflict(ThreadReadState),
-    /// The DB failed.
-    #[error(transparent)]
-    State(#[from] StateError),
-}
-
-/// What `thread/goal/set` asks for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GoalUpdate {
-    /// A new objective (replaces the goal unless it is the current objective).
-    pub objective: Option<String>,
-    /// A new status.
-    pub status: Option<ThreadGoalStatus>,
-    /// A new token budget.
-    pub token_budget: Option<i64>,
-}
-
-/// Why a goal update was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum GoalError {
-    /// An objective that is empty once trimmed.
-    #[error("goal objective must not be empty")]
-    EmptyObjective,
-    /// A status or budget change for a thread without a goal.
-    #[error("cannot update goal for thread {0}: no goal exists")]
-    NoGoal(ThreadId),
     /// The DB failed.
     #[error(transparent)]
     State(#[from] StateError),
@@ -199,114 +173,5 @@ impl StateDb {
             tx.rollback().await?;
         }
         Ok(matched)
-    }
-
-    /// A thread's goal.
-    pub async fn goal(&self, thread_id: &ThreadId) -> Result<Option<ThreadGoal>, StateError> {
-        let row = sqlx::query(
-            "SELECT objective, status, token_budget, tokens_used, time_used_seconds, created_at, \
-             updated_at FROM thread_goals WHERE thread_id = $1",
-        )
-        .bind(thread_id.as_str())
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        let status: String = row.try_get("status")?;
-        let status =
-            serde_json::from_value(serde_json::Value::String(status)).map_err(|source| {
-                StateError::Corrupt {
-                    id: thread_id.to_string(),
-                    source,
-                }
-            })?;
-        Ok(Some(ThreadGoal {
-            thread_id: thread_id.clone(),
-            objective: row.try_get("objective")?,
-            status,
-            token_budget: row.try_get("token_budget")?,
-            tokens_used: row.try_get("tokens_used")?,
-            time_used_seconds: row.try_get("time_used_seconds")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
-        }))
-    }
-
-    /// Create, replace or update a thread's goal (`now` in Unix seconds): a new objective makes
-    /// a new goal (`active` unless a status is given, counters at zero); the current objective
-    /// or none updates the goal's status and budget.
-    pub async fn set_goal(
-        &self,
-        thread_id: &ThreadId,
-        update: GoalUpdate,
-        now: i64,
-    ) -> Result<ThreadGoal, GoalError> {
-        if update
-            .objective
-            .as_deref()
-            .is_some_and(|o| o.trim().is_empty())
-        {
-            return Err(GoalError::EmptyObjective);
-        }
-        let current = self.goal(thread_id).await?;
-        let goal = match (current, update.objective) {
-            (Some(goal), Some(objective)) if objective != goal.objective => ThreadGoal {
-                thread_id: thread_id.clone(),
-                objective,
-                status: update.status.unwrap_or(ThreadGoalStatus::Active),
-                token_budget: update.token_budget,
-                tokens_used: 0,
-                time_used_seconds: 0,
-                created_at: now,
-                updated_at: now,
-            },
-            (Some(mut goal), _) => {
-                goal.status = update.status.unwrap_or(goal.status);
-                goal.token_budget = update.token_budget.or(goal.token_budget);
-                goal.updated_at = now;
-                goal
-            }
-            (None, Some(objective)) => ThreadGoal {
-                thread_id: thread_id.clone(),
-                objective,
-                status: update.status.unwrap_or(ThreadGoalStatus::Active),
-                token_budget: update.token_budget,
-                tokens_used: 0,
-                time_used_seconds: 0,
-                created_at: now,
-                updated_at: now,
-            },
-            (None, None) => return Err(GoalError::NoGoal(thread_id.clone())),
-        };
-        sqlx::query(
-            "INSERT INTO thread_goals (thread_id, objective, status, token_budget, tokens_used, \
-             time_used_seconds, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (thread_id) DO UPDATE SET objective = excluded.objective, \
-             status = excluded.status, token_budget = excluded.token_budget, \
-             tokens_used = excluded.tokens_used, time_used_seconds = excluded.time_used_seconds, \
-             created_at = excluded.created_at, updated_at = excluded.updated_at",
-        )
-        .bind(thread_id.as_str())
-        .bind(&goal.objective)
-        .bind(wire_name(&goal.status).unwrap_or_default())
-        .bind(goal.token_budget)
-        .bind(goal.tokens_used)
-        .bind(goal.time_used_seconds)
-        .bind(goal.created_at)
-        .bind(goal.updated_at)
-        .execute(&self.pool)
-        .await
-        .map_err(StateError::from)?;
-        Ok(goal)
-    }
-
-    /// Remove a thread's goal. `false` when it had none.
-    pub async fn clear_goal(&self, thread_id: &ThreadId) -> Result<bool, StateError> {
-        let done = sqlx::query("DELETE FROM thread_goals WHERE thread_id = $1")
-            .bind(thread_id.as_str())
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected() > 0)
     }
 }

@@ -3,11 +3,13 @@
 //! actor delivers *before* it emits anything that follows from the request.
 //!
 //! The actor depends on its [`Services`] and its handle's types, never on the manager that
-//! spawns it. Starting a turn lives in `start`, ending one in `finish`, and what the model is
-//! told before each turn (instructions, environment) in `context`.
+//! spawns it. Starting a turn lives in `start`, ending one in `finish`, what the model is
+//! told before each turn (instructions, environment) in `context`, and the pursuit of the
+//! thread's goal (accounting, continuation turns) in `goal`.
 
 mod context;
 mod finish;
+mod goal;
 mod start;
 
 #[cfg(test)]
@@ -49,6 +51,12 @@ struct ActiveTurn {
     shared: Arc<TurnShared>,
     started_at: i64,
     started: Instant,
+    /// A goal's automatic continuation turn.
+    continuation: bool,
+    /// Ended by `turn/interrupt` (a user's interrupt pauses the goal; Weft's own do not).
+    user_interrupt: bool,
+    /// The turn's usage not yet counted toward the goal.
+    goal_usage: Arc<crate::goals::GoalTurnUsage>,
 }
 
 /// The actor's state.
@@ -74,6 +82,8 @@ pub struct ThreadActor {
     rollout_failed: bool,
     /// When the last turn ended or the thread was loaded (for idle unloading).
     last_activity: Instant,
+    /// Automatic continuation turns since the last user input (docs/protocol.md §7.26).
+    goal_turns: u32,
 }
 
 impl ThreadActor {
@@ -110,6 +120,7 @@ impl ThreadActor {
             rollout: restored.rollout,
             rollout_failed: false,
             last_activity: Instant::now(),
+            goal_turns: 0,
         };
         drop(tx);
         // The thread outlives the request that loaded it, so its span has no parent: every
@@ -142,6 +153,7 @@ impl ThreadActor {
                     let _ = reply.send(self.set_name(name).await);
                 }
                 Op::Compact { reply } => self.compact(reply).await,
+                Op::GoalChanged { set, reply } => self.goal_changed(set, reply).await,
                 Op::Tools { reply } => {
                     let _ = reply.send(Arc::clone(&self.tools));
                 }

@@ -170,6 +170,15 @@ pub enum Op {
         /// `Some(since)` when no turn is running.
         reply: oneshot::Sender<Option<Instant>>,
     },
+    /// A client changed the thread's goal (`thread/goal/set`, stored): an active goal on an
+    /// idle thread starts a continuation turn; a new objective is noted to a running one
+    /// (docs/protocol.md §7.26).
+    GoalChanged {
+        /// The change.
+        set: crate::state::GoalSet,
+        /// The request's answer, delivered before the continuation turn starts.
+        reply: Reply<()>,
+    },
     /// `thread/compact/start`.
     Compact {
         /// Answered at once (before the compaction turn starts).

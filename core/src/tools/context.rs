@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{AskForApproval, DynamicToolSpec, SandboxPolicy, ThreadId, TurnId};
 
+use super::goal_tool::GoalTools;
 use crate::events::SharedSink;
 use crate::model::ResponseItem;
 
@@ -98,4 +99,6 @@ pub struct ToolTurn {
     pub user_input: bool,
     /// The daemon's MCP servers (docs/mcp.md).
     pub mcp: Arc<crate::mcp::McpPool>,
+    /// What the goal tools may do (docs/protocol.md §7.26).
+    pub goals: GoalTools,
 }

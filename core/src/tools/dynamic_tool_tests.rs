@@ -200,6 +200,7 @@ fn turn(sink: Arc<Sink>, cancel: CancellationToken) -> ToolTurn {
         plan_mode: false,
         user_input: false,
         mcp: crate::mcp::McpPool::empty(),
+        goals: Default::default(),
     }
 }
 

@@ -15,11 +15,13 @@
 //! * `request_user_input` — see `user_input_tool.rs`, offered once a client chose a
 //!   collaboration mode. In Plan mode `apply_patch` is neither offered nor served
 //!   (docs/protocol.md §7.25).
+//! * `get_goal`, `create_goal`, `update_goal` — see `goal_tool.rs`, offered on persistent
+//!   threads while `[features] goals` is on (docs/protocol.md §7.26);
 //! * the thread's client-defined tools ([`super::dynamic_tool`]): a call the built-in tools do
 //!   not claim, naming one of them, becomes an `item/tool/call` request to the client.
 //!
 //! `exec_command` runs in parallel with other calls; `write_stdin`, `apply_patch`,
-//! `update_plan` and client-defined tools are exclusive (docs/architecture.md §8.1): they wait until every other call of the
+//! `update_plan`, the goal tools and client-defined tools are exclusive (docs/architecture.md §8.1): they wait until every other call of the
 //! thread is done, and others wait for them. Every output is truncated to
 //! 1.2 × [`DEFAULT_MAX_OUTPUT_TOKENS`] tokens before it enters history (docs/architecture.md §8.5).
 //!
@@ -36,6 +38,7 @@ use weft_protocol::TurnId;
 use super::apply_patch::{self, TurnDiffTracker};
 use super::approval::{ApprovalWaits, Mode, SessionApprovals};
 use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::goal_tool::{self, GoalTools};
 use super::user_input_tool::{self, REQUEST_USER_INPUT_TOOL};
 use super::{dynamic_tool, exec_tool, mcp_tool, patch_tool, plan_tool};
 use crate::exec::{
@@ -151,7 +154,8 @@ impl ToolRuntime {
     /// The tool definitions a step advertises (Responses API format): `exec_command` (with
     /// the escalation parameters under `on-request`, outside Plan mode), `write_stdin`,
     /// `apply_patch` (function variant; not in Plan mode), `update_plan`, and
-    /// `request_user_input` when the turn offers it, then the thread's client-defined tools.
+    /// `request_user_input` when the turn offers it, the goal tools when the turn has them,
+    /// then the thread's client-defined tools.
     pub fn specs(&self, turn: &ToolTurn) -> Vec<serde_json::Value> {
         let exec = if Mode::of(&turn.approval_policy) == Mode::OnRequest && !turn.plan_mode {
             exec_command_tool_spec_with_escalation()
@@ -165,6 +169,9 @@ impl ToolRuntime {
         specs.push(plan_tool::update_plan_tool_spec());
         if turn.user_input {
             specs.push(user_input_tool::request_user_input_tool_spec());
+        }
+        if matches!(turn.goals, GoalTools::On { .. }) {
+            specs.extend(goal_tool::goal_tool_specs());
         }
         specs.extend(dynamic_tool::dynamic_tool_specs(&turn.dynamic_tools));
         specs
@@ -206,7 +213,7 @@ impl ToolRuntime {
         let ToolInput::Function(args) = &call.input else {
             return None;
         };
-        if call.namespace.is_none() && is_builtin(&call.name) {
+        if call.namespace.is_none() && is_builtin(&call.name, turn) {
             return None;
         }
         if call.namespace.is_none() && mcp_tool::is_resource_tool(&turn.mcp, &call.name) {
@@ -251,7 +258,7 @@ impl ToolRuntime {
         let ToolInput::Function(args) = &call.input else {
             return None;
         };
-        if call.namespace.is_none() && is_builtin(&call.name) {
+        if call.namespace.is_none() && is_builtin(&call.name, turn) {
             return None;
         }
         let (namespace, tool) =
@@ -278,7 +285,10 @@ impl ToolRuntime {
             ) | (apply_patch::TOOL_NAME, _)
         ) || (turn.user_input
             && name == REQUEST_USER_INPUT_TOOL
-            && matches!(call.input, ToolInput::Function(_)));
+            && matches!(call.input, ToolInput::Function(_)))
+            || (goal_tool::is_goal_tool(name)
+                && !matches!(turn.goals, GoalTools::Off)
+                && matches!(call.input, ToolInput::Function(_)));
         if !known {
             return match call.input {
                 ToolInput::Function(_) => format!("unsupported call: {name}"),
@@ -302,6 +312,9 @@ impl ToolRuntime {
             }
             (REQUEST_USER_INPUT_TOOL, ToolInput::Function(args)) => {
                 user_input_tool::request_user_input(&call.call_id, args, turn).await
+            }
+            (name, ToolInput::Function(args)) if goal_tool::is_goal_tool(name) => {
+                goal_tool::call(name, args, turn).await
             }
             _ if turn.plan_mode => PLAN_MODE_NO_PATCH.to_string(),
             (_, ToolInput::Function(args)) => {
@@ -352,8 +365,9 @@ impl ToolRuntime {
     }
 }
 
-/// Whether a tool name is one of Weft's own tools.
-fn is_builtin(name: &str) -> bool {
+/// Whether a tool name is one of Weft's own tools (the goal tools only where the turn has
+/// them: otherwise a client-defined tool may have the name).
+fn is_builtin(name: &str, turn: &ToolTurn) -> bool {
     matches!(
         name,
         EXEC_COMMAND_TOOL
@@ -361,7 +375,7 @@ fn is_builtin(name: &str) -> bool {
             | UPDATE_PLAN_TOOL
             | REQUEST_USER_INPUT_TOOL
             | apply_patch::TOOL_NAME
-    )
+    ) || (goal_tool::is_goal_tool(name) && !matches!(turn.goals, GoalTools::Off))
 }
 
 /// The output of a call interrupted before it started (docs/architecture.md §8.6).

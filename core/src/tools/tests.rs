@@ -164,6 +164,7 @@ impl Fixture {
             plan_mode: false,
             user_input: false,
             mcp: crate::mcp::McpPool::empty(),
+            goals: Default::default(),
         }
     }
 

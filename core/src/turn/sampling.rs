@@ -16,6 +16,7 @@ use crate::events::ThreadEvent;
 use crate::model::{ContentItem, ModelError, Prompt, ResponseEvent, ResponseItem, turn_error};
 use crate::time::{new_item_id, now_ms};
 use crate::tools::context::ToolCall;
+use crate::tools::goal_tool::GoalTools;
 
 /// A tool call started during the stream; aborted if dropped (the turn task was aborted).
 struct InFlight {
@@ -58,7 +59,18 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
             .tools
             .extend(crate::tools::mcp_tool::specs(&ctx.tool_turn.mcp));
         let mut attempt = Attempt::default();
+        let goal_usage = match &ctx.tool_turn.goals {
+            GoalTools::On { usage, .. } => Some(usage),
+            _ => None,
+        };
+        if let Some(usage) = goal_usage {
+            usage.response_started();
+        }
         let end = stream_once(ctx, &prompt, &mut attempt).await;
+        // The response's usage is reported: goal tools it called may act (docs/protocol.md §7.26).
+        if let Some(usage) = goal_usage {
+            usage.response_ended();
+        }
         close_streamed_items(ctx).await;
         record_tool_outputs(ctx, &mut attempt).await;
         match end {
@@ -262,6 +274,9 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
                 }
             };
             ctx.history.lock().record(item.clone());
+            if !text.trim().is_empty() {
+                ctx.shared.mark_produced();
+            }
             ctx.shared.set_last_agent_message(text.clone());
             let mut wire = ThreadItem::from(AgentMessageItem::new(item_id, text));
             wire.started_at_ms = Some(started_at);
@@ -307,6 +322,7 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
                 return false;
             };
             ctx.history.lock().record(item.clone());
+            ctx.shared.mark_produced();
             let task = tokio::spawn(ctx.tools.clone().handle(call.clone(), tool_turn(ctx)));
             attempt.in_flight.push(InFlight { call, task });
             true

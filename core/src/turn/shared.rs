@@ -1,7 +1,9 @@
 //! What a running turn shares with its thread's actor: steered input waiting for the next step
-//! boundary, and the turn's items (see `open_items.rs`).
+//! boundary, notes for the model (a goal's new objective, docs/protocol.md §7.26), whether the
+//! model produced anything, and the turn's items (see `open_items.rs`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -25,6 +27,8 @@ pub struct PendingInput {
 pub struct TurnShared {
     pending: Mutex<VecDeque<PendingInput>>,
     steered: Notify,
+    notes: Mutex<Vec<String>>,
+    produced: AtomicBool,
     items: OpenItems,
     last_agent_message: Mutex<Option<String>>,
 }
@@ -44,6 +48,26 @@ impl TurnShared {
     /// Take all waiting input.
     pub fn take_pending(&self) -> Vec<PendingInput> {
         self.pending.lock().drain(..).collect()
+    }
+
+    /// Queue a note for the model: a user message (no item) recorded at the next step boundary.
+    /// It does not wake the turn, and one still queued when the turn ends is dropped.
+    pub fn push_note(&self, text: String) {
+        self.notes.lock().push(text);
+    }
+
+    /// Take the queued notes.
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes.lock())
+    }
+
+    /// Whether the model produced a message or a tool call in this turn.
+    pub fn produced(&self) -> bool {
+        self.produced.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn mark_produced(&self) {
+        self.produced.store(true, Ordering::Relaxed);
     }
 
     /// The items the turn has completed so far, in completion order.
@@ -106,5 +130,18 @@ mod tests {
             .collect();
         assert_eq!(ids, ["u1", "u2"]);
         assert!(!shared.has_pending());
+    }
+
+    #[test]
+    fn notes_are_taken_once_and_output_is_remembered() {
+        let shared = TurnShared::default();
+        shared.push_note("a".into());
+        shared.push_note("b".into());
+        assert!(!shared.has_pending(), "a note is not user input");
+        assert_eq!(shared.take_notes(), ["a", "b"]);
+        assert!(shared.take_notes().is_empty());
+        assert!(!shared.produced());
+        shared.mark_produced();
+        assert!(shared.produced());
     }
 }

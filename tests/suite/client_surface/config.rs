@@ -78,10 +78,9 @@ async fn effective_values_origins_and_layers(transport: Transport) {
         "OPENAI_API_KEY"
     );
     assert_eq!(config["hooks"], json!({"stop": []}));
-    assert!(
-        config.get("features").is_none(),
-        "Weft has no features: {config}"
-    );
+    // The one feature Weft knows, with its default; the file's unknown `plugins` is not applied.
+    assert_eq!(config["features"], json!({"goals": true}));
+    assert_eq!(config["goals"], json!({"max_continuation_turns": 50}));
 
     let user = json!({"type": "user", "file": file, "profile": null});
     let layers = answer["layers"].as_array().unwrap();

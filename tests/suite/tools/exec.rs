@@ -86,7 +86,8 @@ async fn command_output_streams_as_deltas(transport: Transport) {
         output.ends_with(&format!("Output:\n{expected}")),
         "{output}"
     );
-    // The four tools are offered.
+    // Weft's tools are offered: the four of the turn, then the goal tools of a persistent
+    // thread (docs/protocol.md §7.26).
     let tools: Vec<&str> = requests[0]
         .tools()
         .iter()
@@ -94,7 +95,15 @@ async fn command_output_streams_as_deltas(transport: Transport) {
         .collect();
     assert_eq!(
         tools,
-        ["exec_command", "write_stdin", "apply_patch", "update_plan"]
+        [
+            "exec_command",
+            "write_stdin",
+            "apply_patch",
+            "update_plan",
+            "get_goal",
+            "create_goal",
+            "update_goal"
+        ]
     );
     t.finish().await;
 }

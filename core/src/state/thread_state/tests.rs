@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use weft_protocol::{ReasoningEffort, SessionSource, SortDirection, SubAgentSource};
 
 use super::*;
-use crate::state::{Lineage, ListQuery, ListSortKey, ThreadRow};
+use crate::state::{GoalUpdate, Lineage, ListQuery, ListSortKey, ThreadRow};
 
 fn row(id: &str, created_at: i64, source: SessionSource) -> ThreadRow {
     ThreadRow {
@@ -107,89 +107,6 @@ async fn read_state_revisions_guard_updates() {
         .await
         .unwrap();
     assert_eq!(marked.first_unread, Some(ThreadUnreadPosition::ThreadStart));
-}
-
-#[tokio::test]
-async fn goals_are_created_updated_replaced_and_cleared() {
-    let home = tempfile::tempdir().unwrap();
-    let db = StateDb::open(home.path()).await.unwrap();
-    db.upsert(&row("t1", 10, SessionSource::Vscode))
-        .await
-        .unwrap();
-    let id = ThreadId::from("t1");
-    assert_eq!(db.goal(&id).await.unwrap(), None);
-    let status_only = GoalUpdate {
-        status: Some(ThreadGoalStatus::Paused),
-        ..GoalUpdate::default()
-    };
-    match db.set_goal(&id, status_only.clone(), 100).await {
-        Err(err @ GoalError::NoGoal(_)) => assert_eq!(
-            err.to_string(),
-            "cannot update goal for thread t1: no goal exists"
-        ),
-        other => panic!("expected NoGoal, got {other:?}"),
-    }
-    let blank = GoalUpdate {
-        objective: Some("  ".into()),
-        ..GoalUpdate::default()
-    };
-    assert!(matches!(
-        db.set_goal(&id, blank, 100).await,
-        Err(GoalError::EmptyObjective)
-    ));
-
-    let created = db
-        .set_goal(
-            &id,
-            GoalUpdate {
-                objective: Some("Ship it".into()),
-                ..GoalUpdate::default()
-            },
-            100,
-        )
-        .await
-        .unwrap();
-    assert_eq!(created.status, ThreadGoalStatus::Active);
-    assert_eq!((created.created_at, created.updated_at), (100, 100));
-    assert_eq!(created.token_budget, None);
-
-    let paused = db.set_goal(&id, status_only, 105).await.unwrap();
-    assert_eq!(paused.status, ThreadGoalStatus::Paused);
-    assert_eq!((paused.created_at, paused.updated_at), (100, 105));
-    let budget = db
-        .set_goal(
-            &id,
-            GoalUpdate {
-                token_budget: Some(1000),
-                ..GoalUpdate::default()
-            },
-            106,
-        )
-        .await
-        .unwrap();
-    assert_eq!(budget.token_budget, Some(1000));
-    assert_eq!(budget.status, ThreadGoalStatus::Paused);
-    assert_eq!(db.goal(&id).await.unwrap(), Some(budget));
-
-    let replaced = db
-        .set_goal(
-            &id,
-            GoalUpdate {
-                objective: Some("Again".into()),
-                status: Some(ThreadGoalStatus::Complete),
-                token_budget: None,
-            },
-            110,
-        )
-        .await
-        .unwrap();
-    assert_eq!(replaced.objective, "Again");
-    assert_eq!(replaced.status, ThreadGoalStatus::Complete);
-    assert_eq!((replaced.created_at, replaced.token_budget), (110, None));
-
-    assert!(db.clear_goal(&id).await.unwrap());
-    assert!(!db.clear_goal(&id).await.unwrap());
-    assert_eq!(db.goal(&id).await.unwrap(), None);
 }
 
 #[tokio::test]

@@ -36,6 +36,9 @@ impl ThreadActor {
             return;
         }
         reply.send(Ok(())).await;
+        if let Some(active) = self.active.as_mut() {
+            active.user_interrupt = true;
+        }
         self.abort_active(TurnEnd::Interrupted).await;
     }
 
@@ -60,6 +63,8 @@ impl ThreadActor {
         let Some(mut active) = self.active.take() else {
             return;
         };
+        // Ended by Weft itself (unload, shutdown, a compaction replacing it), not the user.
+        let quiet = forced.is_some() && !active.user_interrupt;
         let end = match forced {
             Some(end) => end,
             None => match (&mut active.task).await {
@@ -135,6 +140,9 @@ impl ThreadActor {
         self.turns.push(turn.clone());
         self.last_activity = Instant::now();
         self.index_thread().await;
+        // Before the turn's end is announced: its usage counts toward the goal it pursued
+        // (`thread/goal/updated`), and an interrupt or failure pauses the goal.
+        let goal_active = self.settle_goal(&active, status, quiet).await;
         let leftover = active.shared.take_pending();
         if status == TurnStatus::Completed && active.kind != Some(NonSteerableTurnKind::Compact) {
             self.mark_unread(&turn.id).await;
@@ -160,6 +168,11 @@ impl ThreadActor {
         self.emit(ThreadEvent::TurnCompleted(view)).await;
         if !leftover.is_empty() && status != TurnStatus::Interrupted {
             self.start_with_leftover(leftover).await;
+        }
+        // The goal is still active: the next turn starts by itself (unless user input just
+        // started one).
+        if goal_active && status == TurnStatus::Completed {
+            self.continue_goal().await;
         }
     }
 

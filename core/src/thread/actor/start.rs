@@ -1,5 +1,5 @@
 //! Starting a turn: routing submitted input (start, steer or refuse), `thread/compact/start`,
-//! and spawning the turn's task.
+//! announcing a turn and spawning its task (also for a goal's continuation turns, `goal.rs`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,18 +12,21 @@ use super::{ActiveTurn, ThreadActor};
 use crate::collaboration;
 use crate::compact::Window;
 use crate::events::{Reply, ThreadEvent};
+use crate::goals::GoalTurnUsage;
 use crate::model::ModelClient;
 use crate::rollout::{RolloutRecord, TurnContextRecord};
 use crate::thread::error::CoreError;
 use crate::thread::handle::{InputMode, Op, Submitted, TurnOverrides};
 use crate::time::{new_item_id, new_turn_id, now_secs};
 use crate::tools::context::ToolTurn;
-use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnShared};
+use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnInput, TurnShared};
 
 /// What a spawned task does.
-enum TaskKind {
+pub(super) enum TaskKind {
     /// A regular turn with its first input.
     Regular(PendingInput),
+    /// A goal's continuation turn, with the message that starts it (docs/protocol.md §7.26).
+    Goal(String),
     /// A manual compaction.
     Compact,
 }
@@ -73,6 +76,8 @@ impl ThreadActor {
             }
             overrides.apply(&mut self.settings);
             let turn_id = active.turn_id.clone();
+            // User input: the goal's automatic turns start counting again.
+            self.goal_turns = 0;
             // Answer first: the running turn may inject the input (and emit its userMessage
             // item) as soon as it is queued, and the answer must precede that.
             reply.send(Ok(Submitted::Steered(turn_id))).await;
@@ -115,14 +120,33 @@ impl ThreadActor {
                 .await;
         }
         self.settings = settings;
-        let turn_id = new_turn_id();
-        let turn = Turn::in_progress(turn_id.clone(), None);
+        self.goal_turns = 0;
+        let turn = Turn::in_progress(new_turn_id(), None);
         if self.thread.preview.is_empty() {
             self.thread.preview = preview_of(&input);
         }
         reply
             .send(Ok(Submitted::Started(Box::new(turn.clone()))))
             .await;
+        let task = TaskKind::Regular(PendingInput {
+            item_id: new_item_id(),
+            input,
+            client_id,
+        });
+        self.launch_turn(turn, provider, task, output_schema).await;
+    }
+
+    /// Announce a turn that starts now — its start in the rollout, the context messages the
+    /// model needs first, `thread/status/changed` and `turn/started` — and spawn its task.
+    /// A request's reply has been sent already (docs/architecture.md §5.3).
+    pub(super) async fn launch_turn(
+        &mut self,
+        turn: Turn,
+        provider: crate::model::ProviderConfig,
+        task: TaskKind,
+        output_schema: Option<serde_json::Value>,
+    ) {
+        let turn_id = turn.id.clone();
         let started_at = now_secs();
         if let Some(rollout) = &self.rollout {
             rollout.append(RolloutRecord::TurnStarted {
@@ -133,23 +157,16 @@ impl ThreadActor {
         }
         self.record_context();
         self.thread.updated_at = started_at;
-        self.thread.recency_at = Some(started_at);
+        // A continuation turn is not the user's activity.
+        if !matches!(task, TaskKind::Goal(_)) {
+            self.thread.recency_at = Some(started_at);
+        }
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
             .await;
         let mut started = turn;
         started.started_at = Some(started_at);
         self.emit(ThreadEvent::TurnStarted(started)).await;
-        self.spawn_turn(
-            turn_id,
-            provider,
-            TaskKind::Regular(PendingInput {
-                item_id: new_item_id(),
-                input,
-                client_id,
-            }),
-            started_at,
-            output_schema,
-        );
+        self.spawn_turn(turn_id, provider, task, started_at, output_schema);
     }
 
     /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
@@ -204,9 +221,11 @@ impl ThreadActor {
         output_schema: Option<serde_json::Value>,
     ) {
         let kind = match task {
-            TaskKind::Regular(_) => None,
+            TaskKind::Regular(_) | TaskKind::Goal(_) => None,
             TaskKind::Compact => Some(NonSteerableTurnKind::Compact),
         };
+        let continuation = matches!(task, TaskKind::Goal(_));
+        let goal_usage = GoalTurnUsage::new(self.token_usage.clone());
         let cancel = CancellationToken::new();
         let shared = Arc::new(TurnShared::default());
         let stream_max_retries = provider.stream_max_retries;
@@ -225,6 +244,7 @@ impl ThreadActor {
             user_input: self.settings.collaboration_mode.is_some(),
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
             mcp: Arc::clone(&self.services.mcp),
+            goals: self.goal_tools(&goal_usage),
         };
         let mut step = self.step_prompt();
         step.output_schema = output_schema;
@@ -264,7 +284,10 @@ impl ThreadActor {
         let task = tokio::spawn(
             async move {
                 let end = match task {
-                    TaskKind::Regular(initial) => turn::run_task(ctx, initial).await,
+                    TaskKind::Regular(initial) => {
+                        turn::run_task(ctx, TurnInput::User(initial)).await
+                    }
+                    TaskKind::Goal(text) => turn::run_task(ctx, TurnInput::Goal(text)).await,
                     TaskKind::Compact => turn::run_compact_task(ctx).await,
                 };
                 if let Some(ops) = ops.upgrade() {
@@ -286,6 +309,9 @@ impl ThreadActor {
             shared,
             started_at,
             started: Instant::now(),
+            continuation,
+            user_interrupt: false,
+            goal_usage,
         });
     }
 }
