@@ -71,19 +71,15 @@ async fn typing_during_a_turn_steers_it() {
     gate.wait_reached(REQUEST_TIMEOUT).await.unwrap();
     tui.wait_for_text("Starting.").await;
     tui.submit("Also mention kiwis").await;
-    // The TUI shows the steer (pending, or in the transcript) once it is sent; the model
-    // still holds its first stream.
+    // The TUI shows the steer (pending, or in the transcript) once it is sent. Whether Weft
+    // has already abandoned the held response for it (docs/architecture.md §6.3) when the screen
+    // shows it is a race, so only the outcome is checked below.
     tui.wait_for_screen("the steer outside the composer", |s| {
         let composer = composer_line(s);
         s.lines()
             .any(|l| l.contains("Also mention kiwis") && Some(l) != composer)
     })
     .await;
-    assert_eq!(
-        s.mock.requests().len(),
-        1,
-        "the turn went on before the steer"
-    );
     gate.release();
     wait_turn_done(&tui, "Steered answer.").await;
     let requests = s.wait_for_requests(2).await;
