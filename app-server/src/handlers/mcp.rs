@@ -227,17 +227,7 @@ pub async fn tool_call(
     params: McpServerToolCallParams,
 ) -> Result<McpServerToolCallResponse, JsonRpcError> {
     parse_thread_id(&params.thread_id)?;
-    let pool = pool(state);
-    let Some(server) = pool.server(&params.server) else {
-        return Err(JsonRpcError::internal(format!(
-            "unknown MCP server '{}'",
-            params.server
-        )));
-    };
-    let connection = pool
-        .connect(&params.server)
-        .await
-        .map_err(JsonRpcError::internal)?;
+    let (server, connection) = connect(state, &params.server).await?;
     let arguments = match params.arguments {
         Some(Value::Object(map)) => Some(map),
         None | Some(Value::Null) => None,
@@ -262,6 +252,20 @@ pub async fn tool_call(
     serde_json::from_value(result).map_err(|err| JsonRpcError::internal(err.to_string()))
 }
 
+/// The running session of a configured server (started if needed); `-32603 unknown MCP
+/// server '<name>'` for a name the config does not have, as the reference answers.
+async fn connect(
+    state: &AppState,
+    name: &str,
+) -> Result<(Arc<weft_core::mcp::Server>, Arc<weft_core::mcp::Connection>), JsonRpcError> {
+    let pool = pool(state);
+    let server = pool
+        .server(name)
+        .ok_or_else(|| JsonRpcError::internal(format!("unknown MCP server '{name}'")))?;
+    let connection = pool.connect(name).await.map_err(JsonRpcError::internal)?;
+    Ok((server, connection))
+}
+
 /// `mcpServer/resource/read`.
 pub async fn resource_read(
     state: &AppState,
@@ -270,17 +274,7 @@ pub async fn resource_read(
     if let Some(thread_id) = &params.thread_id {
         parse_thread_id(thread_id)?;
     }
-    let pool = pool(state);
-    if pool.server(&params.server).is_none() {
-        return Err(JsonRpcError::internal(format!(
-            "unknown MCP server '{}'",
-            params.server
-        )));
-    }
-    let connection = pool
-        .connect(&params.server)
-        .await
-        .map_err(JsonRpcError::internal)?;
+    let (_, connection) = connect(state, &params.server).await?;
     let result = connection
         .read_resource(&params.uri)
         .await

@@ -431,14 +431,12 @@ impl Connection {
 
     /// `resources/list` (one page).
     pub async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CallError> {
-        let params =
-            cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
-        self.service
+        let page = self
+            .service
             .peer()
-            .list_resources(params)
-            .await
-            .map(|page| to_json(&page))
-            .map_err(service_error)
+            .list_resources(page_params(cursor))
+            .await;
+        page.map(|page| to_json(&page)).map_err(service_error)
     }
 
     /// `resources/templates/list` (one page).
@@ -446,14 +444,12 @@ impl Connection {
         &self,
         cursor: Option<String>,
     ) -> Result<Value, CallError> {
-        let params =
-            cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
-        self.service
+        let page = self
+            .service
             .peer()
-            .list_resource_templates(params)
-            .await
-            .map(|page| to_json(&page))
-            .map_err(service_error)
+            .list_resource_templates(page_params(cursor))
+            .await;
+        page.map(|page| to_json(&page)).map_err(service_error)
     }
 
     /// `resources/read`.
@@ -487,6 +483,11 @@ impl Connection {
             }
         }
     }
+}
+
+/// The params of a list request: the cursor of the page, none for the first.
+fn page_params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+    cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)))
 }
 
 fn service_error(err: rmcp::ServiceError) -> CallError {

@@ -216,27 +216,30 @@ impl ToolRuntime {
         if call.namespace.is_none() && is_builtin(&call.name, turn) {
             return None;
         }
-        if call.namespace.is_none() && mcp_tool::is_resource_tool(&turn.mcp, &call.name) {
-            let started = Instant::now();
-            let _guard = tokio::select! {
-                biased;
-                () = turn.cancel.cancelled() => {
-                    return Some(ToolOutput::Text(aborted_text(&call.name, started)));
-                }
-                guard = self.lock(true) => guard,
-            };
-            return Some(ToolOutput::Text(
-                mcp_tool::resource_tool(&turn.mcp, &call.name, args).await,
-            ));
-        }
-        let target = mcp_tool::resolve(&turn.mcp, call.namespace.as_deref(), &call.name)?;
+        let resource =
+            call.namespace.is_none() && mcp_tool::is_resource_tool(&turn.mcp, &call.name);
+        let target = if resource {
+            None
+        } else {
+            Some(mcp_tool::resolve(
+                &turn.mcp,
+                call.namespace.as_deref(),
+                &call.name,
+            )?)
+        };
         let started = Instant::now();
+        // MCP calls run in parallel with each other and with commands.
         let _guard = tokio::select! {
             biased;
             () = turn.cancel.cancelled() => {
                 return Some(ToolOutput::Text(aborted_text(&call.name, started)));
             }
             guard = self.lock(true) => guard,
+        };
+        let Some(target) = target else {
+            return Some(ToolOutput::Text(
+                mcp_tool::resource_tool(&turn.mcp, &call.name, args).await,
+            ));
         };
         Some(
             mcp_tool::call(
