@@ -141,8 +141,21 @@ async fn list_changed_reaches_the_next_step(transport: Transport) {
     };
     let requests = t.h.wait_for_requests(2).await;
     assert!(!offered(requests[0].tools()), "not there before");
-    // The refresh runs beside the call's answer: by the next turn it has landed.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The refresh runs beside the call's answer: wait until the pool lists the new tool.
+    let mut listed = false;
+    for _ in 0..100 {
+        let status =
+            t.h.client
+                .request("mcpServerStatus/list", json!({"serverName": "weft"}))
+                .await
+                .expect("status");
+        if status["data"][0]["tools"]["brand_new"].is_object() {
+            listed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(listed, "the pool never listed the new tool");
     t.push(Reply::new().text("seen"));
     t.h.start_turn(&thread, "look").await;
     read_through_turn_completed(&mut t.h.client).await;
