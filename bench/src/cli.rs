@@ -50,6 +50,7 @@ pub enum Measure {
     Concurrency,
     Memory,
     Resume,
+    Mcp,
 }
 
 /// How many times each measurement repeats.
@@ -64,6 +65,8 @@ pub struct Reps {
     pub concurrency_1000: usize,
     pub memory: usize,
     pub resume: usize,
+    /// Fresh daemons of the MCP scenario (each starts 5 threads).
+    pub mcp: usize,
 }
 
 impl Args {
@@ -77,6 +80,7 @@ impl Args {
                 concurrency_1000: 1,
                 memory: 1,
                 resume: 3,
+                mcp: 3,
             }
         } else {
             Reps {
@@ -87,6 +91,7 @@ impl Args {
                 concurrency_1000: 2,
                 memory: 3,
                 resume: 5,
+                mcp: 5,
             }
         };
         match self.reps {
@@ -100,6 +105,7 @@ impl Args {
                     concurrency_1000: n,
                     memory: n,
                     resume: n,
+                    mcp: n,
                 }
             }
             None => reps,

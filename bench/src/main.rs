@@ -6,6 +6,7 @@
 mod cli;
 mod client;
 mod concurrency;
+mod mcp;
 mod memory;
 mod netns;
 mod premodel;
@@ -102,6 +103,7 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
         Measure::Concurrency,
         Measure::Memory,
         Measure::Resume,
+        Measure::Mcp,
     ];
     for measure in measures.into_iter().filter(|&m| args.runs(m)) {
         // Both implementations back to back, so drift in machine load hits both alike.
@@ -114,6 +116,7 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
                 Measure::Concurrency => concurrency::run(target, &reps, &mut report).await,
                 Measure::Memory => memory::run(target, &reps, &mut report).await,
                 Measure::Resume => resume::run(target, &reps, &mut report).await,
+                Measure::Mcp => mcp::run(target, &reps, &mut report).await,
             };
             if let Err(err) = outcome {
                 report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));

@@ -102,14 +102,42 @@ pub fn rss_kib(pid: u32) -> Result<u64> {
     Ok(total)
 }
 
+/// How many of `pid`'s live descendants have a command line (`/proc/PID/cmdline`) containing
+/// `needle`.
+pub fn descendants_matching(pid: u32, needle: &str) -> usize {
+    process_tree(pid)
+        .into_iter()
+        .skip(1)
+        .filter(|member| {
+            std::fs::read(format!("/proc/{member}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(needle))
+        })
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{cpu_ticks, rss_kib};
+    use super::{cpu_ticks, descendants_matching, rss_kib};
 
     #[test]
     fn reads_this_process() {
         let pid = std::process::id();
         assert!(rss_kib(pid).unwrap() > 0);
         assert!(cpu_ticks(pid).is_ok());
+    }
+
+    #[test]
+    fn counts_descendants_by_command_line() {
+        let pid = std::process::id();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60.4242")
+            .spawn()
+            .unwrap();
+        let found = descendants_matching(pid, "60.4242");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(found, 1);
+        // The process itself is never counted, although its own command line matches.
+        assert_eq!(descendants_matching(pid, "weft_bench"), 0);
     }
 }

@@ -165,9 +165,19 @@ pub struct Session {
 impl Session {
     /// Start a mock, a proxy, a fresh home and the server; do the handshake.
     pub async fn start(target: &Target) -> Result<Session> {
+        Session::start_with(target, "").await
+    }
+
+    /// [`Session::start`] with `extra_config` appended to the home's `config.toml`.
+    pub async fn start_with(target: &Target, extra_config: &str) -> Result<Session> {
         let mock = MockModel::start().await?;
         let proxy = Proxy::start(mock.addr()).await?;
         let home = target.new_home(&proxy.base_url())?;
+        if !extra_config.is_empty() {
+            let path = home.dir.join("config.toml");
+            let config = std::fs::read_to_string(&path)? + extra_config;
+            std::fs::write(&path, config)?;
+        }
         let server = target.spawn(&home)?;
         server.initialize(REQUEST_TIMEOUT).await?;
         Ok(Session {
