@@ -222,7 +222,8 @@ mod tests {
             {"type": "function_call_output", "call_id": "b", "output": "done"},
         ]}));
         assert!(mixed.check_tool_pairing().is_err());
-        let search = |items: Value| request(json!({"input": items})).check_tool_pairing();
+        let search =
+            |items: serde_json::Value| request(json!({"input": items})).check_tool_pairing();
         let call = json!({"type": "tool_search_call", "call_id": "s", "execution": "client",
                           "arguments": {"query": "q"}});
         let output = json!({"type": "tool_search_output", "call_id": "s", "execution": "client",
