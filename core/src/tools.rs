@@ -18,6 +18,7 @@ mod patch_tool;
 mod plan_tool;
 pub mod runtime;
 mod terminals;
+pub mod tool_search;
 mod user_input_tool;
 
 pub use exec_tool::COMMAND_REJECTED;

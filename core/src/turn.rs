@@ -90,6 +90,9 @@ pub struct TurnContext {
     pub tools: Arc<ToolRuntime>,
     /// What tool calls of this turn run with.
     pub tool_turn: ToolTurn,
+    /// MCP tools are deferred behind `tool_search` (`[features] tool_search` on a Responses
+    /// provider, docs/mcp.md §4).
+    pub tool_search: bool,
 }
 
 /// How a turn ended.

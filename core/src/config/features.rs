@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::ConfigError;
 
 /// The features Weft knows.
-pub const KNOWN_FEATURES: &[&str] = &["goals"];
+pub const KNOWN_FEATURES: &[&str] = &["goals", "tool_search"];
 
 /// `[features]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -18,11 +18,19 @@ pub struct Features {
     /// Goals are pursued: the model gets the goal tools, and a thread with an active goal
     /// continues on its own. When off, goals are only stored and announced.
     pub goals: bool,
+    /// MCP tools are deferred behind a client-executed `tool_search` tool instead of offered
+    /// inline (docs/mcp.md §4). Off by default: only OpenAI models that support client tool
+    /// search (e.g. gpt-5.5) know its items; other OpenAI-compatible servers do not. Only the
+    /// Responses wire API uses it; Chat Completions always gets the tools inline.
+    pub tool_search: bool,
 }
 
 impl Default for Features {
     fn default() -> Self {
-        Features { goals: true }
+        Features {
+            goals: true,
+            tool_search: false,
+        }
     }
 }
 
@@ -99,6 +107,7 @@ mod tests {
     fn unknown_features_are_named_and_stripped() {
         assert!(is_unknown_feature("features.plugins"));
         assert!(!is_unknown_feature("features.goals"));
+        assert!(!is_unknown_feature("features.tool_search"));
         assert!(!is_unknown_feature("model"));
         let mut table: toml::Table = "[features]\ngoals = false\nplugins = true\n"
             .parse()

@@ -202,7 +202,14 @@ fn a_bad_stop_hook_is_skipped_not_fatal() {
 fn goals_feature_and_continuation_limit() {
     let (config, _) = load_text("", &[]).unwrap();
     assert!(config.features.goals);
+    assert!(
+        !config.features.tool_search,
+        "tool_search is off by default"
+    );
     assert_eq!(config.goals.max_continuation_turns, 50);
+    let (config, report) = load_text("[features]\ntool_search = true\n", &[]).unwrap();
+    assert!(config.features.tool_search);
+    assert!(report.ignored_file_keys.is_empty());
     let (config, report) = load_text(
         "[features]\ngoals = false\nplugins = true\n[goals]\nmax_continuation_turns = 3\n",
         &["features.other=true"],

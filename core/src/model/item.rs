@@ -110,6 +110,44 @@ pub enum ResponseItem {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         action: Option<serde_json::Value>,
     },
+    /// The model asks for deferred tools (`tool_search`, docs/mcp.md §4); `arguments` is an
+    /// object (`{query, limit?}`). With `execution: "client"` Weft runs the search.
+    ToolSearchCall {
+        /// Server-side id (never serialized).
+        #[serde(default, skip_serializing)]
+        id: Option<String>,
+        /// Pairs the call with its output (absent for a server-executed search).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// Status reported by the server.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        /// `client` or `server`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        execution: Option<String>,
+        /// `{query, limit?}`.
+        #[serde(default)]
+        arguments: serde_json::Value,
+    },
+    /// The answer to a [`ResponseItem::ToolSearchCall`]: the tools found, as tool definitions
+    /// (namespaces of `defer_loading` functions) the model may call from now on.
+    ToolSearchOutput {
+        /// Server-side id (never serialized).
+        #[serde(default, skip_serializing)]
+        id: Option<String>,
+        /// The call's id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// `completed`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        /// `client` or `server`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        execution: Option<String>,
+        /// The tool definitions found.
+        #[serde(default)]
+        tools: Vec<serde_json::Value>,
+    },
     /// A remote compaction result.
     #[serde(alias = "compaction_summary")]
     Compaction {
@@ -367,7 +405,9 @@ impl ResponseItem {
             | ResponseItem::FunctionCall { id, .. }
             | ResponseItem::CustomToolCall { id, .. }
             | ResponseItem::LocalShellCall { id, .. }
-            | ResponseItem::WebSearchCall { id, .. } => id.as_deref(),
+            | ResponseItem::WebSearchCall { id, .. }
+            | ResponseItem::ToolSearchCall { id, .. }
+            | ResponseItem::ToolSearchOutput { id, .. } => id.as_deref(),
             ResponseItem::Reasoning { id, .. } => (!id.is_empty()).then_some(id.as_str()),
             _ => None,
         }
@@ -459,5 +499,48 @@ mod tests {
             serde_json::from_value(json!({"type": "compaction_summary", "encrypted_content": "e"}))
                 .unwrap();
         assert!(matches!(compaction, ResponseItem::Compaction { .. }));
+    }
+
+    #[test]
+    fn tool_search_items_round_trip_as_the_reference_replays_them() {
+        // From the reference's replayed input (0.171.0, gpt-5.5); the ids are not sent back.
+        let call = json!({"type": "tool_search_call", "id": "tsc_call_ts_1", "call_id": "call_ts_1",
+            "status": "completed", "execution": "client",
+            "arguments": {"query": "echo add numbers", "limit": 8}});
+        let output = json!({
+            "type": "tool_search_output", "id": "tso_01a2332f-0ef8-77d1-9c96-41fae683bdb5",
+            "call_id": "call_ts_1", "status": "completed", "execution": "client",
+            "tools": [{"type": "namespace", "name": "mcp__anchor",
+                "description": "Anchor test MCP server: echo, add and fail tools.",
+                "tools": [{"type": "function", "name": "echo",
+                    "description": "Echo the given text back, prefixed with 'echo: '.",
+                    "strict": false, "defer_loading": true,
+                    "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
+                                   "required": ["text"]}}]}]
+        });
+        for (json, id) in [
+            (call, "tsc_call_ts_1"),
+            (output, "tso_01a2332f-0ef8-77d1-9c96-41fae683bdb5"),
+        ] {
+            let item: ResponseItem = serde_json::from_value(json.clone()).unwrap();
+            assert_ne!(item, ResponseItem::Other);
+            assert_eq!(item.id(), Some(id));
+            let mut expected = json;
+            expected.as_object_mut().unwrap().remove("id");
+            assert_eq!(serde_json::to_value(&item).unwrap(), expected);
+        }
+        let ResponseItem::ToolSearchCall {
+            arguments, call_id, ..
+        } = serde_json::from_value(
+            json!({"type": "tool_search_call", "call_id": "c", "arguments": {"query": "q"}}),
+        )
+        .unwrap()
+        else {
+            panic!("tool_search_call expected");
+        };
+        assert_eq!(
+            (arguments, call_id.as_deref()),
+            (json!({"query": "q"}), Some("c"))
+        );
     }
 }

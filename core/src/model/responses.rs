@@ -327,4 +327,27 @@ mod tests {
         }
         assert!(out.is_empty());
     }
+
+    #[test]
+    fn a_tool_search_call_is_an_output_item() {
+        let item = json!({"type": "tool_search_call", "id": "tsc_1", "call_id": "call_ts",
+            "status": "completed", "execution": "client",
+            "arguments": {"query": "echo", "limit": 3}});
+        let (events, _) = decode(&[
+            json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ]);
+        let expected = ResponseItem::ToolSearchCall {
+            id: Some("tsc_1".into()),
+            call_id: Some("call_ts".into()),
+            status: Some("completed".into()),
+            execution: Some("client".into()),
+            arguments: json!({"query": "echo", "limit": 3}),
+        };
+        assert_eq!(
+            events[0],
+            Ok(ResponseEvent::OutputItemAdded(expected.clone()))
+        );
+        assert_eq!(events[1], Ok(ResponseEvent::OutputItemDone(expected)));
+    }
 }

@@ -1,7 +1,8 @@
 //! MCP tools as the model sees them, and how a call runs (docs/mcp.md §4–§5).
 //!
-//! * **Offered** inline (Weft has no tool search): each running server's tools as a Responses
-//!   API `namespace` tool `mcp__NAME` (on Chat Completions the functions `mcp__NAME__tool`),
+//! * **Offered** inline (unless `[features] tool_search` defers them, see `tool_search.rs`):
+//!   each running server's tools as a Responses API `namespace` tool `mcp__NAME` (on Chat
+//!   Completions the functions `mcp__NAME__tool`),
 //!   their input schemas passed through without `title`s; and, when any server is configured,
 //!   `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`.
 //! * **A call** is an `mcpToolCall` item. Whether it needs the user's approval depends on the
@@ -54,32 +55,50 @@ pub fn specs(pool: &McpPool) -> Vec<Value> {
         if server.tools.is_empty() {
             continue;
         }
-        let description = server
-            .instructions
-            .clone()
-            .filter(|text| !text.trim().is_empty())
-            .unwrap_or_else(|| format!("Tools of the `{}` MCP server.", server.config.name));
-        let tools: Vec<Value> = server
-            .tools
-            .iter()
-            .filter_map(|tool| {
-                Some(json!({
-                    "type": "function",
-                    "name": tool.get("name")?.as_str()?,
-                    "description": tool.get("description").and_then(Value::as_str).unwrap_or_default(),
-                    "strict": false,
-                    "parameters": clean_schema(tool.get("inputSchema").cloned().unwrap_or_else(|| json!({}))),
-                }))
-            })
-            .collect();
+        let tools: Vec<Value> = server.tools.iter().filter_map(function_spec).collect();
         specs.push(json!({
             "type": "namespace",
-            "name": format!("{NAMESPACE_PREFIX}{}", server.config.name),
-            "description": description,
+            "name": namespace_name(&server),
+            "description": namespace_description(&server),
             "tools": tools,
         }));
     }
     specs
+}
+
+/// The resource tools alone (offered inline also when the servers' tools are deferred behind
+/// `tool_search`, docs/mcp.md §4); none when no server is configured.
+pub fn resource_specs(pool: &McpPool) -> Vec<Value> {
+    if pool.has_servers() {
+        resource_tool_specs()
+    } else {
+        Vec::new()
+    }
+}
+
+/// `mcp__NAME`.
+pub fn namespace_name(server: &OfferedServer) -> String {
+    format!("{NAMESPACE_PREFIX}{}", server.config.name)
+}
+
+/// A server's namespace description: its `initialize` instructions, or a line naming it.
+pub fn namespace_description(server: &OfferedServer) -> String {
+    server
+        .instructions
+        .clone()
+        .filter(|text| !text.trim().is_empty())
+        .unwrap_or_else(|| format!("Tools of the `{}` MCP server.", server.config.name))
+}
+
+/// One MCP tool as a Responses API function (`strict: false`, the cleaned input schema).
+pub fn function_spec(tool: &Value) -> Option<Value> {
+    Some(json!({
+        "type": "function",
+        "name": tool.get("name")?.as_str()?,
+        "description": tool.get("description").and_then(Value::as_str).unwrap_or_default(),
+        "strict": false,
+        "parameters": clean_schema(tool.get("inputSchema").cloned().unwrap_or_else(|| json!({}))),
+    }))
 }
 
 fn resource_tool_specs() -> Vec<Value> {

@@ -17,6 +17,7 @@ use crate::model::{ContentItem, ModelError, Prompt, ResponseEvent, ResponseItem,
 use crate::time::{new_item_id, now_ms};
 use crate::tools::context::ToolCall;
 use crate::tools::goal_tool::GoalTools;
+use crate::tools::{mcp_tool, tool_search};
 
 /// A tool call started during the stream; aborted if dropped (the turn task was aborted).
 struct InFlight {
@@ -54,10 +55,9 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
     loop {
         let mut prompt = ctx.step.clone();
         prompt.input = ctx.history.lock().for_prompt();
-        // MCP tools as the servers list them now (a `list_changed` shows at the next step).
-        prompt
-            .tools
-            .extend(crate::tools::mcp_tool::specs(&ctx.tool_turn.mcp));
+        // MCP tools as the servers list them now (a `list_changed` shows at the next step):
+        // inline, or deferred behind `tool_search` (docs/mcp.md §4).
+        add_mcp_tools(ctx, &mut prompt);
         let mut attempt = Attempt::default();
         let goal_usage = match &ctx.tool_turn.goals {
             GoalTools::On { usage, .. } => Some(usage),
@@ -111,6 +111,24 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
             }
         }
     }
+}
+
+/// The MCP tools of one request: inline namespaces; or, with tool search on and a server
+/// with tools running, the resource tools, `tool_search` and the `<tools>` section.
+fn add_mcp_tools(ctx: &TurnContext, prompt: &mut Prompt) {
+    let mcp = &ctx.tool_turn.mcp;
+    let deferred = if ctx.tool_search {
+        tool_search::deferred(mcp)
+    } else {
+        Vec::new()
+    };
+    let Some(section) = tool_search::section(&deferred) else {
+        prompt.tools.extend(mcp_tool::specs(mcp));
+        return;
+    };
+    prompt.tools.extend(mcp_tool::resource_specs(mcp));
+    prompt.tools.push(tool_search::spec());
+    tool_search::insert_section(&mut prompt.input, section);
 }
 
 /// Stream one response. A complete tool call starts running at once; its output is recorded
@@ -325,6 +343,22 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
             ctx.shared.mark_produced();
             let task = tokio::spawn(ctx.tools.clone().handle(call.clone(), tool_turn(ctx)));
             attempt.in_flight.push(InFlight { call, task });
+            true
+        }
+        ResponseItem::ToolSearchCall {
+            call_id: Some(call_id),
+            execution,
+            arguments,
+            ..
+        } if ctx.tool_search && execution.as_deref() != Some("server") => {
+            // A local search, done at once: the call and its output are recorded together,
+            // so an interrupt never leaves one without the other (docs/mcp.md §4).
+            let deferred = tool_search::deferred(&ctx.tool_turn.mcp);
+            let output = tool_search::run(&deferred, call_id, arguments);
+            ctx.shared.mark_produced();
+            let mut history = ctx.history.lock();
+            history.record(item.clone());
+            history.record(output);
             true
         }
         _ => {

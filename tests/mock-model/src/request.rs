@@ -106,7 +106,13 @@ impl RecordedRequest {
                     open.push((call_id.to_string(), "function_call_output"));
                 }
                 "custom_tool_call" => open.push((call_id.to_string(), "custom_tool_call_output")),
-                "function_call_output" | "custom_tool_call_output" => {
+                // A client-executed tool search is answered by the client's output item.
+                "tool_search_call"
+                    if item.get("execution").and_then(Value::as_str) != Some("server") =>
+                {
+                    open.push((call_id.to_string(), "tool_search_output"));
+                }
+                "function_call_output" | "custom_tool_call_output" | "tool_search_output" => {
                     answer(&mut open, &mut answered, call_id, Some(kind))?;
                 }
                 _ => {}
@@ -216,6 +222,15 @@ mod tests {
             {"type": "function_call_output", "call_id": "b", "output": "done"},
         ]}));
         assert!(mixed.check_tool_pairing().is_err());
+        let search =
+            |items: serde_json::Value| request(json!({"input": items})).check_tool_pairing();
+        let call = json!({"type": "tool_search_call", "call_id": "s", "execution": "client",
+                          "arguments": {"query": "q"}});
+        let output = json!({"type": "tool_search_output", "call_id": "s", "execution": "client",
+                            "tools": []});
+        assert_eq!(search(json!([call.clone(), output])), Ok(()));
+        assert!(search(json!([call])).is_err());
+        assert!(search(json!([{"type": "tool_search_call", "execution": "server"}])).is_ok());
     }
 
     #[test]

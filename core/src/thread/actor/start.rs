@@ -229,6 +229,8 @@ impl ThreadActor {
         let cancel = CancellationToken::new();
         let shared = Arc::new(TurnShared::default());
         let stream_max_retries = provider.stream_max_retries;
+        let tool_search = self.services.config.features.tool_search
+            && provider.wire_api == crate::model::WireApi::Responses;
         let tool_turn = ToolTurn {
             thread_id: self.thread.id.clone(),
             turn_id: turn_id.clone(),
@@ -276,6 +278,7 @@ impl ThreadActor {
             environment: self.environment(),
             tools: self.tools.clone(),
             tool_turn,
+            tool_search,
         };
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();
