@@ -9,4 +9,4 @@ pub mod pool;
 
 pub use config::{ApprovalMode, McpServerConfig, McpServers, McpTransport};
 pub use connection::{CallError, Connection, Progress, StartError};
-pub use pool::{McpPool, OfferedServer, Server, ServerStatus, StatusChange};
+pub use pool::{McpPool, OfferedServer, Server, ServerStatus};

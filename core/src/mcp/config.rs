@@ -60,16 +60,6 @@ pub enum McpTransport {
     },
 }
 
-impl McpTransport {
-    /// `stdio` or `streamable_http`, as the status shows it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            McpTransport::Stdio { .. } => "stdio",
-            McpTransport::Http { .. } => "streamable_http",
-        }
-    }
-}
-
 /// One configured server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpServerConfig {
@@ -373,7 +363,9 @@ mod tests {
             matches!(&docs.transport, McpTransport::Stdio { command, .. } if command == "python3")
         );
         let web = &servers.servers["web"];
-        assert_eq!(web.transport.kind(), "streamable_http");
+        assert!(
+            matches!(&web.transport, McpTransport::Http { url, .. } if url == "http://127.0.0.1:9/mcp")
+        );
         assert!(web.tool_allowed("echo") && !web.tool_allowed("other"));
         assert_eq!(web.tool_timeout, Duration::from_secs(60));
         assert_eq!(web.approval_mode("x"), ApprovalMode::Auto);

@@ -97,8 +97,6 @@ struct Shared {
     progress: Mutex<HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<Progress>>>,
     /// The server's tools (JSON `Tool` objects), refreshed on `list_changed`.
     tools: RwLock<Vec<Value>>,
-    /// Bumped whenever the tool list was refreshed.
-    tools_version: tokio::sync::watch::Sender<u64>,
     /// The server's name (for logs).
     name: String,
 }
@@ -174,7 +172,6 @@ impl ClientHandler for Handler {
             match peer.list_all_tools().await {
                 Ok(tools) => {
                     *shared.tools.write() = tools.iter().map(to_json).collect();
-                    shared.tools_version.send_modify(|version| *version += 1);
                     tracing::info!(server = %shared.name, count = tools.len(), "MCP tool list changed");
                 }
                 Err(err) => {
@@ -215,13 +212,11 @@ impl Connection {
         config: &McpServerConfig,
         env: &[(String, String)],
     ) -> Result<Connection, StartError> {
-        let (version, _) = tokio::sync::watch::channel(0);
         let shared = Arc::new(Shared {
             askers: Mutex::new(Vec::new()),
             next_asker: std::sync::atomic::AtomicU64::new(0),
             progress: Mutex::new(HashMap::new()),
             tools: RwLock::new(Vec::new()),
-            tools_version: version,
             name: config.name.clone(),
         });
         let handler = Handler {
@@ -343,11 +338,6 @@ impl Connection {
     /// The server's tools (MCP `Tool` objects), as last listed.
     pub fn tools(&self) -> Vec<Value> {
         self.shared.tools.read().clone()
-    }
-
-    /// Changes whenever the tool list is refreshed.
-    pub fn tools_version(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.shared.tools_version.subscribe()
     }
 
     /// Whether the session is over (the process exited, the stream closed).

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::RwLock;
-use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -45,16 +44,6 @@ pub enum ServerStatus {
     Disabled,
 }
 
-/// A status change, to whoever listens (the app-server turns it into
-/// `mcpServer/startupStatus/updated`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusChange {
-    /// The server.
-    pub server: String,
-    /// Its new status.
-    pub status: ServerStatus,
-}
-
 /// One configured server and its session.
 #[derive(Debug)]
 pub struct Server {
@@ -66,8 +55,6 @@ pub struct Server {
     current: RwLock<Option<Arc<Connection>>>,
     /// Where it is.
     status: RwLock<ServerStatus>,
-    /// Starts so far (for tests and `mcpServerStatus/list`).
-    starts: std::sync::atomic::AtomicU64,
 }
 
 /// A running server's tools, as a step offers them.
@@ -85,12 +72,10 @@ pub struct OfferedServer {
 #[derive(Debug)]
 pub struct McpPool {
     servers: RwLock<BTreeMap<String, Arc<Server>>>,
-    warnings: RwLock<Vec<String>>,
     invalid: RwLock<BTreeMap<String, String>>,
     /// `[mcp] eager_start`.
     pub eager_start: bool,
     env: Vec<(String, String)>,
-    changes: broadcast::Sender<StatusChange>,
     /// Fired by [`McpPool::shutdown`]: watchers end, nothing starts any more.
     closed: CancellationToken,
     /// Seconds a stopping server gets between SIGTERM and SIGKILL.
@@ -101,14 +86,11 @@ impl McpPool {
     /// A pool of the configured servers (nothing is started yet). `env` is the environment
     /// every stdio server gets (the shell environment policy's), before its entry's `env`.
     pub fn new(servers: McpServers, env: Vec<(String, String)>, grace: Duration) -> Arc<McpPool> {
-        let (changes, _) = broadcast::channel(256);
         let pool = McpPool {
             servers: RwLock::new(BTreeMap::new()),
-            warnings: RwLock::new(servers.warnings.clone()),
             invalid: RwLock::new(servers.invalid.clone()),
             eager_start: servers.eager_start,
             env,
-            changes,
             closed: CancellationToken::new(),
             grace,
         };
@@ -146,19 +128,9 @@ impl McpPool {
             .any(|server| server.config.enabled)
     }
 
-    /// The config's warnings about entries left out.
-    pub fn warnings(&self) -> Vec<String> {
-        self.warnings.read().clone()
-    }
-
     /// The entries left out of the config, by name: why.
     pub fn invalid(&self) -> BTreeMap<String, String> {
         self.invalid.read().clone()
-    }
-
-    /// Status changes from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<StatusChange> {
-        self.changes.subscribe()
     }
 
     /// The running session of `name`, starting it if needed (once, however many ask at
@@ -193,15 +165,12 @@ impl McpPool {
             }
             _ => 0,
         };
-        self.set_status(&server, ServerStatus::Starting);
-        server
-            .starts
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        server.set_status(ServerStatus::Starting);
         match Connection::start(&server.config, &self.env).await {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 *server.current.write() = Some(Arc::clone(&connection));
-                self.set_status(&server, ServerStatus::Ready);
+                server.set_status(ServerStatus::Ready);
                 tracing::info!(server = %name, pid = ?connection.pid, "MCP server ready");
                 tokio::spawn(watch(
                     Arc::clone(self),
@@ -217,7 +186,7 @@ impl McpPool {
                 } else {
                     tracing::warn!(server = %name, %error, "MCP server failed to start");
                 }
-                self.set_status(&server, failed(error.clone(), attempts + 1));
+                server.set_status(failed(error.clone(), attempts + 1));
                 Err(error)
             }
         }
@@ -275,7 +244,6 @@ impl McpPool {
     /// or went away are stopped, new and changed ones start when next needed. Returns the
     /// names of the servers stopped.
     pub async fn reload(self: &Arc<Self>, servers: McpServers) -> Vec<String> {
-        *self.warnings.write() = servers.warnings.clone();
         *self.invalid.write() = servers.invalid.clone();
         for warning in &servers.warnings {
             tracing::warn!("{warning}");
@@ -319,14 +287,6 @@ impl McpPool {
         )
         .await;
     }
-
-    fn set_status(&self, server: &Server, status: ServerStatus) {
-        *server.status.write() = status.clone();
-        let _ = self.changes.send(StatusChange {
-            server: server.config.name.clone(),
-            status,
-        });
-    }
 }
 
 impl Server {
@@ -341,7 +301,6 @@ impl Server {
             starting: tokio::sync::Mutex::new(()),
             current: RwLock::new(None),
             status: RwLock::new(status),
-            starts: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -350,9 +309,8 @@ impl Server {
         self.status.read().clone()
     }
 
-    /// How many times it was started.
-    pub fn starts(&self) -> u64 {
-        self.starts.load(std::sync::atomic::Ordering::Relaxed)
+    fn set_status(&self, status: ServerStatus) {
+        *self.status.write() = status;
     }
 
     /// The session, if it is running.
@@ -425,7 +383,7 @@ async fn watch(pool: Arc<McpPool>, server: Arc<Server>, connection: Arc<Connecti
         return;
     };
     let retry_at = *retry_at;
-    pool.set_status(&server, status);
+    server.set_status(status);
     tokio::select! {
         () = pool.closed.cancelled() => {}
         () = tokio::time::sleep_until(retry_at) => restart(pool, name).await,

@@ -247,6 +247,27 @@ impl ThreadActor {
     }
 
     /// Before a new turn: a rollout that failed to write must take everything it holds first.
+    /// What a turn of the thread's current settings needs before it starts: a writable
+    /// rollout and a configured provider.
+    pub(super) async fn ready_for_turn(
+        &mut self,
+    ) -> Result<crate::model::provider::ProviderConfig, CoreError> {
+        self.check_rollout_writable().await?;
+        self.provider_config(&self.settings.model_provider.clone())
+    }
+
+    /// The provider `id`, or `UnknownProvider`.
+    pub(super) fn provider_config(
+        &self,
+        id: &str,
+    ) -> Result<crate::model::provider::ProviderConfig, CoreError> {
+        self.services
+            .config
+            .provider(id)
+            .cloned()
+            .ok_or_else(|| CoreError::UnknownProvider(id.to_string()))
+    }
+
     pub(super) async fn check_rollout_writable(&mut self) -> Result<(), CoreError> {
         if !self.rollout_failed {
             return Ok(());

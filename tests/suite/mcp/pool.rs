@@ -321,6 +321,15 @@ async fn a_bad_entry_is_skipped(transport: Transport) {
     );
 }
 
+/// `[mcp] eager_start`: the server starts with the daemon, before any thread; the first
+/// thread then shares it.
+async fn eager_start(transport: Transport) {
+    let mut t = Mcp::start_with(transport, "", "[mcp]\neager_start = true\n").await;
+    eventually("the server started before any thread", || t.starts() == 1).await;
+    t.thread("never").await;
+    assert_eq!(t.starts(), 1, "the thread used the running server");
+}
+
 /// Streamable HTTP with a bearer token from the daemon's environment.
 async fn streamable_http_with_bearer(transport: Transport) {
     let servers = weft_test_support::mcp_servers();
@@ -381,5 +390,6 @@ on_both_transports!(
     interrupt_during_an_approval,
     a_server_that_fails_to_start,
     a_bad_entry_is_skipped,
+    eager_start,
     streamable_http_with_bearer,
 );

@@ -142,21 +142,12 @@ impl ThreadActor {
             }
             return;
         }
-        if let Err(err) = self.check_rollout_writable().await {
-            tracing::warn!(%err, "the goal's continuation turn cannot start");
-            return;
-        }
-        let Some(provider) = self
-            .services
-            .config
-            .provider(&self.settings.model_provider)
-            .cloned()
-        else {
-            tracing::warn!(
-                provider = %self.settings.model_provider,
-                "the goal's continuation turn cannot start: unknown provider"
-            );
-            return;
+        let provider = match self.ready_for_turn().await {
+            Ok(provider) => provider,
+            Err(err) => {
+                tracing::warn!(%err, "the goal's continuation turn cannot start");
+                return;
+            }
         };
         self.goal_turns += 1;
         let turn = Turn::in_progress(new_turn_id(), None);

@@ -101,18 +101,12 @@ impl ThreadActor {
         // turn with no userMessage item (docs/protocol.md §7.13).
         let mut settings = self.settings.clone();
         overrides.apply(&mut settings);
-        let Some(provider) = self
-            .services
-            .config
-            .provider(&settings.model_provider)
-            .cloned()
-        else {
-            reply
-                .send(Err(CoreError::UnknownProvider(
-                    settings.model_provider.clone(),
-                )))
-                .await;
-            return;
+        let provider = match self.provider_config(&settings.model_provider) {
+            Ok(provider) => provider,
+            Err(err) => {
+                reply.send(Err(err)).await;
+                return;
+            }
         };
         if settings != self.settings {
             // Before the response, as the reference sends it (docs/protocol.md §7.25).
@@ -172,22 +166,12 @@ impl ThreadActor {
     /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
     /// interrupted), then the compaction runs as a turn of its own that cannot be steered.
     pub(super) async fn compact(&mut self, reply: Reply<Result<(), CoreError>>) {
-        if let Err(err) = self.check_rollout_writable().await {
-            reply.send(Err(err)).await;
-            return;
-        }
-        let Some(provider) = self
-            .services
-            .config
-            .provider(&self.settings.model_provider)
-            .cloned()
-        else {
-            reply
-                .send(Err(CoreError::UnknownProvider(
-                    self.settings.model_provider.clone(),
-                )))
-                .await;
-            return;
+        let provider = match self.ready_for_turn().await {
+            Ok(provider) => provider,
+            Err(err) => {
+                reply.send(Err(err)).await;
+                return;
+            }
         };
         reply.send(Ok(())).await;
         self.abort_active(TurnEnd::Interrupted).await;
