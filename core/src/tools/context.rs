@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use weft_protocol::{AskForApproval, DynamicToolSpec, SandboxPolicy, ThreadId, TurnId};
+use weft_protocol::{AskForApproval, DynamicToolSpec, SandboxPolicy, ThreadId, ThreadItem, TurnId};
 
 use super::goal_tool::GoalTools;
-use crate::events::SharedSink;
+use crate::events::{SharedSink, ThreadEvent};
 use crate::model::ResponseItem;
 
 /// One tool call from the model.
@@ -101,4 +101,25 @@ pub struct ToolTurn {
     pub mcp: Arc<crate::mcp::McpPool>,
     /// What the goal tools may do (docs/protocol.md §7.26).
     pub goals: GoalTools,
+}
+
+impl ToolTurn {
+    /// `item/started` for an item of this turn.
+    pub async fn item_started(&self, item: ThreadItem) {
+        let turn_id = self.turn_id.clone();
+        self.sink
+            .emit(&self.thread_id, ThreadEvent::ItemStarted { turn_id, item })
+            .await;
+    }
+
+    /// `item/completed` for an item of this turn.
+    pub async fn item_completed(&self, item: ThreadItem) {
+        let turn_id = self.turn_id.clone();
+        self.sink
+            .emit(
+                &self.thread_id,
+                ThreadEvent::ItemCompleted { turn_id, item },
+            )
+            .await;
+    }
 }

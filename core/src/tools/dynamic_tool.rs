@@ -24,7 +24,7 @@ use weft_protocol::{
 
 use super::approval;
 use super::context::ToolTurn;
-use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
+use crate::events::{ServerRequestOutcome, ServerRequestParams};
 use crate::model::{ContentItem, ToolOutput};
 use crate::time::now_ms;
 
@@ -145,15 +145,7 @@ pub async fn call(
     };
     let mut wire = ThreadItem::from(item.clone());
     wire.started_at_ms = Some(started_at);
-    turn.sink
-        .emit(
-            &turn.thread_id,
-            ThreadEvent::ItemStarted {
-                turn_id: turn.turn_id.clone(),
-                item: wire,
-            },
-        )
-        .await;
+    turn.item_started(wire).await;
     let params = DynamicToolCallParams {
         thread_id: turn.thread_id.clone(),
         turn_id: turn.turn_id.clone(),
@@ -175,15 +167,7 @@ pub async fn call(
     let mut wire = ThreadItem::from(item);
     wire.started_at_ms = Some(started_at);
     wire.completed_at_ms = Some(now_ms());
-    turn.sink
-        .emit(
-            &turn.thread_id,
-            ThreadEvent::ItemCompleted {
-                turn_id: turn.turn_id.clone(),
-                item: wire,
-            },
-        )
-        .await;
+    turn.item_completed(wire).await;
     answer.output
 }
 

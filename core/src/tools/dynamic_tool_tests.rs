@@ -13,6 +13,7 @@ use weft_protocol::{
 
 use super::*;
 use crate::events::EventSink;
+use crate::events::ThreadEvent;
 use crate::model::ResponseItem;
 use crate::tools::context::{ToolCall, ToolInput};
 use crate::tools::runtime::ToolRuntime;

@@ -91,15 +91,7 @@ impl CommandItem {
 
     async fn start(&self, turn: &ToolTurn) {
         let item = self.wire(CommandExecutionStatus::InProgress, None, None, None);
-        turn.sink
-            .emit(
-                &turn.thread_id,
-                ThreadEvent::ItemStarted {
-                    turn_id: turn.turn_id.clone(),
-                    item,
-                },
-            )
-            .await;
+        turn.item_started(item).await;
     }
 
     async fn complete(
@@ -111,15 +103,7 @@ impl CommandItem {
         duration: Option<Duration>,
     ) {
         let item = self.wire(status, output, exit_code, duration);
-        turn.sink
-            .emit(
-                &turn.thread_id,
-                ThreadEvent::ItemCompleted {
-                    turn_id: turn.turn_id.clone(),
-                    item,
-                },
-            )
-            .await;
+        turn.item_completed(item).await;
     }
 }
 

@@ -385,27 +385,11 @@ impl Item {
 
     async fn emit_started(&mut self, turn: &ToolTurn) {
         let item = self.wire(McpToolCallStatus::InProgress, None, None, None);
-        turn.sink
-            .emit(
-                &turn.thread_id,
-                ThreadEvent::ItemStarted {
-                    turn_id: turn.turn_id.clone(),
-                    item,
-                },
-            )
-            .await;
+        turn.item_started(item).await;
     }
 
     async fn complete(&self, turn: &ToolTurn, item: ThreadItem) {
-        turn.sink
-            .emit(
-                &turn.thread_id,
-                ThreadEvent::ItemCompleted {
-                    turn_id: turn.turn_id.clone(),
-                    item,
-                },
-            )
-            .await;
+        turn.item_completed(item).await;
     }
 
     /// The call did not run, or failed without a result: `error` set, `result` null.

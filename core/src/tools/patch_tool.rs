@@ -90,27 +90,12 @@ impl PatchItem<'_> {
     }
 
     async fn start(&self, turn: &ToolTurn) {
-        turn.sink
-            .emit(
-                &turn.thread_id,
-                ThreadEvent::ItemStarted {
-                    turn_id: turn.turn_id.clone(),
-                    item: self.wire(PatchApplyStatus::InProgress),
-                },
-            )
+        turn.item_started(self.wire(PatchApplyStatus::InProgress))
             .await;
     }
 
     async fn complete(&self, turn: &ToolTurn, status: PatchApplyStatus) {
-        turn.sink
-            .emit(
-                &turn.thread_id,
-                ThreadEvent::ItemCompleted {
-                    turn_id: turn.turn_id.clone(),
-                    item: self.wire(status),
-                },
-            )
-            .await;
+        turn.item_completed(self.wire(status)).await;
     }
 }
 
