@@ -240,6 +240,7 @@ fn to_value<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap()
 }
 
+mod collab;
 mod mcp;
 mod mcp_shapes;
 mod startup;
@@ -474,6 +475,7 @@ fn sample_items() -> Vec<ThreadItem> {
         ContextCompactionItem { id: "cc".into() }.into(),
         mcp::sample_item().into(),
     ];
+    items.extend(collab::sample_items());
     for (i, item) in items.iter_mut().enumerate() {
         item.started_at_ms = Some(1_000 + i as i64);
         item.completed_at_ms = if i % 2 == 0 { Some(2_000) } else { None };

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::collab_items::{CollabAgentToolCallItem, SubAgentActivityItem};
 use crate::dynamic_tools::DynamicToolCallItem;
 use crate::ids::ItemId;
 use crate::input::UserInput;
@@ -74,6 +75,10 @@ pub enum ThreadItemDetails {
     ContextCompaction(ContextCompactionItem),
     /// A call of a client-defined tool (docs/protocol.md §9.6).
     DynamicToolCall(DynamicToolCallItem),
+    /// A call of one of the multi-agent tools (spawn, send input, wait, close …).
+    CollabAgentToolCall(CollabAgentToolCallItem),
+    /// A sub-agent of the thread started, was talked to, was interrupted or finished.
+    SubAgentActivity(SubAgentActivityItem),
 }
 
 impl ThreadItemDetails {
@@ -92,6 +97,8 @@ impl ThreadItemDetails {
             ThreadItemDetails::ExitedReviewMode(i) => &i.id,
             ThreadItemDetails::ContextCompaction(i) => &i.id,
             ThreadItemDetails::DynamicToolCall(i) => &i.id,
+            ThreadItemDetails::CollabAgentToolCall(i) => &i.id,
+            ThreadItemDetails::SubAgentActivity(i) => &i.id,
         }
     }
 
@@ -110,6 +117,8 @@ impl ThreadItemDetails {
             ThreadItemDetails::ExitedReviewMode(_) => "exitedReviewMode",
             ThreadItemDetails::ContextCompaction(_) => "contextCompaction",
             ThreadItemDetails::DynamicToolCall(_) => "dynamicToolCall",
+            ThreadItemDetails::CollabAgentToolCall(_) => "collabAgentToolCall",
+            ThreadItemDetails::SubAgentActivity(_) => "subAgentActivity",
         }
     }
 }
@@ -143,6 +152,8 @@ into_details!(
     McpToolCallItem => McpToolCall,
     ContextCompactionItem => ContextCompaction,
     DynamicToolCallItem => DynamicToolCall,
+    CollabAgentToolCallItem => CollabAgentToolCall,
+    SubAgentActivityItem => SubAgentActivity,
 );
 
 /// `userMessage` item.

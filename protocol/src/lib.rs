@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod account;
+pub mod collab_items;
 pub mod collaboration;
 pub mod config_api;
 pub mod dynamic_tools;
@@ -44,6 +45,10 @@ mod conformance_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use collab_items::{
+    CollabAgentState, CollabAgentStatus, CollabAgentTool, CollabAgentToolCallItem,
+    CollabAgentToolCallStatus, SubAgentActivityItem, SubAgentActivityKind,
+};
 pub use collaboration::{
     ActivePermissionProfile, CollaborationModeListParams, CollaborationModeListResponse,
     CollaborationModeMask,

@@ -88,8 +88,14 @@ fn mode_of(branch: &Value) -> String {
 }
 
 /// Compares one schema node of ours with the reference's: enum values, or object keys,
-/// required keys and each key's nullability, and the branches of `anyOf` / `oneOf`.
-fn compare(schemas: &Schemas, what: &str, ours: (&Value, &Value), reference: (&Value, &Value)) {
+/// required keys and each key's nullability, and the branches of `anyOf` / `oneOf`. For a
+/// `ThreadItem#<type>` branch, `type` is left out: ours keeps it in the item's wrapper.
+pub(super) fn compare(
+    schemas: &Schemas,
+    what: &str,
+    ours: (&Value, &Value),
+    reference: (&Value, &Value),
+) {
     let (our_root, mine) = (ours.0, resolve(ours.1, ours.0));
     let (ref_root, theirs) = (reference.0, resolve(reference.1, reference.0));
     if let Some(expected) = enum_values(theirs) {
@@ -98,8 +104,7 @@ fn compare(schemas: &Schemas, what: &str, ours: (&Value, &Value), reference: (&V
     }
     let (mut their_keys, mut their_required) =
         (keys(theirs, "properties"), keys(theirs, "required"));
-    if what.ends_with("#mcpToolCall") {
-        // Ours keeps `type` in the item's wrapper.
+    if what.starts_with("ThreadItem#") {
         their_keys.remove("type");
         their_required.remove("type");
     }
