@@ -183,7 +183,9 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
         .await
         .map_err(|err| StartError::Threads(err.into()))?;
     let limits = config.limits.clone();
-    let state = Arc::new(AppState::new(config, threads));
+    let threads = Arc::new(threads);
+    let state = Arc::new(AppState::new(config, threads.clone()));
+    threads.attach_agents(Arc::new(crate::state::ChildSinks(Arc::downgrade(&state))));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     // `[mcp] eager_start`: every enabled MCP server now, not with the first thread.
     let mcp = &state.threads.services().mcp;

@@ -24,8 +24,8 @@ pub struct AppState {
     pub home: PathBuf,
     /// Every open connection.
     pub connections: Arc<Connections>,
-    /// Loaded threads.
-    pub threads: ThreadManager,
+    /// Loaded threads (shared with the multi-agent tools, which reach it weakly).
+    pub threads: Arc<ThreadManager>,
     /// Server → client requests waiting for an answer.
     pub pending_requests: Arc<PendingRequests>,
     /// The skills found per cwd (`skills/list`), cached.
@@ -36,7 +36,7 @@ pub struct AppState {
 
 impl AppState {
     /// The state of a daemon with this configuration and thread manager.
-    pub fn new(config: Arc<Config>, threads: ThreadManager) -> AppState {
+    pub fn new(config: Arc<Config>, threads: Arc<ThreadManager>) -> AppState {
         let user_home = std::env::var_os("HOME")
             .filter(|home| !home.is_empty())
             .map(PathBuf::from);
@@ -122,6 +122,18 @@ impl AppState {
         self.subscriptions.lock().insert(id, subscribers);
     }
 
+    /// A sub-agent's subscribers: whoever subscribes to its parent now (docs/agents.md §4).
+    pub fn child_subscribers(&self, parent: &ThreadId, child: &ThreadId) -> Arc<ThreadSubscribers> {
+        let subscribers = self.new_subscribers();
+        if let Some(parent) = self.subscribers_of(parent) {
+            for connection in parent.connections() {
+                subscribers.subscribe(&connection);
+            }
+        }
+        self.add_thread(child.clone(), subscribers.clone());
+        subscribers
+    }
+
     /// A new subscriber list for a thread about to be created.
     pub fn new_subscribers(&self) -> Arc<ThreadSubscribers> {
         ThreadSubscribers::new(&self.connections, &self.pending_requests)
@@ -138,5 +150,35 @@ impl AppState {
                 self.pending_requests.cancel_thread(thread_id);
             }
         }
+    }
+}
+
+/// The app-server's side of sub-agents: a child thread's sink is a subscriber list with its
+/// parent's subscribers, registered like any loaded thread's.
+pub struct ChildSinks(pub std::sync::Weak<AppState>);
+
+impl weft_core::agents::ChildSinks for ChildSinks {
+    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> weft_core::events::SharedSink {
+        match self.0.upgrade() {
+            Some(state) => state.child_subscribers(parent, child),
+            None => Arc::new(weft_core::events::NullSink),
+        }
+    }
+
+    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> futures::future::BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(state) = self.0.upgrade() else {
+                return;
+            };
+            let subscribers = state.subscribers_of(child);
+            state.forget_thread(child);
+            if let Some(subscribers) = subscribers {
+                let notification = ThreadStatusChangedNotification {
+                    thread_id: child.clone(),
+                    status: ThreadStatus::NotLoaded,
+                };
+                subscribers.notify(&notification.into()).await;
+            }
+        })
     }
 }

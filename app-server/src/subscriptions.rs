@@ -212,6 +212,11 @@ impl ThreadSubscribers {
         send_all(&targets, outgoing::notification(notification)).await;
     }
 
+    /// The subscribed connections.
+    pub fn connections(&self) -> Vec<Arc<Connection>> {
+        self.subscribers.lock().clone()
+    }
+
     /// Whether anyone listens.
     pub fn is_empty(&self) -> bool {
         self.subscribers.lock().is_empty()

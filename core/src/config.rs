@@ -15,10 +15,12 @@ use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
 use crate::mcp::McpServers;
 use crate::model::provider::{ProviderConfig, WireApi};
 
+mod agents;
 mod features;
 mod layers;
 mod limits;
 
+pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
 pub use layers::{ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of};
 pub use limits::Limits;
@@ -42,6 +44,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "mcp",
     "features",
     "goals",
+    "agents",
 ];
 
 /// The default model when neither config nor request names one.
@@ -160,6 +163,8 @@ pub struct Config {
     pub features: Features,
     /// `[goals]`: how far a goal is pursued without the user.
     pub goals: GoalsConfig,
+    /// `[agents]`: the limits of sub-agent trees (docs/agents.md §2).
+    pub agents: AgentsConfig,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -312,6 +317,10 @@ impl Config {
             .collect();
         let shell_environment_policy =
             ShellEnvironmentPolicy::from_toml(raw.shell_environment_policy, provider_keys);
+        let agents = AgentsConfig::read(
+            layers.merged.get("agents").and_then(toml::Value::as_table),
+            path,
+        )?;
         Ok(Config {
             home: home.to_path_buf(),
             model: raw.model.unwrap_or_else(|| DEFAULT_MODEL.to_string()),
@@ -335,6 +344,7 @@ impl Config {
             },
             features: raw.features,
             goals: raw.goals.validated(path)?,
+            agents,
         })
     }
 

@@ -194,6 +194,24 @@ pub trait EventSink: Send + Sync + 'static {
 /// A shared sink.
 pub type SharedSink = Arc<dyn EventSink>;
 
+/// A sink with nobody behind it: events are dropped, requests cancelled (a thread loaded
+/// while the daemon shuts down).
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit<'a>(&'a self, _thread: &'a ThreadId, _event: ThreadEvent) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    fn request<'a>(
+        &'a self,
+        _thread: &'a ThreadId,
+        _params: ServerRequestParams,
+    ) -> BoxFuture<'a, ServerRequestOutcome> {
+        Box::pin(async { ServerRequestOutcome::Cancelled })
+    }
+}
+
 /// The answer to a request, delivered by the thread's actor *before* it emits anything that
 /// follows from the request (so a `turn/start` response always precedes `turn/started`).
 pub struct Reply<T>(Box<dyn FnOnce(T) -> BoxFuture<'static, ()> + Send>);

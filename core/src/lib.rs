@@ -2,6 +2,7 @@
 //! and instructions. It speaks in protocol data types (ids, items, turns) but never sees the
 //! JSON-RPC envelope: the app-server turns [`events::ThreadEvent`]s into notifications.
 
+pub mod agents;
 pub mod collaboration;
 pub mod compact;
 pub mod config;

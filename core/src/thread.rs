@@ -21,6 +21,6 @@ mod services;
 pub use actor::ThreadActor;
 pub use error::{CoreError, OpenError, StorageError};
 pub use handle::{InputMode, Op, Restored, Submitted, ThreadHandle, ThreadSnapshot, TurnOverrides};
-pub use manager::{PageError, ResumePages, ThreadList, ThreadManager};
+pub use manager::{ChildThread, PageError, ResumePages, ThreadList, ThreadManager};
 pub use options::StartThreadOptions;
 pub use services::Services;

@@ -4,8 +4,10 @@
 //! tools (with `user_input_tool`, `request_user_input`), [`approval`] decides when to ask the
 //! user, [`command_actions`] reads shell scripts for display and for the `untrusted` policy;
 //! [`dynamic_tool`] serves the client-defined tools of `thread/start.dynamicTools`;
-//! [`goal_tool`] is `get_goal`, `create_goal` and `update_goal` (docs/protocol.md §7.26).
+//! [`goal_tool`] is `get_goal`, `create_goal` and `update_goal` (docs/protocol.md §7.26);
+//! [`agent_tool`] the multi-agent tools (docs/agents.md).
 
+pub mod agent_tool;
 pub mod apply_patch;
 pub mod approval;
 pub mod command_actions;

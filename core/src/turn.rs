@@ -176,6 +176,9 @@ async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
                 .lock()
                 .record(crate::model::ResponseItem::user_text(note));
         }
+        for mail in ctx.shared.take_mail() {
+            ctx.history.lock().record(mail);
+        }
         if ctx.cancel.is_cancelled() {
             return Err(Stop::Aborted);
         }

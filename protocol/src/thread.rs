@@ -97,6 +97,28 @@ pub enum SessionSource {
     SubAgent(SubAgentSource),
 }
 
+impl SubAgentSource {
+    /// A spawned sub-agent's nickname, from its thread's source.
+    pub fn nickname_of(source: &SessionSource) -> Option<String> {
+        match source {
+            SessionSource::SubAgent(SubAgentSource::ThreadSpawn { agent_nickname, .. }) => {
+                agent_nickname.clone()
+            }
+            _ => None,
+        }
+    }
+
+    /// A spawned sub-agent's role, from its thread's source.
+    pub fn role_of(source: &SessionSource) -> Option<String> {
+        match source {
+            SessionSource::SubAgent(SubAgentSource::ThreadSpawn { agent_role, .. }) => {
+                agent_role.clone()
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Source kinds accepted by the `thread/list` filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

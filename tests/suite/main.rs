@@ -22,6 +22,7 @@ macro_rules! on_both_transports {
     };
 }
 
+mod agents;
 mod client_surface;
 mod context;
 mod foundation;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::ConfigError;
 
 /// The features Weft knows.
-pub const KNOWN_FEATURES: &[&str] = &["goals", "tool_search"];
+pub const KNOWN_FEATURES: &[&str] = &["goals", "tool_search", "multi_agent", "multi_agent_v2"];
 
 /// `[features]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -23,6 +23,24 @@ pub struct Features {
     /// search (e.g. gpt-5.5) know its items; other OpenAI-compatible servers do not. Only the
     /// Responses wire API uses it; Chat Completions always gets the tools inline.
     pub tool_search: bool,
+    /// The v1 multi-agent tools (`multi_agent_v1`), the reference's default (docs/agents.md).
+    pub multi_agent: bool,
+    /// `[features.multi_agent_v2]`: the `collaboration` tools instead of v1.
+    pub multi_agent_v2: super::MultiAgentV2,
+}
+
+impl Features {
+    /// Which multi-agent tools the model gets: v2 when it is enabled, else v1 unless
+    /// `multi_agent` is off.
+    pub fn agent_surface(&self) -> super::AgentSurface {
+        if self.multi_agent_v2.enabled {
+            super::AgentSurface::V2
+        } else if self.multi_agent {
+            super::AgentSurface::V1
+        } else {
+            super::AgentSurface::Off
+        }
+    }
 }
 
 impl Default for Features {
@@ -30,6 +48,8 @@ impl Default for Features {
         Features {
             goals: true,
             tool_search: false,
+            multi_agent: true,
+            multi_agent_v2: super::MultiAgentV2::default(),
         }
     }
 }

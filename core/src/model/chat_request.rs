@@ -115,6 +115,11 @@ fn messages(prompt: &Prompt) -> Vec<Value> {
                     out.push(json!({ "role": "system", "content": message_content(content) }));
                 }
             },
+            // Chat has no agent mail: it reads as a user message (its text names the sender).
+            ResponseItem::AgentMessage { content, .. } => {
+                out.push(json!({ "role": "user", "content": message_content(content) }));
+                last_assistant = None;
+            }
             ResponseItem::FunctionCall {
                 name,
                 namespace,

@@ -67,6 +67,11 @@ impl ModelClient {
             headers.insert("session_id", value.clone());
             headers.insert("x-client-request-id", value);
         }
+        for (name, value) in &prompt.headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|err| ModelError::Config(format!("header name `{name}`: {err}")))?;
+            headers.insert(name, header_value(value)?);
+        }
         let url = self.provider.url(path);
         let response = self
             .send_with_retries(|| {

@@ -154,6 +154,19 @@ pub enum ResponseItem {
         /// Opaque summary.
         encrypted_content: String,
     },
+    /// Mail between the agents of a tree (multi-agent v2, docs/agents.md §5): who wrote it,
+    /// to whom, and its text.
+    AgentMessage {
+        /// Server-side id (never serialized).
+        #[serde(default, skip_serializing)]
+        id: Option<String>,
+        /// The sender's agent path.
+        author: String,
+        /// The recipient's agent path.
+        recipient: String,
+        /// Its text parts.
+        content: Vec<ContentItem>,
+    },
     /// Any other item type: kept for forward compatibility, never sent to the model.
     #[serde(other)]
     Other,
@@ -335,6 +348,20 @@ impl ResponseItem {
             _ => ContentItem::InputText { text },
         };
         ResponseItem::message(role, vec![part])
+    }
+
+    /// Mail from one agent of a tree to another (one text part).
+    pub fn agent_message(
+        author: impl Into<String>,
+        recipient: impl Into<String>,
+        text: impl Into<String>,
+    ) -> ResponseItem {
+        ResponseItem::AgentMessage {
+            id: None,
+            author: author.into(),
+            recipient: recipient.into(),
+            content: vec![ContentItem::InputText { text: text.into() }],
+        }
     }
 
     /// A user message with one text part.

@@ -33,6 +33,9 @@ pub struct Prompt {
     /// `turn/start.outputSchema`: a JSON Schema the final answer must follow (Responses
     /// `text.format`, Chat `response_format`), for one turn.
     pub output_schema: Option<Value>,
+    /// Extra request headers (a sub-agent's `x-openai-subagent` and turn metadata,
+    /// docs/agents.md §7).
+    pub headers: Vec<(String, String)>,
 }
 
 /// The name the output schema is sent under (the reference's).
@@ -169,6 +172,7 @@ mod tests {
             reasoning_summary: Some("auto".into()),
             prompt_cache_key: Some("thread-1".into()),
             output_schema: None,
+            headers: Vec::new(),
         };
         let body: Value = serde_json::from_slice(&responses_body(&prompt).unwrap()).unwrap();
         assert_eq!(

@@ -138,10 +138,15 @@ impl StateDb {
             push_list(&mut sql, providers.iter().map(String::as_str));
             sql.push(")");
         }
-        let kinds = expand_source_kinds(query.source_kinds.as_deref());
-        sql.push(" AND source IN (");
-        push_list(&mut sql, kinds.iter().copied());
-        sql.push(")");
+        // A lineage filter names sub-agents: with no `sourceKinds` it keeps every kind (the
+        // reference's children are listed by `parentThreadId` alone).
+        let kinds_given = query.source_kinds.as_ref().is_some_and(|k| !k.is_empty());
+        if kinds_given || query.lineage.is_none() {
+            let kinds = expand_source_kinds(query.source_kinds.as_deref());
+            sql.push(" AND source IN (");
+            push_list(&mut sql, kinds.iter().copied());
+            sql.push(")");
+        }
         if let Some(cwds) = query.cwd.as_ref().filter(|c| !c.is_empty()) {
             sql.push(" AND cwd IN (");
             push_list(&mut sql, cwds.iter().map(String::as_str));

@@ -10,6 +10,7 @@
 mod context;
 mod finish;
 mod goal;
+mod mail;
 mod start;
 
 #[cfg(test)]
@@ -84,6 +85,12 @@ pub struct ThreadActor {
     last_activity: Instant,
     /// Automatic continuation turns since the last user input (docs/protocol.md §7.26).
     goal_turns: u32,
+    /// Where the thread stands in its agent tree (docs/agents.md).
+    place: crate::agents::TreePlace,
+    /// Mail from the thread's agent tree.
+    inbox: crate::agents::MailboxReceiver<crate::model::ResponseItem>,
+    /// Mail received while idle that no turn has read yet, with whether it asks for one.
+    mail_queue: Vec<(crate::model::ResponseItem, bool)>,
 }
 
 impl ThreadActor {
@@ -101,6 +108,12 @@ impl ThreadActor {
         let last_environment = last_environment_in(&restored.history, &settings);
         let tools =
             ToolRuntime::with_shell_environment(services.config.shell_environment_policy.clone());
+        let (mailbox, inbox) = crate::agents::mailbox();
+        services.agents.register_mailbox(&thread.id, mailbox);
+        let place = restored
+            .place
+            .clone()
+            .unwrap_or_else(|| crate::agents::TreePlace::root(&thread.id));
         let actor = ThreadActor {
             thread,
             settings,
@@ -121,6 +134,9 @@ impl ThreadActor {
             rollout_failed: false,
             last_activity: Instant::now(),
             goal_turns: 0,
+            place,
+            inbox,
+            mail_queue: Vec::new(),
         };
         drop(tx);
         // The thread outlives the request that loaded it, so its span has no parent: every
@@ -131,7 +147,17 @@ impl ThreadActor {
     }
 
     async fn run(mut self, mut ops: mpsc::Receiver<Op>) {
-        while let Some(op) = ops.recv().await {
+        loop {
+            let op = tokio::select! {
+                op = ops.recv() => op,
+                () = self.inbox.changed() => {
+                    self.deliver_mail().await;
+                    continue;
+                }
+            };
+            let Some(op) = op else {
+                break;
+            };
             match op {
                 Op::Submit {
                     input,
@@ -141,6 +167,13 @@ impl ThreadActor {
                     reply,
                 } => self.submit(input, mode, overrides, client_id, reply).await,
                 Op::Interrupt { turn_id, reply } => self.interrupt(turn_id, reply).await,
+                Op::InterruptRunning { reply } => {
+                    let running = self.active.is_some();
+                    if running {
+                        self.abort_active(TurnEnd::Interrupted).await;
+                    }
+                    let _ = reply.send(running);
+                }
                 Op::Snapshot { reply } => {
                     let _ = reply.send(self.snapshot());
                 }
@@ -165,18 +198,23 @@ impl ThreadActor {
                     let _ = reply.send(self.active.is_none().then_some(self.last_activity));
                 }
                 Op::Shutdown { reply } => {
-                    self.abort_active(TurnEnd::Interrupted).await;
-                    self.tools.shutdown().await;
-                    self.close_rollout().await;
+                    self.wind_down().await;
                     let _ = reply.send(());
                     return;
                 }
             }
         }
-        // Every handle is gone: wind down.
+        // Every handle is gone.
+        self.wind_down().await;
+    }
+
+    /// The actor ends: its turn is interrupted, its tools stop, its rollout is closed and its
+    /// mailbox forgotten.
+    async fn wind_down(&mut self) {
         self.abort_active(TurnEnd::Interrupted).await;
         self.tools.shutdown().await;
         self.close_rollout().await;
+        self.services.agents.unregister_mailbox(&self.thread.id);
     }
 
     pub(super) fn status(&self) -> ThreadStatus {

@@ -138,6 +138,12 @@ pub enum Op {
         /// The answer (delivered before the turn's `turn/completed`).
         reply: Reply<Result<(), CoreError>>,
     },
+    /// Interrupt the running turn, whichever it is (`interrupt_agent`, `send_input` with
+    /// `interrupt`).
+    InterruptRunning {
+        /// Whether a turn was running.
+        reply: oneshot::Sender<bool>,
+    },
     /// A snapshot of the thread (for responses).
     Snapshot {
         /// The answer.
@@ -216,6 +222,9 @@ pub struct Restored {
     pub token_usage: Option<ThreadTokenUsage>,
     /// The rollout to append to (none when ephemeral).
     pub rollout: Option<RolloutWriter>,
+    /// Where the thread stands in its agent tree (set by the manager when it loads it; a
+    /// thread loaded without it is a root).
+    pub place: Option<crate::agents::TreePlace>,
 }
 
 /// A handle on a loaded thread. Cheap to clone.
@@ -269,6 +278,16 @@ impl ThreadHandle {
         self.send(Op::Tools { reply: tx }).await?;
         rx.await
             .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
+    }
+
+    /// Interrupt whatever turn is running (the multi-agent tools' interrupt). Returns whether
+    /// one was.
+    pub async fn interrupt_running(&self) -> bool {
+        let (tx, rx) = oneshot::channel();
+        if self.send(Op::InterruptRunning { reply: tx }).await.is_err() {
+            return false;
+        }
+        rx.await.unwrap_or(false)
     }
 
     /// Stop the actor (interrupting any running turn) and wait for it.

@@ -10,8 +10,10 @@ use weft_protocol::{
     SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadReadState, ThreadStatus,
 };
 
+mod agents;
 mod pages;
 
+pub use agents::ChildThread;
 pub use pages::{PageError, ResumePages};
 
 use super::actor::ThreadActor;
@@ -176,6 +178,9 @@ impl ThreadManager {
         register: impl FnOnce(&ThreadHandle),
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
         let id = thread.id.clone();
+        let (place, sink) = self.place(&thread, restored.turns.last(), sink).await;
+        let mut restored = restored;
+        restored.place = Some(place);
         let handle = ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored);
         register(&handle);
         self.threads.lock().insert(id, handle.clone());
@@ -233,6 +238,7 @@ impl ThreadManager {
             turns: replay.turns,
             token_usage: replay.token_usage,
             rollout: Some(writer),
+            place: None,
         };
         let (handle, snapshot) = self
             .load_with(thread, settings, sink, restored, register)
@@ -314,6 +320,7 @@ impl ThreadManager {
             turns: replay.turns,
             token_usage: replay.token_usage,
             rollout: None,
+            place: None,
         };
         if !options.ephemeral {
             let writer = RolloutWriter::create(&self.services.config.home, meta).await?;

@@ -21,6 +21,9 @@ pub struct Services {
     pub state: Option<StateDb>,
     /// The daemon's one pool of MCP servers (docs/mcp.md §3).
     pub mcp: Arc<McpPool>,
+    /// Sub-agent trees: their control planes and every loaded thread's mailbox
+    /// (docs/agents.md).
+    pub agents: Arc<crate::agents::Agents>,
 }
 
 impl Services {
@@ -32,12 +35,14 @@ impl Services {
             config.shell_environment_policy.environment(),
             std::time::Duration::from_secs(config.limits.shutdown_grace_secs.max(1)),
         );
+        let agents = Arc::new(crate::agents::Agents::new(&config, state.clone()));
         Services {
             config,
             http: OnceLock::new(),
             stop_hooks,
             state,
             mcp,
+            agents,
         }
     }
 

@@ -101,6 +101,8 @@ pub struct ToolTurn {
     pub mcp: Arc<crate::mcp::McpPool>,
     /// What the goal tools may do (docs/protocol.md §7.26).
     pub goals: GoalTools,
+    /// The calling agent, when the multi-agent tools are on (docs/agents.md).
+    pub agents: Option<crate::agents::AgentCaller>,
 }
 
 impl ToolTurn {

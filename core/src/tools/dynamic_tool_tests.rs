@@ -202,6 +202,7 @@ fn turn(sink: Arc<Sink>, cancel: CancellationToken) -> ToolTurn {
         user_input: false,
         mcp: crate::mcp::McpPool::empty(),
         goals: Default::default(),
+        agents: None,
     }
 }
 

@@ -119,6 +119,7 @@ fn turn_with(sink: Arc<Recorder>, goals: GoalTools) -> ToolTurn {
         user_input: false,
         mcp: crate::mcp::McpPool::empty(),
         goals,
+        agents: None,
     }
 }
 

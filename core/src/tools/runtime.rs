@@ -173,12 +173,16 @@ impl ToolRuntime {
         if matches!(turn.goals, GoalTools::On { .. }) {
             specs.extend(goal_tool::goal_tool_specs());
         }
+        specs.extend(super::agent_tool::inline_specs(turn));
         specs.extend(dynamic_tool::dynamic_tool_specs(&turn.dynamic_tools));
         specs
     }
 
     /// Run one call and return the output item for the model.
     pub async fn handle(self: Arc<Self>, call: ToolCall, turn: ToolTurn) -> ResponseItem {
+        if let Some(text) = self.agent(&call, &turn).await {
+            return call.output(truncate_output(&text, history_truncation()));
+        }
         let served = match self.mcp(&call, &turn).await {
             Some(output) => Some(output),
             None => self.dynamic(&call, &turn).await,
@@ -253,6 +257,21 @@ impl ToolRuntime {
             )
             .await,
         )
+    }
+
+    /// Serve a call of a multi-agent tool (in parallel with every other call: a wait must not
+    /// hold up the thread's commands); `None` when the call names none.
+    async fn agent(&self, call: &ToolCall, turn: &ToolTurn) -> Option<String> {
+        if !super::agent_tool::is_agent_call(call) {
+            return None;
+        }
+        let started = Instant::now();
+        let _guard = tokio::select! {
+            biased;
+            () = turn.cancel.cancelled() => return Some(aborted_text(&call.name, started)),
+            guard = self.lock(true) => guard,
+        };
+        super::agent_tool::handle(call, turn).await
     }
 
     /// Serve a call of a client-defined tool; `None` when the call names none (a built-in

@@ -165,6 +165,7 @@ impl Fixture {
             user_input: false,
             mcp: crate::mcp::McpPool::empty(),
             goals: Default::default(),
+            agents: None,
         }
     }
 

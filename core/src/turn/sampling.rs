@@ -117,11 +117,7 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
 /// with tools running, the resource tools, `tool_search` and the `<tools>` section.
 fn add_mcp_tools(ctx: &TurnContext, prompt: &mut Prompt) {
     let mcp = &ctx.tool_turn.mcp;
-    let deferred = if ctx.tool_search {
-        tool_search::deferred(mcp)
-    } else {
-        Vec::new()
-    };
+    let deferred = deferred_tools(ctx);
     let Some(section) = tool_search::section(&deferred) else {
         prompt.tools.extend(mcp_tool::specs(mcp));
         return;
@@ -129,6 +125,17 @@ fn add_mcp_tools(ctx: &TurnContext, prompt: &mut Prompt) {
     prompt.tools.extend(mcp_tool::resource_specs(mcp));
     prompt.tools.push(tool_search::spec());
     tool_search::insert_section(&mut prompt.input, section);
+}
+
+/// What `tool_search` searches in this turn: the MCP servers' tools and the multi-agent
+/// namespace, when tool search is on.
+fn deferred_tools(ctx: &TurnContext) -> Vec<tool_search::Deferred> {
+    if !ctx.tool_search {
+        return Vec::new();
+    }
+    let mut deferred = tool_search::deferred(&ctx.tool_turn.mcp);
+    deferred.extend(crate::tools::agent_tool::deferred(&ctx.tool_turn));
+    deferred
 }
 
 /// Stream one response. A complete tool call starts running at once; its output is recorded
@@ -353,7 +360,7 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
         } if ctx.tool_search && execution.as_deref() != Some("server") => {
             // A local search, done at once: the call and its output are recorded together,
             // so an interrupt never leaves one without the other (docs/mcp.md §4).
-            let deferred = tool_search::deferred(&ctx.tool_turn.mcp);
+            let deferred = deferred_tools(ctx);
             let output = tool_search::run(&deferred, call_id, arguments);
             ctx.shared.mark_produced();
             let mut history = ctx.history.lock();

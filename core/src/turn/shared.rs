@@ -28,6 +28,8 @@ pub struct TurnShared {
     pending: Mutex<VecDeque<PendingInput>>,
     steered: Notify,
     notes: Mutex<Vec<String>>,
+    /// Mail from the thread's agent tree, with whether it asks for a turn.
+    mail: Mutex<Vec<(crate::model::ResponseItem, bool)>>,
     produced: AtomicBool,
     items: OpenItems,
     last_agent_message: Mutex<Option<String>>,
@@ -40,9 +42,25 @@ impl TurnShared {
         self.steered.notify_one();
     }
 
-    /// Whether input is waiting.
+    /// Whether input is waiting (steered input, or mail that asks for a turn).
     pub fn has_pending(&self) -> bool {
-        !self.pending.lock().is_empty()
+        !self.pending.lock().is_empty() || self.mail.lock().iter().any(|(_, trigger)| *trigger)
+    }
+
+    /// Queue mail from the agent tree (docs/agents.md §5), recorded at the next step
+    /// boundary. Mail with `trigger` keeps the turn going until it is read.
+    pub fn push_mail(&self, item: crate::model::ResponseItem, trigger: bool) {
+        self.mail.lock().push((item, trigger));
+    }
+
+    /// Take the queued mail, in order.
+    pub fn take_mail(&self) -> Vec<crate::model::ResponseItem> {
+        self.mail.lock().drain(..).map(|(item, _)| item).collect()
+    }
+
+    /// Mail the turn did not read before it ended (the actor keeps it for the next turn).
+    pub fn unread_mail(&self) -> Vec<(crate::model::ResponseItem, bool)> {
+        std::mem::take(&mut *self.mail.lock())
     }
 
     /// Take all waiting input.

@@ -66,6 +66,9 @@ pub(crate) struct State {
     /// Replies served to every matching request without touching the queue
     /// ([`MockModel::set_standing_reply`]).
     pub(crate) standing: Vec<StandingReply>,
+    /// Replies each served once, to the first request its matcher accepts
+    /// ([`MockModel::push_when`]).
+    pub(crate) matched: Vec<StandingReply>,
 }
 
 /// A reply served to every model request `matches` accepts, before the queue is looked at.
@@ -113,6 +116,7 @@ impl MockModel {
                 disconnects: 0,
                 finished_streams: 0,
                 standing: Vec::new(),
+                matched: Vec::new(),
             }),
             version: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
@@ -143,6 +147,21 @@ impl MockModel {
     /// Queue several scripts.
     pub fn push_all(&self, scripts: impl IntoIterator<Item = Script>) {
         self.shared.update(|state| state.scripts.extend(scripts));
+    }
+
+    /// Queue `script` for the first model request `matches` accepts (before the plain
+    /// queue): how a test scripts several threads at once, e.g. a parent and its sub-agents,
+    /// told apart by their requests. Scripts with the same matcher are served in push order.
+    pub fn push_when(
+        &self,
+        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
+        script: Script,
+    ) {
+        let reply = StandingReply {
+            matches: Arc::new(matches),
+            script,
+        };
+        self.shared.update(|state| state.matched.push(reply));
     }
 
     /// Answer every model request that `matches` accepts with `script`, now and later, without

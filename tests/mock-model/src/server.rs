@@ -79,6 +79,10 @@ async fn handle(
     // A request the real API would reject does not consume a script.
     let script = shared.update(|state| {
         state.all_requests.push(request.clone());
+        if let Some(at) = state.matched.iter().position(|s| (s.matches)(&request)) {
+            state.requests.push(request);
+            return Ok(Some(state.matched.remove(at).script));
+        }
         if let Some(standing) = state.standing.iter().find(|s| (s.matches)(&request)) {
             return Ok(Some(standing.script.clone()));
         }

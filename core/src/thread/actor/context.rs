@@ -30,6 +30,7 @@ impl ThreadActor {
                 .and_then(|v| v.as_str().map(str::to_string)),
             prompt_cache_key: Some(self.thread.id.to_string()),
             output_schema: None,
+            headers: Vec::new(),
         }
     }
 

@@ -144,6 +144,7 @@ impl ThreadActor {
         // (`thread/goal/updated`), and an interrupt or failure pauses the goal.
         let goal_active = self.settle_goal(&active, status, quiet).await;
         let leftover = active.shared.take_pending();
+        self.mail_queue.extend(active.shared.unread_mail());
         if status == TurnStatus::Completed && active.kind != Some(NonSteerableTurnKind::Compact) {
             self.mark_unread(&turn.id).await;
         }
@@ -173,6 +174,10 @@ impl ThreadActor {
         // started one).
         if goal_active && status == TurnStatus::Completed {
             self.continue_goal().await;
+        }
+        // Mail that asks for a turn and arrived too late for this one starts the next.
+        if self.active.is_none() && status != TurnStatus::Interrupted {
+            self.start_mail_turn().await;
         }
     }
 

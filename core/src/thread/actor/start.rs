@@ -212,6 +212,10 @@ impl ThreadActor {
         let goal_usage = GoalTurnUsage::new(self.token_usage.clone());
         let cancel = CancellationToken::new();
         let shared = Arc::new(TurnShared::default());
+        // Mail that came while the thread was idle is read at the turn's first step.
+        for (item, trigger) in self.mail_queue.drain(..) {
+            shared.push_mail(item, trigger);
+        }
         let stream_max_retries = provider.stream_max_retries;
         let tool_search = self.services.config.features.tool_search
             && provider.wire_api == crate::model::WireApi::Responses;
@@ -231,9 +235,11 @@ impl ThreadActor {
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
             mcp: Arc::clone(&self.services.mcp),
             goals: self.goal_tools(&goal_usage),
+            agents: self.agent_caller(&turn_id, tool_search),
         };
         let mut step = self.step_prompt();
         step.output_schema = output_schema;
+        step.headers = self.agent_headers(&turn_id);
         step.tools = self.tools.specs(&tool_turn);
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
@@ -300,6 +306,55 @@ impl ThreadActor {
             user_interrupt: false,
             goal_usage,
         });
+    }
+}
+
+impl ThreadActor {
+    /// The headers a sub-agent's model requests carry, as the reference's (providers that
+    /// bill or trace by them see a familiar shape; docs/agents.md §7): none for a root.
+    fn agent_headers(&self, turn_id: &TurnId) -> Vec<(String, String)> {
+        let Some(parent) = &self.place.parent else {
+            return Vec::new();
+        };
+        let root = self.place.root.to_string();
+        let metadata = serde_json::json!({
+            "session_id": root,
+            "thread_id": self.thread.id.to_string(),
+            "turn_id": turn_id.to_string(),
+            "parent_thread_id": parent.to_string(),
+            "subagent_kind": "thread_spawn",
+            "thread_source": "subagent",
+            "agent_name": self.place.path.clone().unwrap_or_else(|| crate::agents::ROOT_PATH.to_string()),
+        });
+        vec![
+            ("x-openai-subagent".into(), "collab_spawn".into()),
+            ("session-id".into(), root),
+            ("thread-id".into(), self.thread.id.to_string()),
+            ("x-codex-turn-metadata".into(), metadata.to_string()),
+        ]
+    }
+
+    /// The calling agent a turn's multi-agent tools act for; `None` when they are off or the
+    /// daemon has not shared its manager (unit tests of the runtime).
+    fn agent_caller(
+        &self,
+        turn_id: &TurnId,
+        tool_search: bool,
+    ) -> Option<crate::agents::AgentCaller> {
+        let hub = &self.services.agents;
+        if hub.surface == crate::config::AgentSurface::Off || !hub.attached() {
+            return None;
+        }
+        Some(crate::agents::AgentCaller {
+            hub: Arc::clone(hub),
+            thread_id: self.thread.id.clone(),
+            turn_id: turn_id.clone(),
+            place: self.place.clone(),
+            settings: self.settings.clone(),
+            ephemeral: self.thread.ephemeral,
+            history: self.history.clone(),
+            tool_search,
+        })
     }
 }
 

@@ -1,0 +1,33 @@
+//! Sub-agents (docs/agents.md): a coordinating agent spawns, briefs, waits for, messages,
+//! interrupts and closes sub-agents, each a complete thread of its own (actor, turns,
+//! rollout). What the whole tree under one root shares — who may spawn, how many, how deep,
+//! what they are called, how they talk — is its control plane, one per root:
+//!
+//! - `hub`: [`Agents`], the daemon's trees, every loaded thread's mailbox, and a weak
+//!   reference back to the thread manager;
+//! - `control`: [`AgentControl`], one tree's registry and statuses, and the operations the
+//!   tools share (spawn, resume, close, interrupt);
+//! - `registry`: the four guards (count, depth, nickname, path) and the [`SpawnReservation`]
+//!   that gives a slot back on every failure path;
+//! - `names`: the nickname pool;
+//! - `mailbox`: how agents talk (a channel, a sequence number, a watch);
+//! - `sink`: [`AgentSink`], which watches a sub-agent's turns for its status and its parent;
+//! - `notify`, `status`: what the models are told.
+
+pub mod control;
+pub mod hub;
+pub mod mailbox;
+pub mod names;
+pub mod notify;
+pub mod registry;
+pub mod sink;
+pub mod status;
+
+pub use control::{
+    AgentCaller, AgentControl, ROOT_PATH, SpawnRequest, Spawned, TreePlace, last_agent_message,
+};
+pub use hub::{AgentMailbox, Agents, ChildSinks, spawn_parent};
+pub use mailbox::{Mail, Mailbox, MailboxReceiver, mailbox};
+pub use registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnRefusal, SpawnReservation};
+pub use sink::AgentSink;
+pub use status::AgentStatus;

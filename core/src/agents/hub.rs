@@ -1,0 +1,243 @@
+//! [`Agents`]: the daemon's multi-agent state, held in the threads' shared services — one
+//! [`AgentControl`] per root thread tree, every loaded thread's mailbox, and a weak reference
+//! back to the thread manager (so the trees never keep the manager alive).
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId};
+
+use super::control::AgentControl;
+use super::mailbox::Mailbox;
+use super::registry::{AgentLimits, AgentRecord};
+use crate::config::{AgentSurface, Config};
+use crate::events::SharedSink;
+use crate::model::ResponseItem;
+use crate::state::{ListQuery, StateDb};
+use crate::thread::ThreadManager;
+
+/// A sub-agent's mail: model items its thread records at its next step boundary.
+pub type AgentMailbox = Mailbox<ResponseItem>;
+
+/// Where a sub-agent's events go: the app-server gives a child the subscribers its parent
+/// has (docs/agents.md §4).
+pub trait ChildSinks: Send + Sync + 'static {
+    /// The sink of a child thread about to be loaded, subscribed by whoever subscribes to
+    /// `parent`.
+    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink;
+    /// A child was unloaded by the multi-agent tools (closed): tell its subscribers it is
+    /// `notLoaded` and forget them.
+    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> futures::future::BoxFuture<'a, ()>;
+}
+
+/// The daemon's multi-agent state.
+pub struct Agents {
+    /// Which tools the model gets.
+    pub surface: AgentSurface,
+    /// `[agents] default_subagent_model`.
+    pub default_subagent_model: Option<String>,
+    limits: AgentLimits,
+    manager: OnceLock<Weak<ThreadManager>>,
+    sinks: OnceLock<Arc<dyn ChildSinks>>,
+    state: Option<StateDb>,
+    trees: tokio::sync::Mutex<HashMap<ThreadId, Arc<AgentControl>>>,
+    mailboxes: Mutex<HashMap<ThreadId, AgentMailbox>>,
+    /// Sub-agent → its root, for every sub-agent seen since start.
+    roots: Mutex<HashMap<ThreadId, ThreadId>>,
+}
+
+impl std::fmt::Debug for Agents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agents")
+            .field("surface", &self.surface)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agents {
+    /// The multi-agent state of a daemon with this config.
+    pub fn new(config: &Config, state: Option<StateDb>) -> Agents {
+        let surface = config.features.agent_surface();
+        Agents {
+            surface,
+            default_subagent_model: config.agents.default_subagent_model.clone(),
+            limits: AgentLimits {
+                max_threads: config
+                    .agents
+                    .sub_agent_cap(surface, &config.features.multi_agent_v2),
+                max_depth: config.agents.max_depth,
+            },
+            manager: OnceLock::new(),
+            sinks: OnceLock::new(),
+            state,
+            trees: tokio::sync::Mutex::new(HashMap::new()),
+            mailboxes: Mutex::new(HashMap::new()),
+            roots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The limits every tree gets.
+    pub fn limits(&self) -> &AgentLimits {
+        &self.limits
+    }
+
+    /// Called once by the manager when it is shared: the trees reach it through this.
+    pub fn attach(&self, manager: Weak<ThreadManager>, sinks: Arc<dyn ChildSinks>) {
+        let _ = self.manager.set(manager);
+        let _ = self.sinks.set(sinks);
+    }
+
+    /// The manager, while the daemon runs; `None` before [`attach`](Agents::attach) (unit
+    /// tests of the runtime) or at shutdown.
+    pub fn manager(&self) -> Option<Arc<ThreadManager>> {
+        self.manager.get()?.upgrade()
+    }
+
+    /// The child sinks, once attached.
+    pub fn sinks(&self) -> Option<&Arc<dyn ChildSinks>> {
+        self.sinks.get()
+    }
+
+    /// Whether sub-agents can be spawned (a manager and child sinks are attached).
+    pub fn attached(&self) -> bool {
+        self.manager().is_some() && self.sinks.get().is_some()
+    }
+
+    /// Remember a loaded thread's mailbox.
+    pub fn register_mailbox(&self, thread: &ThreadId, mailbox: AgentMailbox) {
+        self.mailboxes.lock().insert(thread.clone(), mailbox);
+    }
+
+    /// Forget an unloaded thread's mailbox.
+    pub fn unregister_mailbox(&self, thread: &ThreadId) {
+        self.mailboxes.lock().remove(thread);
+    }
+
+    /// The mailbox of a loaded thread.
+    pub fn mailbox(&self, thread: &ThreadId) -> Option<AgentMailbox> {
+        self.mailboxes.lock().get(thread).cloned()
+    }
+
+    /// Remember the root of a sub-agent.
+    pub(super) fn remember_root(&self, child: &ThreadId, root: &ThreadId) {
+        self.roots.lock().insert(child.clone(), root.clone());
+    }
+
+    /// The root of a thread's tree: itself for a root; for a sub-agent, the end of its
+    /// chain of parents (known since start, else read from the state DB).
+    pub async fn root_of(&self, thread: &Thread) -> ThreadId {
+        let Some(mut parent) = spawn_parent(&thread.source) else {
+            return thread.id.clone();
+        };
+        if let Some(root) = self.roots.lock().get(&thread.id) {
+            return root.clone();
+        }
+        // A chain is at most `max_depth` long; the bound only guards against a cycle in a
+        // damaged index.
+        for _ in 0..=self.limits.max_depth.max(1) * 4 {
+            if let Some(root) = self.roots.lock().get(&parent) {
+                return root.clone();
+            }
+            let row = match &self.state {
+                Some(state) => state.get(&parent).await.ok().flatten(),
+                None => None,
+            };
+            match row.as_ref().and_then(|row| row.parent_thread_id()) {
+                Some(next) => parent = next.clone(),
+                None => break,
+            }
+        }
+        self.remember_root(&thread.id, &parent);
+        parent
+    }
+
+    /// The control plane of the tree under `root`, made (and, after a restart, filled from
+    /// the state DB: children come back cold) on first use.
+    pub async fn control(self: &Arc<Self>, root: &ThreadId) -> Arc<AgentControl> {
+        let mut trees = self.trees.lock().await;
+        if let Some(control) = trees.get(root) {
+            return control.clone();
+        }
+        let control = AgentControl::new(root.clone(), self.limits, Arc::downgrade(self));
+        for record in self.stored_children(root).await {
+            self.remember_root(&record.thread_id, root);
+            control.restore(record);
+        }
+        trees.insert(root.clone(), control.clone());
+        control
+    }
+
+    /// The control plane of a tree, if it was made.
+    pub async fn existing_control(&self, root: &ThreadId) -> Option<Arc<AgentControl>> {
+        self.trees.lock().await.get(root).cloned()
+    }
+
+    /// Forget a tree (its root was closed or archived).
+    pub async fn forget_tree(&self, root: &ThreadId) -> Option<Arc<AgentControl>> {
+        self.trees.lock().await.remove(root)
+    }
+
+    /// The stored sub-agents of a tree, parents before children.
+    async fn stored_children(&self, root: &ThreadId) -> Vec<AgentRecord> {
+        let Some(state) = &self.state else {
+            return Vec::new();
+        };
+        let mut records = Vec::new();
+        let mut cursor = None;
+        loop {
+            let query = ListQuery {
+                limit: crate::state::MAX_LIST_LIMIT,
+                cursor: cursor.take(),
+                direction: weft_protocol::SortDirection::Asc,
+                source_kinds: Some(vec!["subAgent".to_string()]),
+                lineage: Some(crate::state::Lineage::Ancestor(root.to_string())),
+                ..ListQuery::default()
+            };
+            let page = match state.list(&query).await {
+                Ok(page) => page,
+                Err(err) => {
+                    tracing::warn!(%root, %err, "cannot read the agent tree from the index");
+                    break;
+                }
+            };
+            for row in &page.rows {
+                if let SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+                    parent_thread_id,
+                    depth,
+                    agent_path,
+                    agent_nickname,
+                    agent_role,
+                }) = &row.source
+                {
+                    records.push(AgentRecord {
+                        thread_id: row.id.clone(),
+                        parent_thread_id: parent_thread_id.clone(),
+                        depth: u32::try_from(*depth).unwrap_or(1),
+                        path: agent_path.clone(),
+                        nickname: agent_nickname.clone().unwrap_or_default(),
+                        role: agent_role.clone(),
+                        closed: false,
+                    });
+                }
+            }
+            match page.next_cursor {
+                Some(next) if !page.rows.is_empty() => cursor = Some(next),
+                _ => break,
+            }
+        }
+        records.sort_by_key(|record| record.depth);
+        records
+    }
+}
+
+/// The spawning parent named by a thread's source.
+pub fn spawn_parent(source: &SessionSource) -> Option<ThreadId> {
+    match source {
+        SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+            parent_thread_id, ..
+        }) => Some(parent_thread_id.clone()),
+        _ => None,
+    }
+}

@@ -1,0 +1,244 @@
+//! The manager's side of sub-agents (docs/agents.md §4): creating a child thread, loading a
+//! cold one again, unloading one the tools closed, and giving every sub-agent's events to
+//! its tree (the [`AgentSink`] wrapper).
+
+use std::sync::Arc;
+
+use weft_protocol::{
+    SessionSource, SubAgentSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus,
+};
+
+use super::ThreadManager;
+use crate::agents::{AgentSink, AgentStatus, ChildSinks, TreePlace, spawn_parent};
+use crate::events::{SharedSink, ThreadEvent};
+use crate::model::ResponseItem;
+use crate::rollout::{RolloutRecord, RolloutWriter, SessionMeta};
+use crate::settings::ThreadSettings;
+use crate::state::ThreadRow;
+use crate::thread::error::CoreError;
+use crate::thread::handle::{Restored, ThreadHandle, ThreadSnapshot};
+use crate::thread::options::StartThreadOptions;
+use crate::time::{new_thread_id, now_secs};
+
+/// A sub-agent thread to create.
+#[derive(Debug, Clone)]
+pub struct ChildThread {
+    /// The spawning thread.
+    pub parent: ThreadId,
+    /// Its tree's root.
+    pub root: ThreadId,
+    /// The child's depth (the parent's + 1).
+    pub depth: u32,
+    /// Its agent path (v2).
+    pub path: Option<String>,
+    /// Its nickname.
+    pub nickname: String,
+    /// Its role.
+    pub role: Option<String>,
+    /// Its settings (the parent's, with the spawn's overrides).
+    pub settings: ThreadSettings,
+    /// Kept in memory only (the parent is ephemeral).
+    pub ephemeral: bool,
+    /// The history it starts with (a fork's).
+    pub history: Vec<ResponseItem>,
+}
+
+impl ThreadManager {
+    /// Share the manager with the multi-agent tools: they reach it through a weak reference,
+    /// and get each child's sink from `sinks` (the app-server's subscriptions).
+    pub fn attach_agents(self: &Arc<Self>, sinks: Arc<dyn ChildSinks>) {
+        self.services.agents.attach(Arc::downgrade(self), sinks);
+    }
+
+    /// Create a sub-agent's thread (persisted unless its parent is ephemeral), load it, and
+    /// announce it idle to its subscribers (`thread/status/changed`, as the reference: no
+    /// `thread/started`).
+    pub async fn spawn_child(
+        &self,
+        child: ChildThread,
+    ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
+        let sinks = self
+            .services
+            .agents
+            .sinks()
+            .cloned()
+            .ok_or(CoreError::Overloaded)?;
+        let id = new_thread_id();
+        let now = now_secs();
+        let settings = child.settings;
+        let mut thread = Thread {
+            id: id.clone(),
+            session_id: child.root.to_string(),
+            forked_from_id: None,
+            parent_thread_id: Some(child.parent.clone()),
+            preview: String::new(),
+            ephemeral: child.ephemeral,
+            section: None,
+            section_entered_at: None,
+            project_id: None,
+            history_mode: ThreadHistoryMode::default(),
+            model_provider: settings.model_provider.clone(),
+            model: Some(settings.model.clone()),
+            reasoning_effort: settings.reasoning_effort.clone(),
+            created_at: now,
+            updated_at: now,
+            recency_at: Some(now),
+            status: ThreadStatus::Idle,
+            path: None,
+            cwd: settings.cwd.display().to_string(),
+            cli_version: env!("CARGO_PKG_VERSION").to_string(),
+            originator: None,
+            source: SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+                parent_thread_id: child.parent.clone(),
+                depth: i32::try_from(child.depth).unwrap_or(i32::MAX),
+                agent_path: child.path.clone(),
+                agent_nickname: Some(child.nickname.clone()),
+                agent_role: child.role.clone(),
+            }),
+            thread_source: Some("subagent".to_string()),
+            agent_nickname: Some(child.nickname.clone()),
+            agent_role: child.role.clone(),
+            git_info: None,
+            name: None,
+            turns: Vec::new(),
+        };
+        let mut restored = Restored {
+            history: child.history,
+            ..Restored::default()
+        };
+        if !child.ephemeral {
+            let writer = RolloutWriter::create(
+                &self.services.config.home,
+                SessionMeta::new(&thread, &settings),
+            )
+            .await?;
+            for item in &restored.history {
+                writer.append(RolloutRecord::ResponseItem(item.clone()));
+            }
+            writer.flush(true).await?;
+            thread.path = Some(writer.path().display().to_string());
+            self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
+                .await;
+            restored.rollout = Some(writer);
+        }
+        let sink = sinks.child_sink(&child.parent, &id);
+        let (handle, snapshot) = self.load(thread, settings, sink.clone(), restored).await?;
+        sink.emit(&id, ThreadEvent::StatusChanged(ThreadStatus::Idle))
+            .await;
+        Ok((handle, snapshot))
+    }
+
+    /// Load a cold sub-agent again (its tree's tools need it), with its parent's subscribers.
+    pub async fn resume_child(
+        &self,
+        id: &ThreadId,
+        parent: &ThreadId,
+    ) -> Result<ThreadHandle, CoreError> {
+        let sinks = self
+            .services
+            .agents
+            .sinks()
+            .cloned()
+            .ok_or(CoreError::Overloaded)?;
+        let sink = sinks.child_sink(parent, id);
+        let (handle, _, warm) = self
+            .resume_thread(id, StartThreadOptions::default(), sink.clone(), |_| {})
+            .await?;
+        if !warm {
+            sink.emit(id, ThreadEvent::StatusChanged(ThreadStatus::Idle))
+                .await;
+        }
+        Ok(handle)
+    }
+
+    /// Unload a sub-agent the tools closed and tell the app-server (its subscribers see it
+    /// `notLoaded`). Returns whether it was loaded.
+    pub async fn unload_child(&self, id: &ThreadId) -> bool {
+        if !self.unload(id).await {
+            return false;
+        }
+        if let Some(sinks) = self.services.agents.sinks() {
+            sinks.child_unloaded(id).await;
+        }
+        true
+    }
+
+    /// Close a root's tree: every loaded sub-agent under it is unloaded (a running turn is
+    /// interrupted). Returns the ids unloaded.
+    pub async fn close_tree(&self, root: &ThreadId) -> Vec<ThreadId> {
+        let agents = &self.services.agents;
+        let Some(control) = agents.forget_tree(root).await else {
+            return Vec::new();
+        };
+        let mut closed = Vec::new();
+        let mut records = control.registry().agents();
+        records.sort_by_key(|record| std::cmp::Reverse(record.depth));
+        for record in records {
+            if self.unload_child(&record.thread_id).await {
+                closed.push(record.thread_id);
+            }
+        }
+        closed
+    }
+
+    /// Where a thread about to be loaded stands in its tree, and its sink: a sub-agent's
+    /// events also go to its tree (its status, its parent's notification).
+    pub(super) async fn place(
+        &self,
+        thread: &Thread,
+        last_turn: Option<&weft_protocol::Turn>,
+        sink: SharedSink,
+    ) -> (TreePlace, SharedSink) {
+        let agents = &self.services.agents;
+        let Some(parent) = spawn_parent(&thread.source) else {
+            return (TreePlace::root(&thread.id), sink);
+        };
+        let (depth, path) = match &thread.source {
+            SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+                depth, agent_path, ..
+            }) => (u32::try_from(*depth).unwrap_or(1), agent_path.clone()),
+            _ => (1, None),
+        };
+        let root = agents.root_of(thread).await;
+        let place = TreePlace {
+            root: root.clone(),
+            depth,
+            path,
+            parent: Some(parent.clone()),
+        };
+        let control = agents.control(&root).await;
+        let status = match last_turn {
+            Some(turn) => AgentStatus::after_turn(turn, crate::agents::last_agent_message(turn)),
+            None => AgentStatus::PendingInit,
+        };
+        control.init_status(&thread.id, status);
+        let parent_name = match spawn_parent_place(&parent, &root, &control) {
+            Some(name) => name,
+            None => parent.to_string(),
+        };
+        let sink = AgentSink::wrap(
+            sink,
+            control,
+            agents,
+            parent,
+            place.name(&thread.id),
+            parent_name,
+        );
+        (place, sink)
+    }
+}
+
+/// The parent's name as a child addresses it: `/root`, a sub-agent's path, or its id.
+fn spawn_parent_place(
+    parent: &ThreadId,
+    root: &ThreadId,
+    control: &crate::agents::AgentControl,
+) -> Option<String> {
+    if parent == root {
+        return Some(crate::agents::ROOT_PATH.to_string());
+    }
+    control
+        .registry()
+        .get(parent)
+        .and_then(|record| record.path)
+}

@@ -1,0 +1,223 @@
+//! The multi-agent tools (docs/agents.md §6): v1's `multi_agent_v1` namespace, served on the
+//! tree's control plane ([`crate::agents`]). Each call shows to clients as a
+//! `collabAgentToolCall` item; the model gets the reference's JSON outputs and error texts.
+
+mod specs;
+mod v1;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use weft_protocol::{
+    CollabAgentState, CollabAgentTool, CollabAgentToolCallItem, CollabAgentToolCallStatus, ItemId,
+    ThreadId, ThreadItem, UserInput,
+};
+
+pub use specs::{NAMESPACE_DESCRIPTION, V1_NAMESPACE, V2_NAMESPACE, namespace, v1_tools};
+
+use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::tool_search::Deferred;
+use crate::agents::AgentCaller;
+use crate::config::AgentSurface;
+
+/// Which of the caller's tools a call names: `(namespace, tool)`, from a namespaced call or
+/// (Chat Completions) the flat `<namespace>__<tool>`.
+fn named(call: &ToolCall) -> Option<(&str, &str)> {
+    match call.namespace.as_deref() {
+        Some(namespace) => Some((namespace, call.name.as_str())),
+        None => call
+            .name
+            .split_once(super::dynamic_tool::FLAT_SEPARATOR)
+            .filter(|(namespace, _)| [V1_NAMESPACE, V2_NAMESPACE].contains(namespace)),
+    }
+}
+
+/// Whether a call names a multi-agent namespace (offered or not).
+pub fn is_agent_call(call: &ToolCall) -> bool {
+    matches!(call.input, ToolInput::Function(_)) && named(call).is_some()
+}
+
+/// The tools a turn offers inline: the caller's namespace, unless its tools are deferred
+/// behind `tool_search` or it may not spawn (past the depth limit no tool is offered).
+pub fn inline_specs(turn: &ToolTurn) -> Vec<Value> {
+    match offered(turn) {
+        Some((V1_NAMESPACE, caller)) if !caller.tool_search => {
+            vec![namespace(V1_NAMESPACE, &v1_tools())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The namespace `tool_search` searches for this turn, when the tools are deferred.
+pub fn deferred(turn: &ToolTurn) -> Option<Deferred> {
+    match offered(turn) {
+        Some((V1_NAMESPACE, caller)) if caller.tool_search => Some(Deferred {
+            namespace: V1_NAMESPACE.to_string(),
+            server: V1_NAMESPACE.to_string(),
+            description: NAMESPACE_DESCRIPTION.to_string(),
+            tools: v1_tools(),
+        }),
+        _ => None,
+    }
+}
+
+/// The namespace the turn may use, and its caller.
+fn offered(turn: &ToolTurn) -> Option<(&'static str, &AgentCaller)> {
+    let caller = turn.agents.as_ref()?;
+    match caller.hub.surface {
+        AgentSurface::V1 if caller.can_spawn() => Some((V1_NAMESPACE, caller)),
+        _ => None,
+    }
+}
+
+/// Serve a call of a multi-agent tool; `None` when the call names none. A call of a
+/// namespace the turn does not offer is answered as the reference does
+/// (`unsupported call: <namespace><tool>`).
+pub async fn handle(call: &ToolCall, turn: &ToolTurn) -> Option<String> {
+    let (namespace, tool) = named(call)?;
+    let ToolInput::Function(arguments) = &call.input else {
+        return None;
+    };
+    let Some((offered_namespace, caller)) = offered(turn) else {
+        return Some(format!("unsupported call: {namespace}{tool}"));
+    };
+    if offered_namespace != namespace {
+        return Some(format!("unsupported call: {namespace}{tool}"));
+    }
+    let args: Value = match serde_json::from_str(arguments) {
+        Ok(args @ Value::Object(_)) => args,
+        Ok(_) => return Some("failed to parse function arguments: expected an object".into()),
+        Err(err) => return Some(format!("failed to parse function arguments: {err}")),
+    };
+    let call = Call {
+        turn,
+        caller,
+        call_id: &call.call_id,
+        args: &args,
+    };
+    Some(match tool {
+        "spawn_agent" => v1::spawn(&call).await,
+        "send_input" => v1::send_input(&call).await,
+        "wait_agent" => v1::wait(&call).await,
+        "close_agent" => v1::close(&call).await,
+        "resume_agent" => v1::resume(&call).await,
+        _ => format!("unsupported call: {namespace}{tool}"),
+    })
+}
+
+/// One call: its turn, its caller and its arguments.
+pub(crate) struct Call<'a> {
+    pub turn: &'a ToolTurn,
+    pub caller: &'a AgentCaller,
+    pub call_id: &'a str,
+    pub args: &'a Value,
+}
+
+impl Call<'_> {
+    /// A string argument.
+    pub fn text(&self, key: &str) -> Option<String> {
+        self.args
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
+    /// A boolean argument (false when absent).
+    pub fn flag(&self, key: &str) -> bool {
+        self.args.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// The `collabAgentToolCall` item of this call.
+    pub fn item(&self, tool: CollabAgentTool) -> CollabAgentToolCallItem {
+        CollabAgentToolCallItem {
+            id: ItemId::from(self.call_id.to_string()),
+            tool,
+            status: CollabAgentToolCallStatus::InProgress,
+            sender_thread_id: self.caller.thread_id.clone(),
+            receiver_thread_ids: Vec::new(),
+            prompt: None,
+            model: None,
+            reasoning_effort: None,
+            agents_states: BTreeMap::new(),
+        }
+    }
+
+    /// `item/started`.
+    pub async fn started(&self, item: &CollabAgentToolCallItem) {
+        let mut wire = ThreadItem::new(item.clone());
+        wire.started_at_ms = Some(crate::time::now_ms());
+        self.turn.item_started(wire).await;
+    }
+
+    /// `item/completed`, with `status`.
+    pub async fn completed(
+        &self,
+        mut item: CollabAgentToolCallItem,
+        status: CollabAgentToolCallStatus,
+    ) {
+        item.status = status;
+        let mut wire = ThreadItem::new(item);
+        wire.completed_at_ms = Some(crate::time::now_ms());
+        self.turn.item_completed(wire).await;
+    }
+}
+
+/// The input of `message` or `items` (text, image, local_image parts); `Err` is the text for
+/// the model.
+pub(crate) fn input_of(call: &Call<'_>) -> Result<Vec<UserInput>, String> {
+    let mut input = Vec::new();
+    if let Some(message) = call.text("message")
+        && !message.trim().is_empty()
+    {
+        input.push(UserInput::text(message));
+    }
+    if let Some(items) = call.args.get("items").and_then(Value::as_array) {
+        for part in items {
+            let field = |key: &str| part.get(key).and_then(Value::as_str).map(str::to_string);
+            match field("type").as_deref() {
+                Some("text") => input.push(UserInput::text(field("text").unwrap_or_default())),
+                Some("image") => input.push(UserInput::Image {
+                    url: Some(field("image_url").ok_or("an image item needs image_url")?),
+                    file_id: None,
+                    detail: None,
+                }),
+                Some("local_image") => input.push(UserInput::LocalImage {
+                    path: field("path").ok_or("a local_image item needs path")?,
+                    detail: None,
+                }),
+                Some(other) => return Err(format!("unsupported input item type: {other}")),
+                None => return Err("an input item needs a type".into()),
+            }
+        }
+    }
+    if input.is_empty() {
+        return Err("message must not be empty".into());
+    }
+    Ok(input)
+}
+
+/// The text of an input, for the item's `prompt`.
+pub(crate) fn prompt_of(input: &[UserInput]) -> Option<String> {
+    let text: Vec<&str> = input
+        .iter()
+        .filter_map(|part| match part {
+            UserInput::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
+}
+
+/// A target id, or the model's error text.
+pub(crate) fn agent_id(text: Option<String>, key: &str) -> Result<ThreadId, String> {
+    let text = text.ok_or_else(|| format!("missing field `{key}`"))?;
+    let id = text.trim();
+    uuid::Uuid::parse_str(id)
+        .map(|_| ThreadId::from(id))
+        .map_err(|_| format!("invalid agent id: {text}"))
+}
+
+/// One agent's state for an item.
+pub(crate) fn state_of(status: &crate::agents::AgentStatus) -> CollabAgentState {
+    status.to_wire()
+}

@@ -1,0 +1,128 @@
+//! Issue 14, sub-agents (docs/agents.md): the v1 multi-agent tools end to end. The mock model
+//! scripts the parent and each child separately, told apart by their requests (a child's
+//! carry `x-openai-subagent`, and its task text). Shapes and texts follow the reference's
+//! `collab_v1_*` scenarios.
+
+mod v1;
+
+use serde_json::{Value, json};
+use weft_mock_model::{RecordedRequest, Reply};
+use weft_test_support::{Client, Transport};
+
+pub use crate::tools::{completed_item, item_event, namespaced_call, output_of};
+pub use crate::turns::{Harness, Setup, read_through, str_at};
+
+/// A harness whose client is experimental (`thread/list`'s lineage filters), with `config`.
+pub async fn harness(transport: Transport, config: &str) -> Harness {
+    Harness::start(
+        Setup::new(transport)
+            .init_params(
+                json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
+                                "capabilities": {"experimentalApi": true}}),
+            )
+            .config(config),
+    )
+    .await
+}
+
+/// Whether a model request is a sub-agent's.
+pub fn is_child(request: &RecordedRequest) -> bool {
+    request.header("x-openai-subagent") == Some("collab_spawn")
+}
+
+/// Whether a model request is a sub-agent's and its input mentions `text`.
+pub fn child_with(request: &RecordedRequest, text: &str) -> bool {
+    is_child(request)
+        && request
+            .input()
+            .iter()
+            .any(|item| item.to_string().contains(text))
+}
+
+/// Queue a reply for the parent (a request that is not a sub-agent's).
+pub fn parent_says(h: &Harness, reply: Reply) {
+    h.mock.push_when(|r| !is_child(r), reply.render(h.wire_api));
+}
+
+/// Queue a reply for the sub-agent whose input mentions `text`.
+pub fn child_says(h: &Harness, text: &'static str, reply: Reply) {
+    h.mock
+        .push_when(move |r| child_with(r, text), reply.render(h.wire_api));
+}
+
+/// A parent reply calling a v1 tool.
+pub fn v1_call(call_id: &str, tool: &str, arguments: Value) -> Reply {
+    namespaced_call(call_id, "multi_agent_v1", tool, &arguments.to_string())
+}
+
+/// `turn/start` on `thread` and every message through that thread's `turn/completed`
+/// (other threads' messages included, in arrival order).
+pub async fn run_parent_turn(client: &mut Client, thread: &str, text: &str) -> Vec<Value> {
+    client
+        .send_request(
+            "turn/start",
+            json!({"threadId": thread, "input": [{"type": "text", "text": text}]}),
+        )
+        .await;
+    read_through_turn_of(client, thread).await
+}
+
+/// Every message through `thread`'s next `turn/completed`.
+pub async fn read_through_turn_of(client: &mut Client, thread: &str) -> Vec<Value> {
+    let thread = thread.to_string();
+    read_through(client, move |m| {
+        m["method"] == "turn/completed" && m["params"]["threadId"] == thread.as_str()
+    })
+    .await
+}
+
+/// The first of `seen` matching `pred`, else the next message that does.
+pub async fn seen_or_wait(
+    client: &mut Client,
+    seen: &[Value],
+    what: &str,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
+    match seen.iter().find(|m| pred(m)) {
+        Some(found) => found.clone(),
+        None => client.wait_for(what, pred).await,
+    }
+}
+
+/// `thread`'s `turn/completed` (a sub-agent's), among `seen` or still to come.
+pub async fn wait_turn_completed(client: &mut Client, seen: &[Value], thread: &str) -> Value {
+    seen_or_wait(client, seen, &format!("turn/completed of {thread}"), |m| {
+        m["method"] == "turn/completed" && m["params"]["threadId"] == thread
+    })
+    .await
+}
+
+/// The model output of `call_id` in the parent's requests, parsed as JSON when it is.
+pub fn parent_output(h: &Harness, call_id: &str) -> Value {
+    let request = h
+        .mock
+        .requests()
+        .into_iter()
+        .find(|r| !is_child(r) && r.tool_output(call_id).is_some())
+        .unwrap_or_else(|| panic!("no parent request with the output of {call_id}"));
+    let text = output_of(&request, call_id);
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+/// The first request of the sub-agent whose input mentions `text`.
+pub fn first_child_request(h: &Harness, text: &str) -> RecordedRequest {
+    h.mock
+        .requests()
+        .into_iter()
+        .find(|r| child_with(r, text))
+        .unwrap_or_else(|| panic!("no sub-agent request mentioning {text:?}"))
+}
+
+/// The names of the tools a request offers (a namespace's name for a namespace).
+pub fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request
+        .tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
