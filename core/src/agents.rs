@@ -19,6 +19,7 @@ pub mod hub;
 pub mod mailbox;
 pub mod names;
 pub mod notify;
+pub mod prompts;
 pub mod registry;
 pub mod sink;
 pub mod status;
@@ -26,7 +27,7 @@ pub mod status;
 pub use control::{
     AgentCaller, AgentControl, ROOT_PATH, SpawnRequest, Spawned, TreePlace, last_agent_message,
 };
-pub use hub::{AgentMailbox, Agents, ChildSinks, spawn_parent};
+pub use hub::{AgentMail, AgentMailbox, Agents, ChildSinks, spawn_parent};
 pub use mailbox::{Mail, Mailbox, MailboxReceiver, mailbox};
 pub use registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnRefusal, SpawnReservation};
 pub use sink::AgentSink;

@@ -4,6 +4,7 @@
 //! `collab_v1_*` scenarios.
 
 mod v1;
+mod v2;
 
 use serde_json::{Value, json};
 use weft_mock_model::{RecordedRequest, Reply};

@@ -17,8 +17,28 @@ use crate::model::ResponseItem;
 use crate::state::{ListQuery, StateDb};
 use crate::thread::ThreadManager;
 
-/// A sub-agent's mail: model items its thread records at its next step boundary.
-pub type AgentMailbox = Mailbox<ResponseItem>;
+/// One mail between the agents of a tree.
+#[derive(Debug, Clone)]
+pub struct AgentMail {
+    /// What the receiving model is told, recorded at its next step boundary.
+    pub item: ResponseItem,
+    /// What the receiver's clients are shown, in its running turn (v2's `subAgentActivity`
+    /// `completed`); dropped when no turn runs.
+    pub activity: Option<weft_protocol::SubAgentActivityItem>,
+}
+
+impl AgentMail {
+    /// Mail with no client item.
+    pub fn model(item: ResponseItem) -> AgentMail {
+        AgentMail {
+            item,
+            activity: None,
+        }
+    }
+}
+
+/// An agent's mailbox.
+pub type AgentMailbox = Mailbox<AgentMail>;
 
 /// Where a sub-agent's events go: the app-server gives a child the subscribers its parent
 /// has (docs/agents.md §4).
@@ -45,6 +65,8 @@ pub struct Agents {
     mailboxes: Mutex<HashMap<ThreadId, AgentMailbox>>,
     /// Sub-agent → its root, for every sub-agent seen since start.
     roots: Mutex<HashMap<ThreadId, ThreadId>>,
+    /// v2 `wait_agent`: the last mail sequence number a wait of each thread returned on.
+    pub wait_marks: Mutex<HashMap<ThreadId, u64>>,
 }
 
 impl std::fmt::Debug for Agents {
@@ -75,6 +97,7 @@ impl Agents {
             trees: tokio::sync::Mutex::new(HashMap::new()),
             mailboxes: Mutex::new(HashMap::new()),
             roots: Mutex::new(HashMap::new()),
+            wait_marks: Mutex::new(HashMap::new()),
         }
     }
 

@@ -24,6 +24,37 @@ pub fn final_answer(agent: &str, parent: &str, status: &AgentStatus) -> Response
     agent_message(agent, parent, "FINAL_ANSWER", &payload)
 }
 
+/// v2: the `subAgentActivity` item a finished child turn adds to its parent's turn.
+pub fn completed_activity(
+    agent: &weft_protocol::ThreadId,
+    path: &str,
+    turn: &weft_protocol::TurnId,
+) -> weft_protocol::SubAgentActivityItem {
+    activity(
+        format!("subagent-completed-{turn}"),
+        weft_protocol::SubAgentActivityKind::Completed,
+        agent,
+        path,
+    )
+}
+
+/// A `subAgentActivity` item (no model or effort: those are only for `started`).
+pub fn activity(
+    id: String,
+    kind: weft_protocol::SubAgentActivityKind,
+    agent: &weft_protocol::ThreadId,
+    path: &str,
+) -> weft_protocol::SubAgentActivityItem {
+    weft_protocol::SubAgentActivityItem {
+        id: weft_protocol::ItemId::from(id),
+        kind,
+        agent_thread_id: agent.clone(),
+        agent_path: path.to_string(),
+        model: None,
+        reasoning_effort: None,
+    }
+}
+
 /// An `agent_message` item: `Message Type`, recipient, sender and payload, as the model
 /// reads them.
 pub fn agent_message(author: &str, recipient: &str, kind: &str, payload: &str) -> ResponseItem {

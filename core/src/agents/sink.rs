@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use weft_protocol::{ThreadId, ThreadItemDetails};
 
 use super::control::AgentControl;
-use super::hub::Agents;
+use super::hub::{AgentMail, Agents};
 use super::notify;
 use super::status::AgentStatus;
 use crate::config::AgentSurface;
@@ -65,24 +65,32 @@ impl AgentSink {
             ThreadEvent::TurnCompleted(turn) => {
                 let last = self.last_message.lock().take();
                 let status = AgentStatus::after_turn(turn, last);
-                self.control.set_status(thread, status.clone());
-                let Some(hub) = self.hub.upgrade() else {
-                    return;
-                };
-                let Some(mailbox) = hub.mailbox(&self.parent) else {
-                    tracing::debug!(agent = %thread, parent = %self.parent, "the parent is not loaded: its notification is dropped");
-                    return;
-                };
-                let item = match hub.surface {
-                    AgentSurface::V2 => {
-                        notify::final_answer(&self.name, &self.parent_name, &status)
-                    }
-                    _ => notify::subagent_notification(&self.name, &status),
-                };
-                mailbox.send(item, false);
+                // The parent's mail goes first, so whoever the status wakes finds it.
+                self.notify_parent(thread, &turn.id, &status);
+                self.control.set_status(thread, status);
             }
             _ => {}
         }
+    }
+
+    /// Tell the parent how the turn ended (dropped when the parent is not loaded: it reads
+    /// the child's status when it next asks).
+    fn notify_parent(&self, thread: &ThreadId, turn: &weft_protocol::TurnId, status: &AgentStatus) {
+        let Some(hub) = self.hub.upgrade() else {
+            return;
+        };
+        let Some(mailbox) = hub.mailbox(&self.parent) else {
+            tracing::debug!(agent = %thread, parent = %self.parent, "the parent is not loaded: its notification is dropped");
+            return;
+        };
+        let mail = match hub.surface {
+            AgentSurface::V2 => AgentMail {
+                item: notify::final_answer(&self.name, &self.parent_name, status),
+                activity: Some(notify::completed_activity(thread, &self.name, turn)),
+            },
+            _ => AgentMail::model(notify::subagent_notification(&self.name, status)),
+        };
+        mailbox.send(mail, false);
     }
 }
 

@@ -88,7 +88,7 @@ pub struct ThreadActor {
     /// Where the thread stands in its agent tree (docs/agents.md).
     place: crate::agents::TreePlace,
     /// Mail from the thread's agent tree.
-    inbox: crate::agents::MailboxReceiver<crate::model::ResponseItem>,
+    inbox: crate::agents::MailboxReceiver<crate::agents::AgentMail>,
     /// Mail received while idle that no turn has read yet, with whether it asks for one.
     mail_queue: Vec<(crate::model::ResponseItem, bool)>,
 }
@@ -173,6 +173,10 @@ impl ThreadActor {
                         self.abort_active(TurnEnd::Interrupted).await;
                     }
                     let _ = reply.send(running);
+                }
+                Op::DeliverMail { reply } => {
+                    self.deliver_mail().await;
+                    let _ = reply.send(());
                 }
                 Op::Snapshot { reply } => {
                     let _ = reply.send(self.snapshot());

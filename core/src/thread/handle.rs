@@ -144,6 +144,12 @@ pub enum Op {
         /// Whether a turn was running.
         reply: oneshot::Sender<bool>,
     },
+    /// Hand the mail that has arrived to the running turn now (a v2 `wait_agent` that saw it
+    /// arrive returns only once its turn will read it).
+    DeliverMail {
+        /// Answered once it is handed over.
+        reply: oneshot::Sender<()>,
+    },
     /// A snapshot of the thread (for responses).
     Snapshot {
         /// The answer.
@@ -288,6 +294,14 @@ impl ThreadHandle {
             return false;
         }
         rx.await.unwrap_or(false)
+    }
+
+    /// Hand the thread's arrived mail to its running turn ([`Op::DeliverMail`]).
+    pub async fn deliver_mail(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.send(Op::DeliverMail { reply: tx }).await.is_ok() {
+            let _ = rx.await;
+        }
     }
 
     /// Stop the actor (interrupting any running turn) and wait for it.

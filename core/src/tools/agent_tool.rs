@@ -1,9 +1,11 @@
-//! The multi-agent tools (docs/agents.md §6): v1's `multi_agent_v1` namespace, served on the
-//! tree's control plane ([`crate::agents`]). Each call shows to clients as a
-//! `collabAgentToolCall` item; the model gets the reference's JSON outputs and error texts.
+//! The multi-agent tools (docs/agents.md §6): v1's `multi_agent_v1` namespace and v2's
+//! `collaboration`, both served on the tree's control plane ([`crate::agents`]). v1 calls show
+//! to clients as `collabAgentToolCall` items, v2's as `subAgentActivity` (its `wait_agent` as
+//! a `collabAgentToolCall`); the models get the reference's JSON outputs and error texts.
 
 mod specs;
 mod v1;
+mod v2;
 
 use std::collections::BTreeMap;
 
@@ -13,7 +15,7 @@ use weft_protocol::{
     ThreadId, ThreadItem, UserInput,
 };
 
-pub use specs::{NAMESPACE_DESCRIPTION, V1_NAMESPACE, V2_NAMESPACE, namespace, v1_tools};
+pub use specs::{NAMESPACE_DESCRIPTION, V1_NAMESPACE, V2_NAMESPACE, namespace, v1_tools, v2_tools};
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
 use super::tool_search::Deferred;
@@ -44,6 +46,8 @@ pub fn inline_specs(turn: &ToolTurn) -> Vec<Value> {
         Some((V1_NAMESPACE, caller)) if !caller.tool_search => {
             vec![namespace(V1_NAMESPACE, &v1_tools())]
         }
+        // v2's tools are always inline, as in the reference.
+        Some((V2_NAMESPACE, _)) => vec![namespace(V2_NAMESPACE, &v2_tools())],
         _ => Vec::new(),
     }
 }
@@ -66,6 +70,9 @@ fn offered(turn: &ToolTurn) -> Option<(&'static str, &AgentCaller)> {
     let caller = turn.agents.as_ref()?;
     match caller.hub.surface {
         AgentSurface::V1 if caller.can_spawn() => Some((V1_NAMESPACE, caller)),
+        // Only the root of a v2 tree has the tools (its members get none, as in the
+        // reference, whatever `max_depth` says).
+        AgentSurface::V2 if caller.place.parent.is_none() => Some((V2_NAMESPACE, caller)),
         _ => None,
     }
 }
@@ -95,12 +102,18 @@ pub async fn handle(call: &ToolCall, turn: &ToolTurn) -> Option<String> {
         call_id: &call.call_id,
         args: &args,
     };
-    Some(match tool {
-        "spawn_agent" => v1::spawn(&call).await,
-        "send_input" => v1::send_input(&call).await,
-        "wait_agent" => v1::wait(&call).await,
-        "close_agent" => v1::close(&call).await,
-        "resume_agent" => v1::resume(&call).await,
+    Some(match (namespace, tool) {
+        (V1_NAMESPACE, "spawn_agent") => v1::spawn(&call).await,
+        (V1_NAMESPACE, "send_input") => v1::send_input(&call).await,
+        (V1_NAMESPACE, "wait_agent") => v1::wait(&call).await,
+        (V1_NAMESPACE, "close_agent") => v1::close(&call).await,
+        (V1_NAMESPACE, "resume_agent") => v1::resume(&call).await,
+        (V2_NAMESPACE, "spawn_agent") => v2::spawn(&call).await,
+        (V2_NAMESPACE, "send_message") => v2::message(&call, false).await,
+        (V2_NAMESPACE, "followup_task") => v2::message(&call, true).await,
+        (V2_NAMESPACE, "wait_agent") => v2::wait(&call).await,
+        (V2_NAMESPACE, "list_agents") => v2::list(&call).await,
+        (V2_NAMESPACE, "interrupt_agent") => v2::interrupt(&call).await,
         _ => format!("unsupported call: {namespace}{tool}"),
     })
 }

@@ -246,6 +246,22 @@ impl MockModel {
         Ok(self.requests())
     }
 
+    /// Wait until a model request matching `pred` was seen; returns it.
+    pub async fn wait_for_request(
+        &self,
+        what: &str,
+        pred: impl Fn(&RecordedRequest) -> bool,
+        timeout: Duration,
+    ) -> anyhow::Result<RecordedRequest> {
+        self.wait_until(timeout, |state| state.requests.iter().any(&pred))
+            .await
+            .map_err(|_| anyhow::anyhow!("timed out after {timeout:?} waiting for {what}"))?;
+        self.requests()
+            .into_iter()
+            .find(|request| pred(request))
+            .ok_or_else(|| anyhow::anyhow!("{what} was seen but is gone"))
+    }
+
     /// Wait until the client closed a streamed response before the mock finished sending it
     /// (at least once since start).
     pub async fn wait_for_disconnect(&self, timeout: Duration) -> anyhow::Result<()> {

@@ -53,6 +53,9 @@ impl ThreadActor {
                     text,
                 }]));
             }
+            for item in self.team_messages() {
+                history.record(item);
+            }
         }
         // The collaboration mode, whenever its text differs from the last one the model saw
         // (docs/protocol.md §7.25).
@@ -78,6 +81,21 @@ impl ThreadActor {
             }]));
         }
         self.last_environment = Some(environment);
+    }
+
+    /// A v2 team's developer messages (docs/agents.md §6.2): the root's, or a fresh member's
+    /// (a forked member got its own with its inherited history).
+    fn team_messages(&self) -> Vec<ResponseItem> {
+        let agents = &self.services.agents;
+        if agents.surface != crate::config::AgentSurface::V2 || !agents.attached() {
+            return Vec::new();
+        }
+        match &self.place.parent {
+            None => crate::agents::prompts::root_messages(
+                agents.limits().max_threads.map(|children| children + 1),
+            ),
+            Some(_) => crate::agents::prompts::member_messages(),
+        }
     }
 
     pub(super) fn environment(&self) -> EnvironmentContext {

@@ -2,10 +2,11 @@
 //! step boundary; an idle thread keeps it for its next turn, or starts one at once when a mail
 //! asks for it (`trigger_turn`).
 
-use weft_protocol::Turn;
+use weft_protocol::{ThreadItem, Turn};
 
 use super::ThreadActor;
 use super::start::TaskKind;
+use crate::events::ThreadEvent;
 use crate::time::{new_item_id, new_turn_id};
 use crate::turn::PendingInput;
 
@@ -15,12 +16,33 @@ impl ThreadActor {
         if !self.inbox.has_pending() {
             return;
         }
+        let mut activities = Vec::new();
         for mail in self.inbox.take_all() {
-            self.mail_queue.push((mail.body, mail.trigger_turn));
+            activities.extend(mail.body.activity);
+            self.mail_queue.push((mail.body.item, mail.trigger_turn));
         }
         if let Some(active) = &self.active {
             for (item, trigger) in self.mail_queue.drain(..) {
                 active.shared.push_mail(item, trigger);
+            }
+            // The clients see what the mail says in the running turn (v2's
+            // `subAgentActivity`); with no turn running there is none to show it in.
+            let turn_id = active.turn_id.clone();
+            for activity in activities {
+                let now = crate::time::now_ms();
+                let mut item = ThreadItem::new(activity);
+                item.started_at_ms = Some(now);
+                self.emit(ThreadEvent::ItemStarted {
+                    turn_id: turn_id.clone(),
+                    item: item.clone(),
+                })
+                .await;
+                item.completed_at_ms = Some(now);
+                self.emit(ThreadEvent::ItemCompleted {
+                    turn_id: turn_id.clone(),
+                    item,
+                })
+                .await;
             }
             return;
         }

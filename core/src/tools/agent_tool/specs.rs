@@ -114,6 +114,74 @@ pub fn v1_tools() -> Vec<Value> {
     ]
 }
 
+/// v2: `spawn_agent`, `send_message`, `followup_task`, `wait_agent`, `list_agents`,
+/// `interrupt_agent`.
+pub fn v2_tools() -> Vec<Value> {
+    let text = |what: &str| json!({ "type": "string", "description": what });
+    let target = |what: &str| {
+        text(&format!(
+            "The agent {what}: its task name (`worker_a`), its full path (`/root/worker_a`) or its id."
+        ))
+    };
+    let message = |properties: Value| json!({"type": "object", "properties": properties, "required": ["target", "message"], "additionalProperties": false});
+    vec![
+        tool(
+            "spawn_agent",
+            "Start a sub-agent on a task; it runs while you keep working and its final answer is              mailed to you when its turn ends. `task_name` names it under you: `worker_a` from              `/root` becomes `/root/worker_a`. By default it starts with this conversation and              your model (`fork_turns` \"all\"); with `fork_turns` \"none\" it starts with only              its task, and `model` or `reasoning_effort` may then be set. Delegate only when the              user or the project's instructions ask for sub-agents or parallel work.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "task_name": text("The new agent's name: lowercase letters, digits and underscores."),
+                    "message": text("The new agent's task, as plain text."),
+                    "fork_turns": text("How much of this conversation the agent starts with: `all` (the default) or `none`."),
+                    "model": text("A different model for the agent (only with fork_turns `none`)."),
+                    "reasoning_effort": text("A different reasoning effort for the agent (only with fork_turns `none`)."),
+                },
+                "required": ["task_name", "message"],
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "send_message",
+            "Mail a message to an agent without starting a turn: a running agent reads it at              its next step, an idle one with its next task.",
+            message(json!({"target": target("to message"), "message": text("The message.")})),
+        ),
+        tool(
+            "followup_task",
+            "Give an existing sub-agent a new task: an idle one starts a turn on it at once, a              running one reads it at its next step.",
+            message(json!({"target": target("to give the task to"), "message": text("The task.")})),
+        ),
+        tool(
+            "wait_agent",
+            "Wait until mail arrives from any agent (a message or a final answer) that no              earlier wait returned on, or the timeout passes. It does not return the mail:              that reaches you as messages.",
+            json!({
+                "type": "object",
+                "properties": {"timeout_ms": {"type": "number", "description": "How long to wait, in milliseconds: 30000 when left out, at least 10000, at most 3600000."}},
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "list_agents",
+            "List the live agents of the team and their status, optionally only those under a              path.",
+            json!({
+                "type": "object",
+                "properties": {"path_prefix": text("Only agents at or under this path (no trailing slash), e.g. `/root/worker_a`.")},
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "interrupt_agent",
+            "Stop an agent's current turn and return its status before; it keeps its history              and can take messages and tasks again.",
+            json!({
+                "type": "object",
+                "properties": {"target": target("to interrupt")},
+                "required": ["target"],
+                "additionalProperties": false,
+            }),
+        ),
+    ]
+}
+
 /// A namespace of these tools, as a Responses API `namespace` tool.
 pub fn namespace(name: &str, tools: &[Value]) -> Value {
     json!({
@@ -145,6 +213,21 @@ mod tests {
         assert_eq!(tools[1]["inputSchema"]["required"], json!(["target"]));
         assert_eq!(tools[2]["inputSchema"]["required"], json!(["targets"]));
         assert_eq!(tools[4]["inputSchema"]["required"], json!(["id"]));
+        let v2: Vec<String> = v2_tools()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            v2,
+            [
+                "spawn_agent",
+                "send_message",
+                "followup_task",
+                "wait_agent",
+                "list_agents",
+                "interrupt_agent"
+            ]
+        );
         let ns = namespace(V1_NAMESPACE, &tools);
         assert_eq!(ns["tools"][0]["strict"], json!(false));
         assert_eq!(ns["tools"][0]["type"], json!("function"));

@@ -184,6 +184,11 @@ pub async fn wait(call: &Call<'_>) -> String {
         }
     };
     let timed_out = finals.is_empty();
+    // A finished agent's notification is read at the turn's next step with this output.
+    if !timed_out && let Some(handle) = caller.hub.manager().and_then(|m| m.get(&caller.thread_id))
+    {
+        handle.deliver_mail().await;
+    }
     item.agents_states = finals
         .iter()
         .map(|(id, status)| (id.clone(), state_of(status)))

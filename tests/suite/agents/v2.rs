@@ -1,0 +1,365 @@
+//! The v2 tools (`[features.multi_agent_v2]`), as the reference's `collab_v2_*` scenarios run
+//! them: agents named by path, mail between them (`agent_message`), `subAgentActivity` items.
+
+use serde_json::{Value, json};
+use weft_mock_model::{Gate, RecordedRequest, Reply};
+use weft_test_support::Transport;
+
+use super::{
+    child_says, completed_item, first_child_request, harness, is_child, item_event,
+    namespaced_call, parent_output, parent_says, run_parent_turn, str_at, tool_names,
+    wait_turn_completed,
+};
+
+const V2: &str = "[features.multi_agent_v2]\nenabled = true\n";
+
+fn v2_call(call_id: &str, tool: &str, arguments: Value) -> Reply {
+    namespaced_call(call_id, "collaboration", tool, &arguments.to_string())
+}
+
+/// The `agent_message` items of a request.
+fn agent_messages(request: &RecordedRequest) -> Vec<Value> {
+    request
+        .input()
+        .iter()
+        .filter(|item| item["type"] == "agent_message")
+        .cloned()
+        .collect()
+}
+
+fn developer_texts(request: &RecordedRequest) -> Vec<String> {
+    request.message_texts("developer")
+}
+
+async fn spawn_wait_list_fork_followup(transport: Transport) {
+    let mut h = harness(transport, V2).await;
+    let parent = h.start_thread().await;
+    parent_says(
+        &h,
+        v2_call(
+            "call_spawn_a",
+            "spawn_agent",
+            json!({"task_name": "worker_a", "fork_turns": "none", "message": "Reply with the single word PONG."}),
+        ),
+    );
+    parent_says(&h, v2_call("call_wait_1", "wait_agent", json!({})));
+    parent_says(&h, v2_call("call_list_1", "list_agents", json!({})));
+    parent_says(
+        &h,
+        v2_call(
+            "call_spawn_b",
+            "spawn_agent",
+            json!({"task_name": "worker_b", "message": "Summarize what the user asked."}),
+        ),
+    );
+    parent_says(&h, Reply::new().text("spawned"));
+    child_says(&h, "single word PONG", Reply::new().text("PONG"));
+    child_says(
+        &h,
+        "Summarize what the user asked",
+        Reply::new().text("The user asked for two workers."),
+    );
+    let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers, please").await;
+
+    // spawn_agent: its path; a `subAgentActivity` started item with the child's model.
+    assert_eq!(
+        parent_output(&h, "call_spawn_a"),
+        json!({"task_name": "/root/worker_a"})
+    );
+    let started = completed_item(&messages, "call_spawn_a");
+    assert_eq!(started["type"], "subAgentActivity");
+    assert_eq!(started["kind"], "started");
+    assert_eq!(started["agentPath"], "/root/worker_a");
+    assert_eq!(started["model"], "mock-model");
+    let child_a = str_at(started, "/agentThreadId");
+    assert_eq!(
+        item_event(&messages, "item/started", "call_spawn_a")["params"]["item"]["completedAtMs"],
+        Value::Null
+    );
+
+    // The child's first request: a member's messages, no collaboration tools, the task as mail.
+    let first = first_child_request(&h, "single word PONG");
+    assert!(!tool_names(&first).contains(&"collaboration".to_string()));
+    let developer = developer_texts(&first);
+    assert!(
+        developer
+            .iter()
+            .any(|t| t.starts_with("You are an agent in a team of agents")),
+        "{developer:?}"
+    );
+    assert!(
+        developer
+            .iter()
+            .any(|t| t.starts_with("<multi_agent_mode>"))
+    );
+    let mail = agent_messages(&first);
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    assert_eq!(mail[0]["author"], "/root");
+    assert_eq!(mail[0]["recipient"], "/root/worker_a");
+    assert_eq!(
+        mail[0]["content"][0]["text"],
+        "Message Type: NEW_TASK\nTask name: /root/worker_a\nSender: /root\nPayload:\nReply with the single word PONG."
+    );
+    assert_eq!(
+        first.input().last(),
+        Some(&mail[0]),
+        "the task is the last input item"
+    );
+    // A v2 child's turn has no userMessage item.
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["params"]["threadId"] == child_a.as_str()
+                && m["params"]["item"]["type"] == "userMessage")
+    );
+
+    // The root: its team messages and the tools inline.
+    let root_first = h
+        .mock
+        .requests()
+        .into_iter()
+        .find(|r| !is_child(r))
+        .unwrap();
+    assert!(tool_names(&root_first).contains(&"collaboration".to_string()));
+    assert!(
+        developer_texts(&root_first)
+            .iter()
+            .any(|t| t.starts_with("You are `/root`"))
+    );
+
+    // wait_agent: until the child's final answer; its completion shows in the parent's turn.
+    assert_eq!(
+        parent_output(&h, "call_wait_1"),
+        json!({"message": "Wait completed.", "timed_out": false})
+    );
+    let wait = completed_item(&messages, "call_wait_1");
+    assert_eq!(wait["type"], "collabAgentToolCall");
+    assert_eq!(wait["tool"], "wait");
+    assert_eq!(wait["receiverThreadIds"], json!([]));
+    let completed = messages
+        .iter()
+        .find(|m| {
+            m["method"] == "item/completed"
+                && m["params"]["threadId"] == parent.as_str()
+                && m["params"]["item"]["kind"] == "completed"
+        })
+        .expect("a subAgentActivity completed item in the parent");
+    assert_eq!(
+        completed["params"]["item"]["agentThreadId"],
+        child_a.as_str()
+    );
+    assert!(str_at(&completed["params"]["item"], "/id").starts_with("subagent-completed-"));
+    // The final answer reaches the parent's model as mail.
+    let after_wait = h
+        .mock
+        .requests()
+        .into_iter()
+        .find(|r| !is_child(r) && r.tool_output("call_wait_1").is_some())
+        .unwrap();
+    let answers = agent_messages(&after_wait);
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["author"], "/root/worker_a");
+    assert_eq!(answers[0]["recipient"], "/root");
+    assert_eq!(
+        answers[0]["content"][0]["text"],
+        "Message Type: FINAL_ANSWER\nTask name: /root\nSender: /root/worker_a\nPayload:\nPONG"
+    );
+
+    // list_agents: the root and the child, no item.
+    assert_eq!(
+        parent_output(&h, "call_list_1"),
+        json!({"agents": [{"agent_name": "/root", "agent_status": "running"},
+                          {"agent_name": "/root/worker_a", "agent_status": {"completed": "PONG"}}]})
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["params"]["item"]["id"] == "call_list_1")
+    );
+
+    // A full-history fork: the parent's input, its open spawn call answered `aborted`, the
+    // fork note, then the task.
+    let fork = first_child_request(&h, "Summarize what the user asked");
+    let input = fork.input();
+    assert!(
+        input
+            .iter()
+            .any(|i| i.to_string().contains("spawn two workers, please"))
+    );
+    let open = input
+        .iter()
+        .find(|i| i["type"] == "function_call_output" && i["call_id"] == "call_spawn_b")
+        .expect("the open spawn call's output");
+    assert_eq!(open["output"], "aborted");
+    assert!(
+        developer_texts(&fork)
+            .iter()
+            .any(|t| t.starts_with("You are now a newly spawned sub-agent"))
+    );
+    assert_eq!(
+        agent_messages(&fork).last().map(|m| m["recipient"].clone()),
+        Some(json!("/root/worker_b"))
+    );
+    let child_b = str_at(completed_item(&messages, "call_spawn_b"), "/agentThreadId");
+
+    // followup_task starts a turn of worker_a; send_message only queues mail on worker_b.
+    parent_says(
+        &h,
+        v2_call(
+            "call_follow_1",
+            "followup_task",
+            json!({"target": "worker_a", "message": "Now reply with PING."}),
+        ),
+    );
+    parent_says(
+        &h,
+        v2_call(
+            "call_send_1",
+            "send_message",
+            json!({"target": "/root/worker_b", "message": "FYI"}),
+        ),
+    );
+    parent_says(&h, Reply::new().text("sent"));
+    child_says(&h, "Now reply with PING", Reply::new().text("PING"));
+    let messages = run_parent_turn(&mut h.client, &parent, "follow up").await;
+    assert_eq!(parent_output(&h, "call_follow_1"), json!(""));
+    assert_eq!(parent_output(&h, "call_send_1"), json!(""));
+    assert_eq!(
+        completed_item(&messages, "call_follow_1")["kind"],
+        "interacted"
+    );
+    assert_eq!(
+        completed_item(&messages, "call_send_1")["kind"],
+        "interacted"
+    );
+    let done = wait_turn_completed(&mut h.client, &messages, &child_a).await;
+    assert_eq!(done["params"]["turn"]["status"], "completed");
+    let read_b = h
+        .client
+        .request(
+            "thread/read",
+            json!({"threadId": child_b, "includeTurns": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        read_b["thread"]["turns"].as_array().map(Vec::len),
+        Some(1),
+        "send_message starts no turn"
+    );
+    assert_eq!(
+        read_b["thread"]["source"]["subAgent"]["thread_spawn"]["agent_path"],
+        "/root/worker_b"
+    );
+}
+
+async fn limits_and_interrupt(transport: Transport) {
+    let mut h = harness(
+        transport,
+        &format!("{V2}max_concurrent_threads_per_session = 2\n"),
+    )
+    .await;
+    let parent = h.start_thread().await;
+    let child_gate = Gate::new();
+    let parent_gate = Gate::new();
+    parent_says(
+        &h,
+        v2_call(
+            "call_spawn_a",
+            "spawn_agent",
+            json!({"task_name": "worker_a", "fork_turns": "none", "message": "Work slowly."}),
+        ),
+    );
+    // Held until the child is running (in its second request).
+    parent_says(
+        &h,
+        v2_call(
+            "call_spawn_b",
+            "spawn_agent",
+            json!({"task_name": "worker_b", "fork_turns": "none", "message": "Never runs."}),
+        )
+        .gate(&parent_gate),
+    );
+    parent_says(
+        &h,
+        v2_call(
+            "call_int_a",
+            "interrupt_agent",
+            json!({"target": "worker_a"}),
+        ),
+    );
+    parent_says(
+        &h,
+        v2_call(
+            "call_list_1",
+            "list_agents",
+            json!({"path_prefix": "/root/worker_a"}),
+        ),
+    );
+    parent_says(&h, Reply::new().text("done"));
+    // The child calls a tool it is not offered, then is held until interrupted.
+    child_says(
+        &h,
+        "Work slowly",
+        v2_call(
+            "call_child_spawn",
+            "spawn_agent",
+            json!({"task_name": "deeper", "message": "x"}),
+        ),
+    );
+    child_says(
+        &h,
+        "Work slowly",
+        Reply::new().text("partial").gate(&child_gate),
+    );
+    h.client
+        .send_request(
+            "turn/start",
+            json!({"threadId": parent, "input": [{"type": "text", "text": "spawn slow workers"}]}),
+        )
+        .await;
+    let second = h
+        .mock
+        .wait_for_request(
+            "the child's second request",
+            |r| is_child(r) && r.tool_output("call_child_spawn").is_some(),
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    // A member of a v2 team has no collaboration tools: calling one anyway is refused.
+    assert_eq!(
+        super::output_of(&second, "call_child_spawn"),
+        "unsupported call: collaborationspawn_agent"
+    );
+    parent_gate.release();
+    let messages = super::read_through_turn_of(&mut h.client, &parent).await;
+    assert_eq!(
+        parent_output(&h, "call_spawn_b"),
+        json!("collab spawn failed: agent thread limit reached")
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["params"]["item"]["id"] == "call_spawn_b"),
+        "a refused v2 spawn has no item"
+    );
+    let child = str_at(completed_item(&messages, "call_spawn_a"), "/agentThreadId");
+    assert_eq!(
+        parent_output(&h, "call_int_a"),
+        json!({"previous_status": "running"})
+    );
+    assert_eq!(
+        completed_item(&messages, "call_int_a")["kind"],
+        "interrupted"
+    );
+    let child_turn = wait_turn_completed(&mut h.client, &messages, &child).await;
+    assert_eq!(child_turn["params"]["turn"]["status"], "interrupted");
+    assert_eq!(
+        parent_output(&h, "call_list_1"),
+        json!({"agents": [{"agent_name": "/root/worker_a", "agent_status": "interrupted"}]})
+    );
+    child_gate.release();
+}
+
+on_both_transports!(spawn_wait_list_fork_followup, limits_and_interrupt);
