@@ -3,6 +3,7 @@
 //! carry `x-openai-subagent`, and its task text). Shapes and texts follow the reference's
 //! `collab_v1_*` scenarios.
 
+mod clients;
 mod v1;
 mod v2;
 

@@ -9,7 +9,7 @@ mod calls;
 mod client_methods;
 mod limits;
 mod pool;
-mod tool_search;
+pub mod tool_search;
 
 use std::path::PathBuf;
 

@@ -149,7 +149,7 @@ impl OpenItems {
     }
 
     /// Complete everything still open (the task was aborted): commands and file changes
-    /// `failed`, messages and reasoning as streamed so far. The completed items are counted
+    /// `failed`, multi-agent calls `interrupted`, messages and reasoning as streamed so far. The completed items are counted
     /// among the turn's items and returned for the caller to send; the turn is sealed.
     pub fn abandon(&self, completed_at_ms: i64) -> Vec<ThreadItem> {
         let mut state = self.state.lock();
@@ -163,6 +163,10 @@ impl OpenItems {
                 }
                 ThreadItemDetails::FileChange(change) => {
                     change.status = PatchApplyStatus::Failed;
+                }
+                // A multi-agent call cut short (a `wait_agent` the user interrupted).
+                ThreadItemDetails::CollabAgentToolCall(call) => {
+                    call.status = weft_protocol::CollabAgentToolCallStatus::Interrupted;
                 }
                 _ => {}
             }

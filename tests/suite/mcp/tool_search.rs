@@ -17,7 +17,7 @@ use crate::tools::start_thread;
 const FEATURE: &str = "[features]\ntool_search = true\n";
 
 /// A model reply asking Weft to search its deferred tools.
-fn search_call(call_id: &str, arguments: Value) -> Reply {
+pub fn search_call(call_id: &str, arguments: Value) -> Reply {
     let item = json!({"type": "tool_search_call", "id": format!("tsc_{call_id}"),
                       "call_id": call_id, "status": "completed", "execution": "client",
                       "arguments": arguments});
