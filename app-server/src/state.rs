@@ -81,6 +81,16 @@ impl AppState {
 
     /// Unload every loaded thread that has had no subscriber and no activity for `idle`:
     /// `thread/status/changed {notLoaded}` and `thread/closed` go to everyone.
+    ///
+    /// A root of a sub-agent tree is unloaded with its tree. Its idle time is the tree's
+    /// ([`ThreadManager::tree_idle_since`]): it stays while any loaded sub-agent runs a turn,
+    /// and until `idle` after the last one finished, whatever its own last activity. Only the
+    /// root's subscribers count (a client still subscribed to a child does not keep the tree).
+    /// Once the root is unloaded, its loaded sub-agents are unloaded too, each with
+    /// `thread/status/changed {notLoaded}` to its subscribers; the tree's control plane stays
+    /// (closed agents stay closed), and the children load again, cold, when the root's tools
+    /// need them. A sub-agent with no subscriber of its own is unloaded alone, like any
+    /// thread, once it is idle.
     pub async fn unload_idle_threads(&self, idle: Duration) {
         let candidates: Vec<ThreadId> = self
             .subscriptions
@@ -90,7 +100,7 @@ impl AppState {
             .map(|(id, _)| id.clone())
             .collect();
         for id in candidates {
-            let Some(since) = self.threads.idle_since(&id).await else {
+            let Some(since) = self.threads.tree_idle_since(&id).await else {
                 continue;
             };
             let still_alone = self.subscribers_of(&id).is_some_and(|s| s.is_empty());
@@ -112,8 +122,15 @@ impl AppState {
                 )
                 .await;
             self.connections
-                .broadcast(&ThreadClosedNotification { thread_id: id }.into())
+                .broadcast(
+                    &ThreadClosedNotification {
+                        thread_id: id.clone(),
+                    }
+                    .into(),
+                )
                 .await;
+            // A sub-agent that started a turn since the check is interrupted: its root is gone.
+            self.threads.unload_tree(&id).await;
         }
     }
 

@@ -1,10 +1,12 @@
-//! Issue 14, sub-agents (docs/agents.md): the v1 multi-agent tools end to end. The mock model
+//! Issue 14, sub-agents (docs/agents.md): the v1 and v2 multi-agent tools end to end. The mock model
 //! scripts the parent and each child separately, told apart by their requests (a child's
 //! carry `x-openai-subagent`, and its task text). Shapes and texts follow the reference's
 //! `collab_v1_*` scenarios.
 
 mod clients;
 mod v1;
+mod v1_limits;
+mod v1_tree;
 mod v2;
 
 use serde_json::{Value, json};
@@ -14,14 +16,29 @@ use weft_test_support::{Client, Transport};
 pub use crate::tools::{completed_item, item_event, namespaced_call, output_of};
 pub use crate::turns::{Harness, Setup, read_through, str_at};
 
+/// The `initialize` params of an experimental client (`thread/list`'s lineage filters).
+pub fn experimental_init() -> Value {
+    json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
+           "capabilities": {"experimentalApi": true}})
+}
+
 /// A harness whose client is experimental (`thread/list`'s lineage filters), with `config`.
 pub async fn harness(transport: Transport, config: &str) -> Harness {
     Harness::start(
         Setup::new(transport)
-            .init_params(
-                json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
-                                "capabilities": {"experimentalApi": true}}),
-            )
+            .init_params(experimental_init())
+            .config(config),
+    )
+    .await
+}
+
+/// [`harness`] for tests that hold a model stream at a gate: the stream idle timeout is a
+/// minute, so a held stream never times out first.
+pub async fn gated_harness(transport: Transport, config: &str) -> Harness {
+    Harness::start(
+        Setup::new(transport)
+            .init_params(experimental_init())
+            .idle_timeout_ms(60_000)
             .config(config),
     )
     .await
@@ -41,6 +58,29 @@ pub fn child_with(request: &RecordedRequest, text: &str) -> bool {
             .any(|item| item.to_string().contains(text))
 }
 
+/// Whether a model request is a sub-agent's with a user message that is exactly `task`
+/// (its task, or input sent to it later; a tool call's arguments or mail never match).
+pub fn child_on(request: &RecordedRequest, task: &str) -> bool {
+    is_child(request) && request.message_texts("user").iter().any(|t| t == task)
+}
+
+/// Queue a reply for the sub-agent with the user message `task` ([`child_on`]); replies for
+/// the same text are served in push order.
+pub fn task_says(h: &Harness, task: &str, reply: Reply) {
+    let task = task.to_string();
+    h.mock
+        .push_when(move |r| child_on(r, &task), reply.render(h.wire_api));
+}
+
+/// The requests of the sub-agent with the user message `task`, in order.
+pub fn child_requests(h: &Harness, task: &str) -> Vec<RecordedRequest> {
+    h.mock
+        .requests()
+        .into_iter()
+        .filter(|r| child_on(r, task))
+        .collect()
+}
+
 /// Queue a reply for the parent (a request that is not a sub-agent's).
 pub fn parent_says(h: &Harness, reply: Reply) {
     h.mock.push_when(|r| !is_child(r), reply.render(h.wire_api));
@@ -55,6 +95,27 @@ pub fn child_says(h: &Harness, text: &'static str, reply: Reply) {
 /// A parent reply calling a v1 tool.
 pub fn v1_call(call_id: &str, tool: &str, arguments: Value) -> Reply {
     namespaced_call(call_id, "multi_agent_v1", tool, &arguments.to_string())
+}
+
+/// One model reply calling several v1 tools: `(call_id, tool, arguments)`, each its own
+/// output item.
+pub fn v1_calls(calls: &[(String, &str, Value)]) -> Reply {
+    let mut reply = Reply::new();
+    for (index, (call_id, tool, arguments)) in calls.iter().enumerate() {
+        let item = json!({"type": "function_call", "id": format!("fc_{call_id}"),
+                          "call_id": call_id, "namespace": "multi_agent_v1", "name": tool,
+                          "arguments": arguments.to_string(), "status": "completed"});
+        reply = reply
+            .raw_event(
+                json!({"type": "response.output_item.added", "output_index": index,
+                              "item": item.clone()}),
+            )
+            .raw_event(
+                json!({"type": "response.output_item.done", "output_index": index,
+                              "item": item}),
+            );
+    }
+    reply
 }
 
 /// `turn/start` on `thread` and every message through that thread's `turn/completed`
@@ -91,6 +152,27 @@ pub async fn seen_or_wait(
     }
 }
 
+/// The first message this client ever received matching `pred` (kept in its log even when
+/// another read consumed it), else the next one that does.
+pub async fn logged_or_wait(
+    client: &mut Client,
+    what: &str,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
+    if let Some(found) = client.log().iter().find(|m| pred(m)) {
+        return found.clone();
+    }
+    client.wait_for(what, pred).await
+}
+
+/// The first `turn/completed` of `thread` the client ever received, else the next one.
+pub async fn turn_completed_of(client: &mut Client, thread: &str) -> Value {
+    logged_or_wait(client, &format!("turn/completed of {thread}"), |m| {
+        m["method"] == "turn/completed" && m["params"]["threadId"] == thread
+    })
+    .await
+}
+
 /// `thread`'s `turn/completed` (a sub-agent's), among `seen` or still to come.
 pub async fn wait_turn_completed(client: &mut Client, seen: &[Value], thread: &str) -> Value {
     seen_or_wait(client, seen, &format!("turn/completed of {thread}"), |m| {
@@ -109,6 +191,13 @@ pub fn parent_output(h: &Harness, call_id: &str) -> Value {
         .unwrap_or_else(|| panic!("no parent request with the output of {call_id}"));
     let text = output_of(&request, call_id);
     serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+/// The child a completed spawn item names (the item must have completed).
+pub fn spawned(messages: &[Value], call_id: &str) -> String {
+    let item = completed_item(messages, call_id);
+    assert_eq!(item["status"], "completed", "{item}");
+    str_at(item, "/receiverThreadIds/0")
 }
 
 /// The first request of the sub-agent whose input mentions `text`.

@@ -139,7 +139,10 @@ pub async fn read(
 }
 
 /// `thread/archive`. A loaded thread is unloaded first (`thread/status/changed {notLoaded}`
-/// to everyone, before the response); `thread/archived` follows the response.
+/// to everyone, before the response); `thread/archived` follows the response. Archiving the
+/// root of a sub-agent tree closes the tree: its loaded sub-agents are unloaded too (a running
+/// turn is interrupted), each with `thread/status/changed {notLoaded}` to its subscribers,
+/// before the response.
 pub async fn archive(
     state: &AppState,
     params: ThreadArchiveParams,
@@ -151,6 +154,7 @@ pub async fn archive(
             if was_loaded {
                 unloaded(state, &thread_id).await;
             }
+            state.threads.close_tree(&thread_id).await;
             Ok(Answer::new(ThreadArchiveResponse {})
                 .then_broadcast(ThreadArchivedNotification { thread_id }))
         }

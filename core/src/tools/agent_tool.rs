@@ -26,7 +26,10 @@ use crate::config::AgentSurface;
 /// (Chat Completions) the flat `<namespace>__<tool>`.
 fn named(call: &ToolCall) -> Option<(&str, &str)> {
     match call.namespace.as_deref() {
-        Some(namespace) => Some((namespace, call.name.as_str())),
+        Some(namespace) if [V1_NAMESPACE, V2_NAMESPACE].contains(&namespace) => {
+            Some((namespace, call.name.as_str()))
+        }
+        Some(_) => None,
         None => call
             .name
             .split_once(super::dynamic_tool::FLAT_SEPARATOR)

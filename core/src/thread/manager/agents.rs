@@ -163,22 +163,65 @@ impl ThreadManager {
         true
     }
 
-    /// Close a root's tree: every loaded sub-agent under it is unloaded (a running turn is
-    /// interrupted). Returns the ids unloaded.
+    /// Close a root's tree (its root was archived): every loaded sub-agent under it is
+    /// unloaded, deepest first (a running turn is interrupted), and the tree's control plane
+    /// is forgotten (a later use rebuilds it from the state DB, its children cold). Returns
+    /// the ids unloaded; none when `root` roots no tree (a sub-agent, or a root that never
+    /// spawned).
     pub async fn close_tree(&self, root: &ThreadId) -> Vec<ThreadId> {
-        let agents = &self.services.agents;
-        let Some(control) = agents.forget_tree(root).await else {
-            return Vec::new();
-        };
-        let mut closed = Vec::new();
-        let mut records = control.registry().agents();
-        records.sort_by_key(|record| std::cmp::Reverse(record.depth));
-        for record in records {
-            if self.unload_child(&record.thread_id).await {
-                closed.push(record.thread_id);
+        match self.services.agents.forget_tree(root).await {
+            Some(control) => self.unload_agents(&control).await,
+            None => Vec::new(),
+        }
+    }
+
+    /// Unload the loaded sub-agents of a root that was unloaded as idle, deepest first. The
+    /// tree's control plane stays: its closed agents stay closed (and off the cap), its
+    /// statuses are kept, and each child loads again, cold, when the tools need it. Returns
+    /// the ids unloaded.
+    pub async fn unload_tree(&self, root: &ThreadId) -> Vec<ThreadId> {
+        match self.services.agents.existing_control(root).await {
+            Some(control) => self.unload_agents(&control).await,
+            None => Vec::new(),
+        }
+    }
+
+    /// When the tree under `root` went idle: the latest [`idle_since`](ThreadManager::idle_since)
+    /// of the root and of its loaded sub-agents. `None` while the root or any loaded sub-agent
+    /// runs a turn (a running child keeps its tree alive), or when the root is not loaded. For
+    /// a thread that roots no tree, its own `idle_since`.
+    pub async fn tree_idle_since(&self, root: &ThreadId) -> Option<std::time::Instant> {
+        let mut since = self.idle_since(root).await?;
+        for agent in self.loaded_agents(root).await {
+            match self.idle_since(&agent).await {
+                Some(idle) => since = since.max(idle),
+                // Unloaded since it was listed: it no longer counts.
+                None if self.get(&agent).is_none() => {}
+                None => return None,
             }
         }
-        closed
+        Some(since)
+    }
+
+    /// The loaded sub-agents of the tree under `root`, deepest first.
+    async fn loaded_agents(&self, root: &ThreadId) -> Vec<ThreadId> {
+        let Some(control) = self.services.agents.existing_control(root).await else {
+            return Vec::new();
+        };
+        deepest_first(&control)
+            .into_iter()
+            .filter(|id| self.get(id).is_some())
+            .collect()
+    }
+
+    async fn unload_agents(&self, control: &crate::agents::AgentControl) -> Vec<ThreadId> {
+        let mut unloaded = Vec::new();
+        for id in deepest_first(control) {
+            if self.unload_child(&id).await {
+                unloaded.push(id);
+            }
+        }
+        unloaded
     }
 
     /// Where a thread about to be loaded stands in its tree, and its sink: a sub-agent's
@@ -226,6 +269,13 @@ impl ThreadManager {
         );
         (place, sink)
     }
+}
+
+/// Every sub-agent of a tree, deepest first: a parent is unloaded after everything under it.
+fn deepest_first(control: &crate::agents::AgentControl) -> Vec<ThreadId> {
+    let mut records = control.registry().agents();
+    records.sort_by_key(|record| std::cmp::Reverse(record.depth));
+    records.into_iter().map(|record| record.thread_id).collect()
 }
 
 /// The parent's name as a child addresses it: `/root`, a sub-agent's path, or its id.
