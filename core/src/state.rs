@@ -48,7 +48,7 @@ pub const STATE_DB_FILE: &str = "state.sqlite";
 
 const COLUMNS: &str = "id, rollout_path, cwd, model, model_provider, reasoning_effort, source, \
      source_json, originator, cli_version, thread_source, preview, name, created_at, updated_at, \
-     archived, forked_from_id, recency_at, parent_thread_id";
+     archived, forked_from_id, recency_at, parent_thread_id, agent_closed";
 
 /// Why a state DB operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -269,6 +269,17 @@ impl StateDb {
         Ok(done.rows_affected() > 0)
     }
 
+    /// Mark a sub-agent closed (`close_agent`) or open again (`resume_agent`). `false` when
+    /// there is no such row.
+    pub async fn set_agent_closed(&self, id: &ThreadId, closed: bool) -> Result<bool, StateError> {
+        let done = sqlx::query("UPDATE threads SET agent_closed = $1 WHERE id = $2")
+            .bind(closed)
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     /// Re-index every rollout under `sessions/` and `archived_sessions/` (the rollouts win over
     /// what the DB holds), and drop rows whose rollout is gone. A rollout that cannot be read is
     /// logged, reported and skipped; it never stops the scan.
@@ -390,7 +401,7 @@ where
     })?;
     let sql = format!(
         "INSERT INTO threads ({COLUMNS}) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
          ON CONFLICT (id) DO UPDATE SET \
          rollout_path = excluded.rollout_path, cwd = excluded.cwd, model = excluded.model, \
          model_provider = excluded.model_provider, reasoning_effort = excluded.reasoning_effort, \
@@ -400,7 +411,7 @@ where
          name = excluded.name, created_at = excluded.created_at, \
          updated_at = excluded.updated_at, archived = excluded.archived, \
          forked_from_id = excluded.forked_from_id, recency_at = excluded.recency_at, \
-         parent_thread_id = excluded.parent_thread_id"
+         parent_thread_id = excluded.parent_thread_id, agent_closed = excluded.agent_closed"
     );
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(row.id.as_str())
@@ -426,6 +437,7 @@ where
         )
         .bind(row.recency_at)
         .bind(row.parent_thread_id().map(|id| id.as_str().to_string()))
+        .bind(row.agent_closed)
         .execute(executor)
         .await?;
     Ok(())
@@ -459,5 +471,6 @@ fn decode_row(row: &SqliteRow) -> Result<ThreadRow, StateError> {
         archived: row.try_get("archived")?,
         forked_from_id: forked.map(ThreadId::from),
         recency_at: row.try_get("recency_at")?,
+        agent_closed: row.try_get("agent_closed")?,
     })
 }

@@ -268,7 +268,9 @@ impl AgentControl {
         }
         for agent in doomed.iter().rev() {
             self.unload(hub, agent).await;
-            self.registry.close(agent);
+            if self.registry.close(agent).is_some() {
+                persist_closed(hub, agent, true).await;
+            }
             self.set_status(agent, AgentStatus::Shutdown);
         }
         previous
@@ -284,11 +286,13 @@ impl AgentControl {
             self.registry
                 .reopen(id)
                 .map_err(|refusal| format!("collab resume failed: {refusal}"))?;
+            persist_closed(hub, id, false).await;
             self.set_status(id, AgentStatus::PendingInit);
         }
         if let Err(status) = self.open(hub, id).await {
             if record.closed {
                 self.registry.close(id);
+                persist_closed(hub, id, true).await;
             }
             return Err(format!(
                 "collab resume failed: agent {id} is {}",
@@ -322,6 +326,15 @@ impl AgentControl {
         if let Some(manager) = hub.manager() {
             manager.unload_child(id).await;
         }
+    }
+}
+
+/// Record an agent's closed state for restarts (a failure is logged: the tree goes on).
+async fn persist_closed(hub: &Arc<Agents>, id: &ThreadId, closed: bool) {
+    if let Some(manager) = hub.manager()
+        && let Err(err) = manager.set_agent_closed(id, closed).await
+    {
+        tracing::warn!(agent = %id, %err, "cannot record that the agent is closed");
     }
 }
 

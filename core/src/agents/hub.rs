@@ -241,7 +241,7 @@ impl Agents {
                         path: agent_path.clone(),
                         nickname: agent_nickname.clone().unwrap_or_default(),
                         role: agent_role.clone(),
-                        closed: false,
+                        closed: row.agent_closed,
                     });
                 }
             }

@@ -28,6 +28,8 @@ pub struct Replay {
     pub token_usage: Option<ThreadTokenUsage>,
     /// The last name set.
     pub name: Option<String>,
+    /// A sub-agent closed by `close_agent` (its last `agent_closed` record).
+    pub agent_closed: bool,
     /// The first user message's text (`""` when none).
     pub preview: String,
     /// Unix seconds of the newest record (at least `meta.created_at`).
@@ -355,6 +357,7 @@ struct Builder {
     open: Option<OpenTurn>,
     token_usage: Option<ThreadTokenUsage>,
     name: Option<String>,
+    agent_closed: bool,
     preview: Option<String>,
     last_context: Option<TurnContextRecord>,
     /// Time of the latest line so far (ms).
@@ -372,6 +375,7 @@ impl Builder {
             open: None,
             token_usage: None,
             name: None,
+            agent_closed: false,
             preview: None,
             last_context: None,
             last_ms: header_ms,
@@ -443,6 +447,7 @@ impl Builder {
             },
             RolloutRecord::TokenUsage(usage) => self.token_usage = Some(usage),
             RolloutRecord::ThreadNameSet { name } => self.name = Some(name),
+            RolloutRecord::AgentClosed { closed } => self.agent_closed = closed,
             RolloutRecord::Compacted {
                 replacement_history,
                 ..
@@ -483,6 +488,7 @@ impl Builder {
             turns: self.turns,
             token_usage: self.token_usage,
             name: self.name,
+            agent_closed: self.agent_closed,
             preview: self.preview.unwrap_or_default(),
             last_context: self.last_context,
             skipped_lines,

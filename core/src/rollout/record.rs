@@ -195,6 +195,12 @@ pub enum RolloutRecord {
         /// The new name.
         name: String,
     },
+    /// A sub-agent was closed (`close_agent`) or opened again (`resume_agent`); the last one
+    /// wins (docs/agents.md §4).
+    AgentClosed {
+        /// Closed.
+        closed: bool,
+    },
     /// The history was compacted: the model history restarts from `replacement_history`.
     Compacted {
         /// The summary text the compaction produced.

@@ -48,6 +48,8 @@ pub struct ThreadRow {
     /// Unix seconds of the last user activity: creation, then each turn started (the
     /// `recency_at` sort key).
     pub recency_at: i64,
+    /// A sub-agent closed by `close_agent` (docs/agents.md §4).
+    pub agent_closed: bool,
 }
 
 impl ThreadRow {
@@ -61,6 +63,7 @@ impl ThreadRow {
             .iter()
             .filter_map(|turn| turn.started_at)
             .fold(row.created_at, i64::max);
+        row.agent_closed = replay.agent_closed;
         row
     }
 
@@ -84,6 +87,7 @@ impl ThreadRow {
             archived,
             forked_from_id: thread.forked_from_id.clone(),
             recency_at: thread.recency_at.unwrap_or(thread.created_at),
+            agent_closed: false,
         }
     }
 

@@ -31,6 +31,7 @@ fn row(n: usize, created_at: i64) -> ThreadRow {
         archived: false,
         forked_from_id: None,
         recency_at: created_at,
+        agent_closed: false,
     }
 }
 

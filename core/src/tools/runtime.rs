@@ -154,8 +154,9 @@ impl ToolRuntime {
     /// The tool definitions a step advertises (Responses API format): `exec_command` (with
     /// the escalation parameters under `on-request`, outside Plan mode), `write_stdin`,
     /// `apply_patch` (function variant; not in Plan mode), `update_plan`, and
-    /// `request_user_input` when the turn offers it, the goal tools when the turn has them,
-    /// then the thread's client-defined tools.
+    /// `request_user_input` when the turn offers it, the multi-agent namespace when the turn
+    /// offers it inline, the goal tools when the turn has them, then the thread's
+    /// client-defined tools.
     pub fn specs(&self, turn: &ToolTurn) -> Vec<serde_json::Value> {
         let exec = if Mode::of(&turn.approval_policy) == Mode::OnRequest && !turn.plan_mode {
             exec_command_tool_spec_with_escalation()
@@ -170,10 +171,11 @@ impl ToolRuntime {
         if turn.user_input {
             specs.push(user_input_tool::request_user_input_tool_spec());
         }
+        // The multi-agent namespace before the goal tools, where the reference puts v2's.
+        specs.extend(super::agent_tool::inline_specs(turn));
         if matches!(turn.goals, GoalTools::On { .. }) {
             specs.extend(goal_tool::goal_tool_specs());
         }
-        specs.extend(super::agent_tool::inline_specs(turn));
         specs.extend(dynamic_tool::dynamic_tool_specs(&turn.dynamic_tools));
         specs
     }

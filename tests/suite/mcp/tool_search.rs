@@ -14,7 +14,9 @@ use super::{
 };
 use crate::tools::start_thread;
 
-const FEATURE: &str = "[features]\ntool_search = true\n";
+/// Tool search on; the multi-agent tools off, so only MCP tools are deferred (with them on,
+/// `multi_agent_v1` is deferred too: tests/suite/agents/clients.rs).
+const FEATURE: &str = "[features]\ntool_search = true\nmulti_agent = false\n";
 
 /// A model reply asking Weft to search its deferred tools.
 pub fn search_call(call_id: &str, arguments: Value) -> Reply {

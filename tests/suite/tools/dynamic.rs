@@ -79,7 +79,9 @@ fn dynamic_tools_of(tools: &[Value]) -> Vec<Value> {
     tools
         .iter()
         .filter(|t| {
-            t["name"] == "lookup" || t["type"] == "namespace" || t["name"] == "myns__ns_tool"
+            t["name"] == "lookup"
+                || (t["type"] == "namespace" && t["name"] != "multi_agent_v1")
+                || t["name"] == "myns__ns_tool"
         })
         .cloned()
         .collect()

@@ -86,8 +86,8 @@ async fn command_output_streams_as_deltas(transport: Transport) {
         output.ends_with(&format!("Output:\n{expected}")),
         "{output}"
     );
-    // Weft's tools are offered: the four of the turn, then the goal tools of a persistent
-    // thread (docs/protocol.md §7.26).
+    // Weft's tools are offered: the four of the turn, the v1 multi-agent namespace
+    // (docs/agents.md), then the goal tools of a persistent thread (docs/protocol.md §7.26).
     let tools: Vec<&str> = requests[0]
         .tools()
         .iter()
@@ -100,6 +100,7 @@ async fn command_output_streams_as_deltas(transport: Transport) {
             "write_stdin",
             "apply_patch",
             "update_plan",
+            "multi_agent_v1",
             "get_goal",
             "create_goal",
             "update_goal"

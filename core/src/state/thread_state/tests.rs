@@ -25,6 +25,7 @@ fn row(id: &str, created_at: i64, source: SessionSource) -> ThreadRow {
         archived: false,
         forked_from_id: None,
         recency_at: created_at,
+        agent_closed: false,
     }
 }
 

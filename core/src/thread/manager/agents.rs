@@ -163,6 +163,28 @@ impl ThreadManager {
         true
     }
 
+    /// Record that a sub-agent was closed or opened again: in its rollout (the durable truth)
+    /// and its index row, so a restarted daemon gives it no slot while it is closed. The agent
+    /// is not loaded (it is closed, or not yet opened). An ephemeral agent has nowhere to
+    /// record it.
+    pub async fn set_agent_closed(&self, id: &ThreadId, closed: bool) -> Result<(), CoreError> {
+        let _stored = self.stored_ops.lock().await;
+        let path = match self.stored_rollout(id) {
+            Ok(path) => path,
+            Err(CoreError::NoRollout(_)) => return Ok(()),
+            Err(err) => return Err(err),
+        };
+        let writer = RolloutWriter::resume(&path).await?;
+        writer.append(RolloutRecord::AgentClosed { closed });
+        writer.close().await?;
+        if let Some(state) = &self.services.state
+            && let Err(err) = state.set_agent_closed(id, closed).await
+        {
+            tracing::warn!(thread = %id, %err, "cannot index the agent's closed state");
+        }
+        Ok(())
+    }
+
     /// Close a root's tree (its root was archived): every loaded sub-agent under it is
     /// unloaded, deepest first (a running turn is interrupted), and the tree's control plane
     /// is forgotten (a later use rebuilds it from the state DB, its children cold). Returns
