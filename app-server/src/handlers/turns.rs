@@ -43,6 +43,7 @@ pub fn start(
             .runtime_workspace_roots
             .map(|roots| roots.into_iter().map(PathBuf::from).collect()),
         output_schema: params.output_schema,
+        root_turn_id: None,
     };
     let reply = reply.into_core(|submitted: Submitted| {
         let turn = match submitted {

@@ -25,6 +25,8 @@ pub struct AgentMail {
     /// What the receiver's clients are shown, in its running turn (v2's `subAgentActivity`
     /// `completed`); dropped when no turn runs.
     pub activity: Option<weft_protocol::SubAgentActivityItem>,
+    /// The sender's turn, when this mail asks for a turn: the new turn's `rootTurnId`.
+    pub root_turn: Option<weft_protocol::TurnId>,
 }
 
 impl AgentMail {
@@ -33,6 +35,7 @@ impl AgentMail {
         AgentMail {
             item,
             activity: None,
+            root_turn: None,
         }
     }
 }

@@ -87,6 +87,7 @@ impl AgentSink {
             AgentSurface::V2 => AgentMail {
                 item: notify::final_answer(&self.name, &self.parent_name, status),
                 activity: Some(notify::completed_activity(thread, &self.name, turn)),
+                root_turn: None,
             },
             _ => AgentMail::model(notify::subagent_notification(&self.name, status)),
         };

@@ -46,6 +46,8 @@ const OP_QUEUE_CAPACITY: usize = 64;
 /// The running turn: its task and what the actor needs to finish it.
 struct ActiveTurn {
     turn_id: TurnId,
+    /// The turn's `rootTurnId`: its own id, or the parent turn whose tool started it.
+    root_turn_id: TurnId,
     kind: Option<NonSteerableTurnKind>,
     cancel: CancellationToken,
     task: JoinHandle<TurnEnd>,
@@ -91,6 +93,9 @@ pub struct ThreadActor {
     inbox: crate::agents::MailboxReceiver<crate::agents::AgentMail>,
     /// Mail received while idle that no turn has read yet, with whether it asks for one.
     mail_queue: Vec<(crate::model::ResponseItem, bool)>,
+    /// The sender's turn of the latest mail that asks for a turn (the turn it starts gets it
+    /// as `rootTurnId`).
+    mail_root_turn: Option<TurnId>,
 }
 
 impl ThreadActor {
@@ -137,6 +142,7 @@ impl ThreadActor {
             place,
             inbox,
             mail_queue: Vec::new(),
+            mail_root_turn: None,
         };
         drop(tx);
         // The thread outlives the request that loaded it, so its span has no parent: every

@@ -50,6 +50,9 @@ pub struct TurnOverrides {
     pub workspace_roots: Option<Vec<PathBuf>>,
     /// `outputSchema`: for the turn this request starts only (ignored when it steers).
     pub output_schema: Option<serde_json::Value>,
+    /// The turn of the agent whose tool started this one (a sub-agent's turn): the new turn's
+    /// `rootTurnId` (docs/agents.md §4). Not a wire field; only when a turn starts.
+    pub root_turn_id: Option<TurnId>,
 }
 
 impl TurnOverrides {

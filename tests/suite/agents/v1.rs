@@ -64,6 +64,18 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     );
     let child_done = wait_turn_completed(&mut h.client, &messages, &child).await;
     assert_eq!(child_done["params"]["turn"]["status"], "completed");
+    // The child's turn belongs to the parent's turn that spawned it (`rootTurnId`).
+    let parent_turn = messages
+        .iter()
+        .find(|m| m["method"] == "turn/started" && m["params"]["threadId"] == parent.as_str())
+        .map(|m| str_at(m, "/params/turn/id"))
+        .expect("the parent's turn/started");
+    let child_started = seen_or_wait(&mut h.client, &messages, "the child's turn/started", |m| {
+        m["method"] == "turn/started" && m["params"]["threadId"] == child.as_str()
+    })
+    .await;
+    assert_eq!(child_started["params"]["turn"]["rootTurnId"], parent_turn.as_str());
+    assert_ne!(child_started["params"]["turn"]["id"], parent_turn.as_str());
 
     // The child's first request: the reference's headers, its task, no multi-agent tools
     // (depth 1 = the default max_depth).
@@ -75,6 +87,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     assert_eq!(metadata["parent_thread_id"], parent.as_str());
     assert_eq!(metadata["subagent_kind"], "thread_spawn");
     assert_eq!(metadata["thread_source"], "subagent");
+    assert_eq!(metadata["parent_turn_id"], parent_turn.as_str());
     assert!(!tool_names(&first).contains(&"multi_agent_v1".to_string()));
     let parent_first = h
         .mock

@@ -320,6 +320,74 @@ async fn the_tree_after_a_restart(transport: Transport) {
     );
 }
 
+/// A closed child stays closed after a restart: it takes no slot (with `max_threads = 1` a new
+/// spawn succeeds), a wait reports it `shutdown`, and `resume_agent` opens it again.
+async fn a_closed_child_stays_closed_after_a_restart(transport: Transport) {
+    let mut h = harness(transport, "[agents]\nmax_threads = 1\n").await;
+    let parent = h.start_thread().await;
+    let child = spawn_one(
+        &mut h,
+        &parent,
+        "Reply with PONG.",
+        Reply::new().text("PONG"),
+    )
+    .await;
+    turn_completed_of(&mut h.client, &child).await;
+    parent_says(
+        &h,
+        v1_call("call_close_1", "close_agent", json!({"target": child})),
+    );
+    parent_says(&h, Reply::new().text("closed"));
+    run_parent_turn(&mut h.client, &parent, "close it").await;
+    assert_eq!(
+        parent_output(&h, "call_close_1"),
+        json!({"previous_status": {"completed": "PONG"}})
+    );
+
+    restart(&mut h, transport).await;
+    h.client
+        .request("thread/resume", json!({"threadId": parent}))
+        .await
+        .unwrap();
+    parent_says(
+        &h,
+        v1_call("call_wait_2", "wait_agent", json!({"targets": [child]})),
+    );
+    parent_says(
+        &h,
+        v1_call(
+            "call_spawn_2",
+            "spawn_agent",
+            json!({"message": "Reply with PANG."}),
+        ),
+    );
+    parent_says(&h, Reply::new().text("spawned"));
+    task_says(&h, "Reply with PANG.", Reply::new().text("PANG"));
+    let messages = run_parent_turn(&mut h.client, &parent, "after the restart").await;
+    assert_eq!(
+        parent_output(&h, "call_wait_2"),
+        json!({"status": { child.clone(): "shutdown" }, "timed_out": false})
+    );
+    let second = spawned(&messages, "call_spawn_2");
+    assert_ne!(second, child);
+    assert_eq!(
+        parent_output(&h, "call_spawn_2")["agent_id"],
+        second.as_str()
+    );
+
+    // The one slot is the new child's now: resuming the closed one is refused.
+    parent_says(
+        &h,
+        v1_call("call_resume_1", "resume_agent", json!({"id": child})),
+    );
+    parent_says(&h, Reply::new().text("refused"));
+    run_parent_turn(&mut h.client, &parent, "resume the first").await;
+    assert_eq!(
+        parent_output(&h, "call_resume_1"),
+        json!("collab resume failed: agent thread limit reached")
+    );
+}
+
 /// `thread/list`'s source filters list the children, unfiltered only roots;
 /// `thread/loaded/list` has the live children.
 async fn list_filters(transport: Transport) {
@@ -504,6 +572,7 @@ on_both_transports!(
     send_input_interrupts_the_child,
     parent_interrupt_during_wait,
     the_tree_after_a_restart,
+    a_closed_child_stays_closed_after_a_restart,
     list_filters,
     archiving_the_root_closes_its_tree,
     an_idle_root_waits_for_its_running_child,

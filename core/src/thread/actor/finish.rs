@@ -109,7 +109,7 @@ impl ThreadActor {
         let items = active.shared.completed_items();
         let turn = Turn {
             id: active.turn_id.clone(),
-            root_turn_id: Some(active.turn_id.clone()),
+            root_turn_id: Some(active.root_turn_id.clone()),
             items,
             items_view: TurnItemsView::Full,
             status,

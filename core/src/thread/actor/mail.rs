@@ -19,6 +19,9 @@ impl ThreadActor {
         let mut activities = Vec::new();
         for mail in self.inbox.take_all() {
             activities.extend(mail.body.activity);
+            if mail.trigger_turn && mail.body.root_turn.is_some() {
+                self.mail_root_turn = mail.body.root_turn;
+            }
             self.mail_queue.push((mail.body.item, mail.trigger_turn));
         }
         if let Some(active) = &self.active {
@@ -67,7 +70,10 @@ impl ThreadActor {
             input: Vec::new(),
             client_id: None,
         });
-        self.launch_turn(Turn::in_progress(new_turn_id(), None), provider, task, None)
-            .await;
+        let mut turn = Turn::in_progress(new_turn_id(), None);
+        if let Some(root) = self.mail_root_turn.take() {
+            turn.root_turn_id = Some(root);
+        }
+        self.launch_turn(turn, provider, task, None).await;
     }
 }

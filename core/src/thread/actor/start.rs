@@ -97,6 +97,7 @@ impl ThreadActor {
             return;
         }
         let output_schema = overrides.output_schema.take();
+        let root_turn_id = overrides.root_turn_id.take();
         // `turn/start` with `input: []` on an idle thread is accepted, as by the reference: a
         // turn with no userMessage item (docs/protocol.md §7.13).
         let mut settings = self.settings.clone();
@@ -115,7 +116,10 @@ impl ThreadActor {
         }
         self.settings = settings;
         self.goal_turns = 0;
-        let turn = Turn::in_progress(new_turn_id(), None);
+        let mut turn = Turn::in_progress(new_turn_id(), None);
+        if root_turn_id.is_some() {
+            turn.root_turn_id = root_turn_id;
+        }
         if self.thread.preview.is_empty() {
             self.thread.preview = preview_of(&input);
         }
@@ -159,8 +163,19 @@ impl ThreadActor {
             .await;
         let mut started = turn;
         started.started_at = Some(started_at);
+        let root_turn_id = started
+            .root_turn_id
+            .clone()
+            .unwrap_or_else(|| turn_id.clone());
         self.emit(ThreadEvent::TurnStarted(started)).await;
-        self.spawn_turn(turn_id, provider, task, started_at, output_schema);
+        self.spawn_turn(
+            turn_id,
+            root_turn_id,
+            provider,
+            task,
+            started_at,
+            output_schema,
+        );
     }
 
     /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
@@ -193,12 +208,20 @@ impl ThreadActor {
             Some(started_at),
         )))
         .await;
-        self.spawn_turn(turn_id, provider, TaskKind::Compact, started_at, None);
+        self.spawn_turn(
+            turn_id.clone(),
+            turn_id,
+            provider,
+            TaskKind::Compact,
+            started_at,
+            None,
+        );
     }
 
     fn spawn_turn(
         &mut self,
         turn_id: TurnId,
+        root_turn_id: TurnId,
         provider: crate::model::ProviderConfig,
         task: TaskKind,
         started_at: i64,
@@ -239,7 +262,7 @@ impl ThreadActor {
         };
         let mut step = self.step_prompt();
         step.output_schema = output_schema;
-        step.headers = self.agent_headers(&turn_id);
+        step.headers = self.agent_headers(&turn_id, &root_turn_id);
         step.tools = self.tools.specs(&tool_turn);
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
@@ -296,6 +319,7 @@ impl ThreadActor {
         );
         self.active = Some(ActiveTurn {
             turn_id,
+            root_turn_id,
             kind,
             cancel,
             task,
@@ -312,12 +336,12 @@ impl ThreadActor {
 impl ThreadActor {
     /// The headers a sub-agent's model requests carry, as the reference's (providers that
     /// bill or trace by them see a familiar shape; docs/agents.md §7): none for a root.
-    fn agent_headers(&self, turn_id: &TurnId) -> Vec<(String, String)> {
+    fn agent_headers(&self, turn_id: &TurnId, root_turn_id: &TurnId) -> Vec<(String, String)> {
         let Some(parent) = &self.place.parent else {
             return Vec::new();
         };
         let root = self.place.root.to_string();
-        let metadata = serde_json::json!({
+        let mut metadata = serde_json::json!({
             "session_id": root,
             "thread_id": self.thread.id.to_string(),
             "turn_id": turn_id.to_string(),
@@ -326,6 +350,10 @@ impl ThreadActor {
             "thread_source": "subagent",
             "agent_name": self.place.path.clone().unwrap_or_else(|| crate::agents::ROOT_PATH.to_string()),
         });
+        // A turn its parent's tools started carries the parent's turn.
+        if root_turn_id != turn_id {
+            metadata["parent_turn_id"] = serde_json::json!(root_turn_id.to_string());
+        }
         vec![
             ("x-openai-subagent".into(), "collab_spawn".into()),
             ("session-id".into(), root),

@@ -71,7 +71,7 @@ pub async fn spawn(call: &Call<'_>) -> String {
     item.agents_states = BTreeMap::from([(id.to_string(), state_of(&AgentStatus::PendingInit))]);
     call.completed(item, CollabAgentToolCallStatus::Completed)
         .await;
-    if let Err(err) = submit(&spawned.handle, input, InputMode::StartIfIdle).await {
+    if let Err(err) = submit(&spawned.handle, input, InputMode::StartIfIdle, caller).await {
         tracing::warn!(agent = %id, %err, "the sub-agent's task could not start");
     }
     json!({ "agent_id": id.to_string(), "nickname": spawned.record.nickname }).to_string()
@@ -109,7 +109,7 @@ pub async fn send_input(call: &Call<'_>) -> String {
     if call.flag("interrupt") {
         handle.interrupt_running().await;
     }
-    if let Err(err) = submit(&handle, input, InputMode::StartOrSteer).await {
+    if let Err(err) = submit(&handle, input, InputMode::StartOrSteer, caller).await {
         call.completed(item, CollabAgentToolCallStatus::Failed)
             .await;
         return format!("collab send_input failed: {err}");
@@ -334,18 +334,23 @@ fn fork_history(caller: &AgentCaller) -> Vec<ResponseItem> {
     history
 }
 
-/// Submit input to an agent's thread as a client would (`turn/start`).
+/// Submit input to an agent's thread as a client would (`turn/start`); a turn it starts has
+/// the caller's turn as its `rootTurnId`.
 async fn submit(
     handle: &ThreadHandle,
     input: Vec<UserInput>,
     mode: InputMode,
+    caller: &AgentCaller,
 ) -> Result<Submitted, crate::thread::CoreError> {
     let (reply, answer) = Reply::channel();
     handle
         .send(Op::Submit {
             input,
             mode,
-            overrides: TurnOverrides::default(),
+            overrides: TurnOverrides {
+                root_turn_id: Some(caller.turn_id.clone()),
+                ..TurnOverrides::default()
+            },
             client_id: None,
             reply,
         })

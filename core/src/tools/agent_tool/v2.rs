@@ -79,7 +79,11 @@ pub async fn spawn(call: &Call<'_>) -> String {
     let task_mail = notify::agent_message(&own_path, &path, "NEW_TASK", &message);
     match caller.hub.mailbox(&child) {
         Some(mailbox) => {
-            mailbox.send(AgentMail::model(task_mail), true);
+            let mail = AgentMail {
+                root_turn: Some(caller.turn_id.clone()),
+                ..AgentMail::model(task_mail)
+            };
+            mailbox.send(mail, true);
         }
         None => tracing::warn!(agent = %child, "the sub-agent's mailbox is gone"),
     }
@@ -110,7 +114,11 @@ pub async fn message(call: &Call<'_>, followup: bool) -> String {
     let kind = if followup { "NEW_TASK" } else { "MESSAGE" };
     let mail = notify::agent_message(&own_path, &path, kind, &text);
     if let Some(mailbox) = caller.hub.mailbox(&record.thread_id) {
-        mailbox.send(AgentMail::model(mail), followup);
+        let mail = AgentMail {
+            root_turn: followup.then(|| caller.turn_id.clone()),
+            ..AgentMail::model(mail)
+        };
+        mailbox.send(mail, followup);
     }
     show(
         call,
