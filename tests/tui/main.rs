@@ -5,6 +5,7 @@
 //! `tests/tui/install.sh`; without it (or tmux) the tests fail and say so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agents;
 mod approvals;
 mod exec;
 mod mcp;

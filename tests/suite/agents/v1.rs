@@ -74,7 +74,10 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
         m["method"] == "turn/started" && m["params"]["threadId"] == child.as_str()
     })
     .await;
-    assert_eq!(child_started["params"]["turn"]["rootTurnId"], parent_turn.as_str());
+    assert_eq!(
+        child_started["params"]["turn"]["rootTurnId"],
+        parent_turn.as_str()
+    );
     assert_ne!(child_started["params"]["turn"]["id"], parent_turn.as_str());
 
     // The child's first request: the reference's headers, its task, no multi-agent tools

@@ -251,6 +251,38 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
         read_b["thread"]["source"]["subAgent"]["thread_spawn"]["agent_path"],
         "/root/worker_b"
     );
+
+    // The queued message is read with worker_b's next task, before it.
+    parent_says(
+        &h,
+        v2_call(
+            "call_follow_2",
+            "followup_task",
+            json!({"target": "worker_b", "message": "Now list the workers."}),
+        ),
+    );
+    parent_says(&h, Reply::new().text("asked"));
+    child_says(&h, "Now list the workers", Reply::new().text("a and b"));
+    let messages = run_parent_turn(&mut h.client, &parent, "ask b").await;
+    wait_turn_completed(&mut h.client, &messages, &child_b).await;
+    let next = first_child_request(&h, "Now list the workers");
+    let mail: Vec<String> = agent_messages(&next)
+        .iter()
+        .filter_map(|m| m["content"][0]["text"].as_str().map(str::to_string))
+        .collect();
+    let fyi = mail
+        .iter()
+        .position(|t| {
+            t == "Message Type: MESSAGE\nTask name: /root/worker_b\nSender: /root\nPayload:\nFYI"
+        })
+        .unwrap_or_else(|| panic!("the queued message: {mail:?}"));
+    let task = mail
+        .iter()
+        .position(|t| {
+            t.starts_with("Message Type: NEW_TASK") && t.ends_with("Now list the workers.")
+        })
+        .unwrap_or_else(|| panic!("the new task: {mail:?}"));
+    assert!(fyi < task, "{mail:?}");
 }
 
 async fn limits_and_interrupt(transport: Transport) {

@@ -1,0 +1,71 @@
+//! Sub-agents in the Codex TUI (docs/agents.md): the model spawns a worker with the v1 tools
+//! and waits for it; the TUI shows the multi-agent calls from Weft's `collabAgentToolCall`
+//! items, and the worker's own turn runs beside the parent's.
+
+use serde_json::json;
+use weft_mock_model::{RecordedRequest, Reply};
+
+use crate::{Session, screen_problems, wait_turn_done};
+
+/// A parent reply calling a v1 tool (a Responses API namespaced call).
+fn v1_call(call_id: &str, tool: &str, arguments: serde_json::Value) -> Reply {
+    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+                      "namespace": "multi_agent_v1", "name": tool,
+                      "arguments": arguments.to_string(), "status": "completed"});
+    Reply::new()
+        .raw_event(
+            json!({"type": "response.output_item.added", "output_index": 0,
+                          "item": item.clone()}),
+        )
+        .raw_event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
+}
+
+fn is_child(request: &RecordedRequest) -> bool {
+    request.header("x-openai-subagent") == Some("collab_spawn")
+}
+
+#[tokio::test]
+async fn a_spawned_worker_shows_in_the_transcript() {
+    let s = Session::start("never").await;
+    let tui = s.ready_tui().await;
+    s.mock.push_when(
+        |r| !is_child(r),
+        v1_call(
+            "call_spawn",
+            "spawn_agent",
+            json!({"message": "Reply with the single word PONG."}),
+        )
+        .responses(),
+    );
+    s.mock.push_when(
+        |r| !is_child(r),
+        Reply::new().text("The worker is on it.").responses(),
+    );
+    s.mock
+        .push_when(is_child, Reply::new().text("PONG").responses());
+    tui.submit("Spawn a worker").await;
+    let screen = wait_turn_done(&tui, "The worker is on it.").await;
+    assert!(screen_problems(&screen).is_empty(), "{screen}");
+    let child = s
+        .mock
+        .wait_for_request(
+            "the worker's request",
+            is_child,
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    assert!(
+        child
+            .message_texts("user")
+            .iter()
+            .any(|t| t == "Reply with the single word PONG.")
+    );
+    // The TUI shows the spawn from Weft's `collabAgentToolCall` item: the agent and its task.
+    let id = child.header("thread-id").expect("the worker's thread id");
+    assert!(screen.contains(&format!("Spawned {id}")), "{screen}");
+    assert!(
+        screen.contains("└ Reply with the single word PONG."),
+        "{screen}"
+    );
+}
