@@ -248,7 +248,7 @@ impl ThreadManager {
 
     /// The live thread for a warm resume: `None` when it is not loaded (or its actor just
     /// stopped); the reference's error for an ephemeral thread, which has no rollout to resume
-    /// (docs/protocol.md §11.4), even while it is loaded.
+    /// (docs/protocol.md §11.5), even while it is loaded.
     async fn warm(
         &self,
         id: &ThreadId,

@@ -1,4 +1,4 @@
-//! Backpressure (docs/protocol.md §11.5): pipelined requests are all answered, each with its
+//! Backpressure (docs/protocol.md §11.6): pipelined requests are all answered, each with its
 //! proper answer or `-32001 Server overloaded; retry later.`
 
 use std::collections::HashSet;
