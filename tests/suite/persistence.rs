@@ -2,7 +2,7 @@
 //! `thread/list`, `thread/read`, `thread/archive` / `thread/unarchive`, `thread/name/set`,
 //! `thread/unsubscribe`, idle unloading and crash safety, end to end (the real daemon, restarted
 //! on the same `$WEFT_HOME`, the scripted mock model). See `docs/protocol.md` §5,
-//! §7.3–§7.11, §11.3–§11.4 and §12, and the reference's `resume`, `resume_kill` and `fork`
+//! §7.3–§7.11, §11.3, §11.5 and §12, and the reference's `resume`, `resume_kill` and `fork`
 //! scenarios.
 //!
 //! Every test owns one mock model and one home; a "restart" stops the daemon (SIGTERM, or

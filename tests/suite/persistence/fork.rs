@@ -1,4 +1,4 @@
-//! `thread/fork` (docs/protocol.md §7.4, §11.4): of an idle thread (the reference `fork` scenario),
+//! `thread/fork` (docs/protocol.md §7.4, §11.5): of an idle thread (the reference `fork` scenario),
 //! of a busy one (the copy ends with an interrupted turn, the source runs on), and ephemeral.
 
 use serde_json::{Value, json};
@@ -185,7 +185,7 @@ async fn fork_of_a_busy_thread(transport: Transport) {
 }
 
 /// `thread/fork {ephemeral: true}`: in memory only (`path: null`), never listed, readable and
-/// usable while loaded; resume/fork/archive refuse it and name/set has its own error (§11.4).
+/// usable while loaded; resume/fork/archive refuse it and name/set has its own error (§11.5).
 async fn ephemeral_fork(transport: Transport) {
     let mut p = Persist::start(transport).await;
     p.push(Reply::new().text("Base."));
