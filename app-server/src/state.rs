@@ -87,9 +87,9 @@ impl AppState {
     /// and until `idle` after the last one finished, whatever its own last activity. Only the
     /// root's subscribers count (a client still subscribed to a child does not keep the tree).
     /// Once the root is unloaded, its loaded sub-agents are unloaded too, each with
-    /// `thread/status/changed {notLoaded}` to its subscribers; the tree's control plane stays
-    /// (closed agents stay closed), and the children load again, cold, when the root's tools
-    /// need them. A sub-agent with no subscriber of its own is unloaded alone, like any
+    /// `thread/status/changed {notLoaded}` to its subscribers, and the tree's control plane is
+    /// forgotten (closed agents stay closed: that is stored); the children load again, cold,
+    /// when the root's tools need them. A sub-agent with no subscriber of its own is unloaded alone, like any
     /// thread, once it is idle.
     pub async fn unload_idle_threads(&self, idle: Duration) {
         let candidates: Vec<ThreadId> = self
@@ -130,7 +130,7 @@ impl AppState {
                 )
                 .await;
             // A sub-agent that started a turn since the check is interrupted: its root is gone.
-            self.threads.unload_tree(&id).await;
+            self.threads.close_tree(&id).await;
         }
     }
 

@@ -136,9 +136,10 @@ impl Agents {
         self.mailboxes.lock().insert(thread.clone(), mailbox);
     }
 
-    /// Forget an unloaded thread's mailbox.
+    /// Forget an unloaded thread's mailbox (and where its waits got to).
     pub fn unregister_mailbox(&self, thread: &ThreadId) {
         self.mailboxes.lock().remove(thread);
+        self.wait_marks.lock().remove(thread);
     }
 
     /// The mailbox of a loaded thread.

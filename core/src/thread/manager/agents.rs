@@ -185,24 +185,14 @@ impl ThreadManager {
         Ok(())
     }
 
-    /// Close a root's tree (its root was archived): every loaded sub-agent under it is
-    /// unloaded, deepest first (a running turn is interrupted), and the tree's control plane
-    /// is forgotten (a later use rebuilds it from the state DB, its children cold). Returns
-    /// the ids unloaded; none when `root` roots no tree (a sub-agent, or a root that never
-    /// spawned).
+    /// Close a root's tree (its root was archived, or unloaded as idle): every loaded
+    /// sub-agent under it is unloaded, deepest first (a running turn is interrupted), and the
+    /// tree's control plane is forgotten, so an idle daemon holds nothing for it. A later use
+    /// rebuilds it from the state DB: its children cold, its closed agents still closed (that
+    /// is stored). Returns the ids unloaded; none when `root` roots no tree (a sub-agent, or
+    /// a root that never spawned).
     pub async fn close_tree(&self, root: &ThreadId) -> Vec<ThreadId> {
         match self.services.agents.forget_tree(root).await {
-            Some(control) => self.unload_agents(&control).await,
-            None => Vec::new(),
-        }
-    }
-
-    /// Unload the loaded sub-agents of a root that was unloaded as idle, deepest first. The
-    /// tree's control plane stays: its closed agents stay closed (and off the cap), its
-    /// statuses are kept, and each child loads again, cold, when the tools need it. Returns
-    /// the ids unloaded.
-    pub async fn unload_tree(&self, root: &ThreadId) -> Vec<ThreadId> {
-        match self.services.agents.existing_control(root).await {
             Some(control) => self.unload_agents(&control).await,
             None => Vec::new(),
         }
