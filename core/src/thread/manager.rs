@@ -46,6 +46,43 @@ pub struct ThreadList {
     pub read_states: std::collections::BTreeMap<String, ThreadReadState>,
 }
 
+/// A new thread with these settings: idle, no turns, created now, a root (`vscode`, the
+/// source every client-started thread has).
+fn new_thread(settings: &ThreadSettings, ephemeral: bool) -> Thread {
+    let id = new_thread_id();
+    let now = now_secs();
+    Thread {
+        session_id: id.to_string(),
+        id,
+        forked_from_id: None,
+        parent_thread_id: None,
+        preview: String::new(),
+        ephemeral,
+        section: None,
+        section_entered_at: None,
+        project_id: None,
+        history_mode: ThreadHistoryMode::default(),
+        model_provider: settings.model_provider.clone(),
+        model: Some(settings.model.clone()),
+        reasoning_effort: settings.reasoning_effort.clone(),
+        created_at: now,
+        updated_at: now,
+        recency_at: Some(now),
+        status: ThreadStatus::Idle,
+        path: None,
+        cwd: settings.cwd.display().to_string(),
+        cli_version: env!("CARGO_PKG_VERSION").to_string(),
+        originator: None,
+        source: SessionSource::Vscode,
+        thread_source: None,
+        agent_nickname: None,
+        agent_role: None,
+        git_info: None,
+        name: None,
+        turns: Vec::new(),
+    }
+}
+
 /// Creates and holds loaded threads.
 pub struct ThreadManager {
     services: Arc<Services>,
@@ -108,39 +145,9 @@ impl ThreadManager {
         sink: SharedSink,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
         let settings = options.settings(&self.services.config)?;
-        let id = new_thread_id();
-        let now = now_secs();
-        let thread = Thread {
-            id: id.clone(),
-            session_id: id.to_string(),
-            forked_from_id: None,
-            parent_thread_id: None,
-            preview: String::new(),
-            ephemeral: options.ephemeral,
-            section: None,
-            section_entered_at: None,
-            project_id: None,
-            history_mode: ThreadHistoryMode::default(),
-            model_provider: settings.model_provider.clone(),
-            model: Some(settings.model.clone()),
-            reasoning_effort: settings.reasoning_effort.clone(),
-            created_at: now,
-            updated_at: now,
-            recency_at: Some(now),
-            status: ThreadStatus::Idle,
-            path: None,
-            cwd: settings.cwd.display().to_string(),
-            cli_version: env!("CARGO_PKG_VERSION").to_string(),
-            originator: options.originator.clone(),
-            source: SessionSource::Vscode,
-            thread_source: options.thread_source.clone(),
-            agent_nickname: None,
-            agent_role: None,
-            git_info: None,
-            name: None,
-            turns: Vec::new(),
-        };
-        let mut thread = thread;
+        let mut thread = new_thread(&settings, options.ephemeral);
+        thread.originator = options.originator.clone();
+        thread.thread_source = options.thread_source.clone();
         let mut restored = Restored::default();
         if !options.ephemeral {
             let writer = RolloutWriter::create(

@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use weft_protocol::{
-    SessionSource, SubAgentSource, Thread, ThreadHistoryMode, ThreadId, ThreadStatus,
-};
+use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId, ThreadStatus};
 
 use super::ThreadManager;
 use crate::agents::{AgentSink, AgentStatus, ChildSinks, TreePlace, spawn_parent};
@@ -18,7 +16,6 @@ use crate::state::ThreadRow;
 use crate::thread::error::CoreError;
 use crate::thread::handle::{Restored, ThreadHandle, ThreadSnapshot};
 use crate::thread::options::StartThreadOptions;
-use crate::time::{new_thread_id, now_secs};
 
 /// A sub-agent thread to create.
 #[derive(Debug, Clone)]
@@ -63,45 +60,21 @@ impl ThreadManager {
             .sinks()
             .cloned()
             .ok_or(CoreError::Overloaded)?;
-        let id = new_thread_id();
-        let now = now_secs();
         let settings = child.settings;
-        let mut thread = Thread {
-            id: id.clone(),
-            session_id: child.root.to_string(),
-            forked_from_id: None,
-            parent_thread_id: Some(child.parent.clone()),
-            preview: String::new(),
-            ephemeral: child.ephemeral,
-            section: None,
-            section_entered_at: None,
-            project_id: None,
-            history_mode: ThreadHistoryMode::default(),
-            model_provider: settings.model_provider.clone(),
-            model: Some(settings.model.clone()),
-            reasoning_effort: settings.reasoning_effort.clone(),
-            created_at: now,
-            updated_at: now,
-            recency_at: Some(now),
-            status: ThreadStatus::Idle,
-            path: None,
-            cwd: settings.cwd.display().to_string(),
-            cli_version: env!("CARGO_PKG_VERSION").to_string(),
-            originator: None,
-            source: SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
-                parent_thread_id: child.parent.clone(),
-                depth: i32::try_from(child.depth).unwrap_or(i32::MAX),
-                agent_path: child.path.clone(),
-                agent_nickname: Some(child.nickname.clone()),
-                agent_role: child.role.clone(),
-            }),
-            thread_source: Some("subagent".to_string()),
+        let mut thread = super::new_thread(&settings, child.ephemeral);
+        let id = thread.id.clone();
+        thread.session_id = child.root.to_string();
+        thread.parent_thread_id = Some(child.parent.clone());
+        thread.source = SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+            parent_thread_id: child.parent.clone(),
+            depth: i32::try_from(child.depth).unwrap_or(i32::MAX),
+            agent_path: child.path.clone(),
             agent_nickname: Some(child.nickname.clone()),
             agent_role: child.role.clone(),
-            git_info: None,
-            name: None,
-            turns: Vec::new(),
-        };
+        });
+        thread.thread_source = Some("subagent".to_string());
+        thread.agent_nickname = Some(child.nickname.clone());
+        thread.agent_role = child.role.clone();
         let mut restored = Restored {
             history: child.history,
             ..Restored::default()

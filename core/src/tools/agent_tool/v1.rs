@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::watch;
 use weft_protocol::{
-    CollabAgentTool, CollabAgentToolCallStatus, ReasoningEffort, ThreadId, UserInput,
+    CollabAgentTool, CollabAgentToolCallItem, CollabAgentToolCallStatus, ReasoningEffort, ThreadId,
+    UserInput,
 };
 
 use super::{Call, agent_id, input_of, prompt_of, state_of};
@@ -80,17 +81,16 @@ pub async fn spawn(call: &Call<'_>) -> String {
 /// `send_input` → `{"submission_id"}`.
 pub async fn send_input(call: &Call<'_>) -> String {
     let caller = call.caller;
-    let mut item = call.item(CollabAgentTool::SendInput);
-    let target = agent_id(call.text("target"), "target");
     let input = input_of(call);
-    item.prompt = input.as_ref().ok().and_then(|input| prompt_of(input));
-    if let Ok(target) = &target {
-        item.receiver_thread_ids = vec![target.to_string()];
-    }
-    call.started(&item).await;
-    let (target, input) = match (target, input) {
-        (Ok(target), Ok(input)) => (target, input),
-        (Err(err), _) | (_, Err(err)) => {
+    let prompt = input.as_ref().ok().and_then(|input| prompt_of(input));
+    let (mut item, target) =
+        match started_on(call, CollabAgentTool::SendInput, "target", prompt).await {
+            Ok(started) => started,
+            Err(err) => return err,
+        };
+    let input = match input {
+        Ok(input) => input,
+        Err(err) => {
             call.completed(item, CollabAgentToolCallStatus::Failed)
                 .await;
             return err;
@@ -205,20 +205,11 @@ pub async fn wait(call: &Call<'_>) -> String {
 /// `close_agent` → `{"previous_status"}`.
 pub async fn close(call: &Call<'_>) -> String {
     let caller = call.caller;
-    let mut item = call.item(CollabAgentTool::CloseAgent);
-    let target = agent_id(call.text("target"), "target");
-    if let Ok(target) = &target {
-        item.receiver_thread_ids = vec![target.to_string()];
-    }
-    call.started(&item).await;
-    let target = match target {
-        Ok(target) => target,
-        Err(err) => {
-            call.completed(item, CollabAgentToolCallStatus::Failed)
-                .await;
-            return err;
-        }
-    };
+    let (mut item, target) =
+        match started_on(call, CollabAgentTool::CloseAgent, "target", None).await {
+            Ok(started) => started,
+            Err(err) => return err,
+        };
     let control = caller.hub.control(&caller.place.root).await;
     let previous = control.close(&caller.hub, &target).await;
     if previous == AgentStatus::NotFound {
@@ -235,19 +226,10 @@ pub async fn close(call: &Call<'_>) -> String {
 /// `resume_agent` → `{"status"}`.
 pub async fn resume(call: &Call<'_>) -> String {
     let caller = call.caller;
-    let mut item = call.item(CollabAgentTool::ResumeAgent);
-    let target = agent_id(call.text("id"), "id");
-    if let Ok(target) = &target {
-        item.receiver_thread_ids = vec![target.to_string()];
-    }
-    call.started(&item).await;
-    let target = match target {
-        Ok(target) => target,
-        Err(err) => {
-            call.completed(item, CollabAgentToolCallStatus::Failed)
-                .await;
-            return err;
-        }
+    let (mut item, target) = match started_on(call, CollabAgentTool::ResumeAgent, "id", None).await
+    {
+        Ok(started) => started,
+        Err(err) => return err,
     };
     let control = caller.hub.control(&caller.place.root).await;
     match control.resume(&caller.hub, &target).await {
@@ -261,6 +243,31 @@ pub async fn resume(call: &Call<'_>) -> String {
             call.completed(item, CollabAgentToolCallStatus::Failed)
                 .await;
             err
+        }
+    }
+}
+
+/// Start the item of a call on the one agent its `key` argument names (with `prompt`). A bad
+/// id completes the item `failed` and is the model's text.
+async fn started_on(
+    call: &Call<'_>,
+    tool: CollabAgentTool,
+    key: &str,
+    prompt: Option<String>,
+) -> Result<(CollabAgentToolCallItem, ThreadId), String> {
+    let mut item = call.item(tool);
+    item.prompt = prompt;
+    let target = agent_id(call.text(key), key);
+    if let Ok(target) = &target {
+        item.receiver_thread_ids = vec![target.to_string()];
+    }
+    call.started(&item).await;
+    match target {
+        Ok(target) => Ok((item, target)),
+        Err(err) => {
+            call.completed(item, CollabAgentToolCallStatus::Failed)
+                .await;
+            Err(err)
         }
     }
 }
