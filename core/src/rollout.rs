@@ -39,6 +39,7 @@
 //! model history gets the same marker an interrupt leaves.
 
 pub mod index;
+pub mod lean;
 pub mod pages;
 mod paths;
 mod reader;
@@ -52,8 +53,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use paths::{
-    ARCHIVED_SESSIONS_DIR, FoundRollout, SESSIONS_DIR, archive, find_rollout, list_rollouts,
-    rollout_path, unarchive,
+    ARCHIVED_SESSIONS_DIR, FoundRollout, SESSIONS_DIR, archive, changed_day_dirs, find_rollout,
+    list_rollouts, rollout_path, rollouts_in, unarchive,
 };
 pub use reader::{Replay, fork_lines, load_rollout, read_lines, read_rollout};
 pub use record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};

@@ -3,12 +3,10 @@
 //! embedded with `sqlx::migrate!`.
 //!
 //! The rollouts are the source of truth; this is only an index and can always be rebuilt from
-//! them ([`StateDb::rebuild_from_rollouts`]). **Rebuild rule** ([`StateDb::needs_rebuild`]):
-//! at start, rebuild when `state.sqlite` did not exist before [`StateDb::open`], or when the
-//! newest rollout file was modified after the DB (the newer of `state.sqlite` and
-//! `state.sqlite-wal`, as they were before `open`) — which is what a crash mid-turn, a rollout
-//! copied in from a backup, or a deleted DB leave behind. The runtime writes the rollout first
-//! and the DB second, so a clean run leaves the DB newer.
+//! them ([`StateDb::rebuild_from_rollouts`]). At start, [`StateDb::catch_up`] re-indexes only
+//! what may be behind: everything when there was no DB, else the threads a killed daemon left
+//! open and the day directories changed by hand (`reconcile.rs` has the rule). The runtime
+//! writes the rollout first and the DB second, so a clean run leaves the DB level.
 //!
 //! The SQL is kept portable to PostgreSQL (the planned second backend): `$N` placeholders,
 //! `ON CONFLICT … DO UPDATE`, `BIGINT`/`BOOLEAN`/`TEXT` columns, keyset pagination with plain
@@ -17,6 +15,7 @@
 
 mod goals;
 mod list;
+mod reconcile;
 mod row;
 mod thread_state;
 
@@ -94,6 +93,8 @@ pub enum StateError {
 /// What a rebuild did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RebuildReport {
+    /// Every rollout was read (there was no DB), not only what may have changed.
+    pub full: bool,
     /// Rollouts indexed.
     pub indexed: usize,
     /// Rollouts that could not be read, with why.
@@ -148,46 +149,14 @@ impl StateDb {
         })
     }
 
-    /// [`open`](StateDb::open), then [`rebuild_from_rollouts`](StateDb::rebuild_from_rollouts)
-    /// when [`needs_rebuild`](StateDb::needs_rebuild) says so (the report is `Some` then).
-    pub async fn open_and_rebuild_if_needed(
-        home: &Path,
-    ) -> Result<(StateDb, Option<RebuildReport>), StateError> {
-        let db = StateDb::open(home).await?;
-        if db.needs_rebuild(home)? {
-            let report = db.rebuild_from_rollouts(home).await?;
-            return Ok((db, Some(report)));
-        }
-        Ok((db, None))
-    }
-
     /// The DB file.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Whether the index may be behind the rollouts (see the module docs for the rule).
-    pub fn needs_rebuild(&self, home: &Path) -> Result<bool, StateError> {
-        if self.fresh {
-            return Ok(true);
-        }
-        let Some(db_time) = self.modified_before_open else {
-            return Ok(true);
-        };
-        for found in rollout::list_rollouts(home)? {
-            let modified = std::fs::metadata(&found.path).and_then(|m| m.modified());
-            match modified {
-                Ok(time) if time > db_time => return Ok(true),
-                Ok(_) => {}
-                Err(_) => return Ok(true),
-            }
-        }
-        Ok(false)
-    }
-
     /// Insert or replace a thread's row.
     pub async fn upsert(&self, row: &ThreadRow) -> Result<(), StateError> {
-        upsert_with(&self.pool, row).await
+        upsert_with(&self.pool, row, false).await
     }
 
     /// A thread's row.
@@ -280,56 +249,6 @@ impl StateDb {
         Ok(done.rows_affected() > 0)
     }
 
-    /// Re-index every rollout under `sessions/` and `archived_sessions/` (the rollouts win over
-    /// what the DB holds), and drop rows whose rollout is gone. A rollout that cannot be read is
-    /// logged, reported and skipped; it never stops the scan.
-    pub async fn rebuild_from_rollouts(&self, home: &Path) -> Result<RebuildReport, StateError> {
-        let found = rollout::list_rollouts(home)?;
-        let scanned = tokio::task::spawn_blocking(move || {
-            found
-                .into_iter()
-                .map(|found| match rollout::read_rollout(&found.path) {
-                    Ok(replay) => Ok(ThreadRow::from_replay(&replay, &found.path, found.archived)),
-                    Err(err) => Err((found.path, err.to_string())),
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|err| StateError::Io {
-            path: home.to_path_buf(),
-            source: std::io::Error::other(err),
-        })?;
-
-        let mut report = RebuildReport::default();
-        let mut seen = std::collections::HashSet::new();
-        let mut tx = self.pool.begin().await?;
-        for entry in scanned {
-            match entry {
-                Ok(row) => {
-                    upsert_with(&mut *tx, &row).await?;
-                    seen.insert(row.id.into_string());
-                    report.indexed += 1;
-                }
-                Err((path, reason)) => {
-                    tracing::warn!(path = %path.display(), %reason, "skipping an unreadable rollout while rebuilding the state db");
-                    report.skipped.push((path, reason));
-                }
-            }
-        }
-        let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.try_get::<String, _>("id"))
-            .collect::<Result<_, _>>()?;
-        for id in ids.into_iter().filter(|id| !seen.contains(id)) {
-            delete_with(&mut tx, &id).await?;
-            report.removed += 1;
-        }
-        tx.commit().await?;
-        Ok(report)
-    }
-
     /// Close the pool (waits for connections to finish).
     pub async fn close(&self) {
         self.pool.close().await;
@@ -391,7 +310,10 @@ fn wal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-async fn upsert_with<'e, E>(executor: E, row: &ThreadRow) -> Result<(), StateError>
+/// Insert or replace `row`. `open`: the row is also marked `dirty` (a writer holds its
+/// rollout); otherwise its mark is left as it was (`FALSE` for a new row). One statement, so
+/// it never needs a transaction that could lose a race to another writer.
+async fn upsert_with<'e, E>(executor: E, row: &ThreadRow, open: bool) -> Result<(), StateError>
 where
     E: sqlx::Executor<'e, Database = Sqlite>,
 {
@@ -399,9 +321,11 @@ where
         id: row.id.to_string(),
         source,
     })?;
+    let dirty = if open { ", dirty = TRUE" } else { "" };
     let sql = format!(
-        "INSERT INTO threads ({COLUMNS}) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
+        "INSERT INTO threads ({COLUMNS}, dirty) VALUES \
+         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+         {open}) \
          ON CONFLICT (id) DO UPDATE SET \
          rollout_path = excluded.rollout_path, cwd = excluded.cwd, model = excluded.model, \
          model_provider = excluded.model_provider, reasoning_effort = excluded.reasoning_effort, \
@@ -411,7 +335,7 @@ where
          name = excluded.name, created_at = excluded.created_at, \
          updated_at = excluded.updated_at, archived = excluded.archived, \
          forked_from_id = excluded.forked_from_id, recency_at = excluded.recency_at, \
-         parent_thread_id = excluded.parent_thread_id, agent_closed = excluded.agent_closed"
+         parent_thread_id = excluded.parent_thread_id, agent_closed = excluded.agent_closed{dirty}"
     );
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(row.id.as_str())

@@ -61,7 +61,12 @@ pub async fn resume(
     subscribers.subscribe(connection);
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
-        response.thread.turns = std::mem::take(&mut snapshot.turns);
+        let turns = std::mem::take(&mut snapshot.turns);
+        response.thread.turns = state
+            .threads
+            .full_turns(handle.id(), turns)
+            .await
+            .map_err(core_error)?;
     }
     let pages = state
         .threads
@@ -107,7 +112,12 @@ pub async fn fork(
     state.add_thread(handle.id().clone(), subscribers);
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
-        response.thread.turns = std::mem::take(&mut snapshot.turns);
+        let turns = std::mem::take(&mut snapshot.turns);
+        response.thread.turns = state
+            .threads
+            .full_turns(handle.id(), turns)
+            .await
+            .map_err(core_error)?;
     }
     let answer = Answer::new(ThreadForkResponse::from(response));
     Ok(

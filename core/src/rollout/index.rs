@@ -31,7 +31,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use weft_protocol::{ThreadItem, TurnError, TurnId, TurnStatus};
+use weft_protocol::{ThreadItem, ThreadItemDetails, TurnError, TurnId, TurnStatus, UserInput};
 
 use super::RolloutError;
 
@@ -110,6 +110,53 @@ pub struct RolloutIndex {
     turn_ids: HashMap<TurnId, u32>,
     /// Lines that did not parse (a completed torn line included).
     skipped_lines: usize,
+    /// Where a resume finds what it needs besides the turns ([`Landmarks`]).
+    landmarks: Landmarks,
+}
+
+/// A line, by position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineAt {
+    offset: u64,
+    len: u32,
+}
+
+impl LineAt {
+    /// The line's length in bytes (its newline included).
+    pub fn bytes(self) -> usize {
+        self.len as usize
+    }
+}
+
+/// One entry of the model history from the last compaction on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryEntry {
+    /// A `compacted` line (its replacement history) or a `response_item` line.
+    Line(LineAt),
+    /// The interrupted-turn marker of a turn the daemon never finished.
+    AbortedMarker,
+}
+
+/// The lines a resume reads besides the turns, so it never parses the rest: the header, the
+/// model history since the last compaction, and the last of each setting record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Landmarks {
+    /// The header.
+    pub header: Option<LineAt>,
+    /// The model history from the last `compacted` line on, in order.
+    pub history: Vec<HistoryEntry>,
+    /// The last `turn_started` (its context is the thread's last settings).
+    pub last_turn_started: Option<LineAt>,
+    /// The last `token_usage`, `thread_name_set` and `agent_closed`.
+    pub last_token_usage: Option<LineAt>,
+    /// See [`Landmarks::last_token_usage`].
+    pub last_name_set: Option<LineAt>,
+    /// See [`Landmarks::last_token_usage`].
+    pub last_agent_closed: Option<LineAt>,
+    /// The first user message with text (the thread's preview), whatever turn it is in.
+    pub preview: Option<LineAt>,
+    /// Newest line time (ms).
+    pub max_ms: i64,
 }
 
 /// The fields of a line the index needs; the payload stays unparsed.
@@ -151,6 +198,22 @@ struct EndedPeek {
     duration_ms: Option<i64>,
 }
 
+/// The text of a user message's first text part, when the line is one.
+pub(super) fn preview_of(line: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<RolloutLine>(line).ok()?.record {
+        RolloutRecord::ItemCompleted { item, .. } => match item.details {
+            ThreadItemDetails::UserMessage(message) => {
+                message.content.into_iter().find_map(|part| match part {
+                    UserInput::Text { text, .. } => Some(text),
+                    _ => None,
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
     (meta.dev(), meta.ino())
 }
@@ -168,6 +231,7 @@ impl RolloutIndex {
             items: Vec::new(),
             turn_ids: HashMap::new(),
             skipped_lines: 0,
+            landmarks: Landmarks::default(),
         };
         index.update()?;
         Ok(index)
@@ -191,6 +255,7 @@ impl RolloutIndex {
                 items: Vec::new(),
                 turn_ids: HashMap::new(),
                 skipped_lines: 0,
+                landmarks: Landmarks::default(),
             };
         }
         if meta.len() == self.indexed_bytes {
@@ -212,7 +277,12 @@ impl RolloutIndex {
             let offset = self.indexed_bytes;
             let ordinal = self.next_ordinal;
             if ordinal == 0 {
-                parse_header(&self.path, &line)?;
+                let header = parse_header(&self.path, &line)?;
+                self.landmarks.header = Some(LineAt {
+                    offset,
+                    len: line.len() as u32,
+                });
+                self.landmarks.max_ms = header.ts;
             } else {
                 self.push_line(ordinal, offset, &line);
             }
@@ -231,9 +301,20 @@ impl RolloutIndex {
             return;
         };
         let payload = peek.payload.get();
+        let at = LineAt {
+            offset,
+            len: line.len() as u32,
+        };
+        let marks = &mut self.landmarks;
         match peek.kind.as_str() {
+            "response_item" => marks.history.push(HistoryEntry::Line(at)),
+            "compacted" => marks.history = vec![HistoryEntry::Line(at)],
+            "token_usage" => marks.last_token_usage = Some(at),
+            "thread_name_set" => marks.last_name_set = Some(at),
+            "agent_closed" => marks.last_agent_closed = Some(at),
             "turn_started" => match serde_json::from_str::<StartedPeek>(payload) {
                 Ok(started) => {
+                    marks.last_turn_started = Some(at);
                     self.close_open();
                     let index = self.turns.len() as u32;
                     self.turn_ids.insert(started.turn_id.clone(), index);
@@ -250,6 +331,12 @@ impl RolloutIndex {
             },
             "item_completed" => match serde_json::from_str::<ItemPeek>(payload) {
                 Ok(item) => {
+                    if marks.preview.is_none()
+                        && item.item.kind == "userMessage"
+                        && preview_of(line).is_some()
+                    {
+                        marks.preview = Some(at);
+                    }
                     if let Some(&turn) = self.turn_ids.get(&item.turn_id) {
                         let kind = match item.item.kind.as_str() {
                             "userMessage" => ItemKind::UserMessage,
@@ -285,6 +372,7 @@ impl RolloutIndex {
             _ => {}
         }
         self.last_ms = peek.ts;
+        self.landmarks.max_ms = self.landmarks.max_ms.max(peek.ts);
     }
 
     /// A turn still open when the next one starts was cut by a crash: `interrupted` as of the
@@ -294,6 +382,7 @@ impl RolloutIndex {
         if let Some(turn) = self.turns.last_mut()
             && turn.end.is_none()
         {
+            self.landmarks.history.push(HistoryEntry::AbortedMarker);
             turn.end = Some(TurnEnd {
                 status: TurnStatus::Interrupted,
                 error: None,
@@ -321,6 +410,45 @@ impl RolloutIndex {
     /// Time of the latest line (ms).
     pub fn last_ms(&self) -> i64 {
         self.last_ms
+    }
+
+    /// Where a resume finds the header, the model history and the last settings.
+    pub fn landmarks(&self) -> &Landmarks {
+        &self.landmarks
+    }
+
+    /// The file indexed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Read one whole line back and parse it: the outer error is the file's, the inner one
+    /// the line's.
+    pub fn parse_line(
+        &self,
+        file: &mut File,
+        at: LineAt,
+    ) -> Result<Result<RolloutLine, serde_json::Error>, RolloutError> {
+        let mut buf = vec![0; at.bytes()];
+        self.read_bytes(file, at, &mut buf)?;
+        Ok(serde_json::from_slice::<RolloutLine>(&buf))
+    }
+
+    /// Read one line's bytes into `buf` (as long as the line).
+    pub fn read_bytes(
+        &self,
+        file: &mut File,
+        at: LineAt,
+        buf: &mut [u8],
+    ) -> Result<(), RolloutError> {
+        file.seek(SeekFrom::Start(at.offset))
+            .and_then(|_| file.read_exact(buf))
+            .map_err(|e| RolloutError::io(&self.path, e))
+    }
+
+    /// Bytes indexed (through the last newline).
+    pub fn indexed_bytes(&self) -> u64 {
+        self.indexed_bytes
     }
 
     /// Lines skipped because they did not parse.
@@ -357,23 +485,29 @@ impl RolloutIndex {
         file: &mut File,
         item: &IndexedItem,
     ) -> Result<ThreadItem, RolloutError> {
-        let mut buf = vec![0; item.len as usize];
-        file.seek(SeekFrom::Start(item.offset))
-            .and_then(|_| file.read_exact(&mut buf))
-            .map_err(|e| RolloutError::io(&self.path, e))?;
         let bad = |why: String| {
             RolloutError::io(
                 &self.path,
                 std::io::Error::new(std::io::ErrorKind::InvalidData, why),
             )
         };
-        match serde_json::from_slice::<RolloutLine>(&buf) {
+        match self.parse_line(file, item.line())? {
             Ok(RolloutLine {
                 record: RolloutRecord::ItemCompleted { item, .. },
                 ..
             }) => Ok(item),
             Ok(_) => Err(bad(format!("line {} is not an item", item.ordinal))),
             Err(err) => Err(bad(format!("line {}: {err}", item.ordinal))),
+        }
+    }
+}
+
+impl IndexedItem {
+    /// Where its line is.
+    pub fn line(&self) -> LineAt {
+        LineAt {
+            offset: self.offset,
+            len: self.len,
         }
     }
 }

@@ -109,6 +109,60 @@ pub fn list_rollouts(home: &Path) -> Result<Vec<FoundRollout>, RolloutError> {
     Ok(out)
 }
 
+/// The day directories (`YYYY/MM/DD` under `sessions/` and `archived_sessions/`) whose
+/// modification time is after `since` (a file was added, removed or renamed in them), with
+/// whether they are archived. Reads the year and month directories and looks at each day
+/// directory's metadata: linear in the number of days, never in the number of rollouts.
+pub fn changed_day_dirs(
+    home: &Path,
+    since: std::time::SystemTime,
+) -> Result<Vec<(PathBuf, bool)>, RolloutError> {
+    let subdirs = |dir: &Path| -> Result<Vec<PathBuf>, RolloutError> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(RolloutError::io(dir, err)),
+        };
+        Ok(entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect())
+    };
+    let mut out = Vec::new();
+    for (dir, archived) in [(SESSIONS_DIR, false), (ARCHIVED_SESSIONS_DIR, true)] {
+        for year in subdirs(&home.join(dir))? {
+            for month in subdirs(&year)? {
+                for day in subdirs(&month)? {
+                    let changed = fs::metadata(&day)
+                        .and_then(|m| m.modified())
+                        .map_or(true, |time| time > since);
+                    if changed {
+                        out.push((day, archived));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The rollout files directly in `dir`, sorted.
+pub fn rollouts_in(dir: &Path) -> Result<Vec<PathBuf>, RolloutError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(RolloutError::io(dir, err)),
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| is_rollout_file(p) && p.is_file())
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 /// Move a rollout from `sessions/` to `archived_sessions/` (same relative path) and return
 /// its new path. Fails with [`RolloutError::Locked`] while a writer holds the file.
 pub fn archive(home: &Path, path: &Path) -> Result<PathBuf, RolloutError> {

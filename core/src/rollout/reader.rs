@@ -338,7 +338,7 @@ pub fn fork_lines(
 }
 
 /// The history item of an interrupted turn.
-fn aborted_marker() -> ResponseItem {
+pub(super) fn aborted_marker() -> ResponseItem {
     ResponseItem::user_message(vec![ContentItem::InputText {
         text: TURN_ABORTED_MARKER.to_string(),
     }])

@@ -217,6 +217,7 @@ async fn write_then_read_rebuilds_history_and_turns() {
         assert!(value.get("payload").is_some(), "{line}");
     }
     assert!(text.starts_with("{\"ts\":"));
+    lean::tests::assert_same(&path);
     writer.close().await.unwrap();
 }
 
@@ -256,6 +257,7 @@ async fn a_torn_last_line_is_skipped_and_kept_on_resume() {
     assert_eq!(replay.skipped_lines, 1);
     assert_eq!(texts(&replay.history), ["hi", "hello"]);
     assert_eq!(replay.turns[0].status, TurnStatus::Completed);
+    lean::tests::assert_same(&path);
 
     let before = std::fs::read(&path).unwrap();
     let writer = RolloutWriter::resume(&path).await.unwrap();
@@ -270,6 +272,7 @@ async fn a_torn_last_line_is_skipped_and_kept_on_resume() {
     assert_eq!(texts(&replay.history), ["hi", "hello"]);
     assert_eq!(replay.name.as_deref(), Some("n"));
     assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
+    lean::tests::assert_same(&path);
 }
 
 #[tokio::test]
@@ -391,6 +394,7 @@ async fn a_turn_cut_by_a_crash_is_interrupted() {
             .as_deref(),
         Some(TURN_ABORTED_MARKER)
     );
+    lean::tests::assert_same(&path);
 
     // Resumed later: the cut turn stays interrupted, its marker sits before the next turn.
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -424,6 +428,7 @@ async fn a_turn_cut_by_a_crash_is_interrupted() {
         history.iter().filter(|t| *t == TURN_ABORTED_MARKER).count(),
         1
     );
+    lean::tests::assert_same(&path);
 }
 
 #[tokio::test]
@@ -580,6 +585,7 @@ async fn compaction_restarts_the_history() {
     );
     assert_eq!(replay.turns.len(), 2, "turns keep their items");
     assert_eq!(replay.preview, "one");
+    lean::tests::assert_same(writer.path());
 }
 
 #[tokio::test]
@@ -821,6 +827,7 @@ async fn a_big_file_skips_bad_lines_when_parsed_in_parallel() {
     let replay = read_rollout(&path).unwrap();
     assert_eq!(replay.skipped_lines, 2);
     assert_eq!(texts(&replay.history), expected);
+    lean::tests::assert_same(&path);
 }
 
 #[tokio::test]

@@ -7,6 +7,9 @@ use weft_protocol::SortDirection;
 
 use super::{COLUMNS, StateDb, StateError, ThreadRow, decode_row};
 
+#[cfg(test)]
+mod tests;
+
 /// Page size used when a [`ListQuery`] asks for 0 rows.
 pub const DEFAULT_LIST_LIMIT: u32 = 25;
 
@@ -129,12 +132,33 @@ impl StateDb {
             SortDirection::Desc => ("<", "DESC"),
             SortDirection::Asc => (">", "ASC"),
         };
-        let mut sql =
-            QueryBuilder::<Sqlite>::new(format!("SELECT {COLUMNS} FROM threads WHERE archived = "));
+        let search = query.search_term.as_deref().filter(|t| !t.is_empty());
+        let narrowed = match search {
+            Some(term) => self.few_search_matches(term).await?,
+            None => false,
+        };
+        // Driven by the few candidates (a selective search, or an agent tree's descendants):
+        // `+` keeps SQLite from walking a sort index past every row instead.
+        let narrowed = narrowed || matches!(query.lineage, Some(Lineage::Ancestor(_)));
+        let (archived, sort) = if narrowed {
+            ("+archived", format!("+{column}"))
+        } else {
+            ("archived", column.to_string())
+        };
+        let mut sql = QueryBuilder::<Sqlite>::new(format!(
+            "SELECT {COLUMNS} FROM threads WHERE {archived} = "
+        ));
         sql.push_bind(query.archived);
 
         if let Some(providers) = query.model_providers.as_ref().filter(|p| !p.is_empty()) {
-            sql.push(" AND model_provider IN (");
+            // A working directory or a parent is the more selective index: `+` keeps SQLite
+            // from choosing the provider's instead.
+            let cwd_given = query.cwd.as_ref().is_some_and(|c| !c.is_empty());
+            sql.push(if cwd_given || query.lineage.is_some() {
+                " AND +model_provider IN ("
+            } else {
+                " AND model_provider IN ("
+            });
             push_list(&mut sql, providers.iter().map(String::as_str));
             sql.push(")");
         }
@@ -152,7 +176,14 @@ impl StateDb {
             push_list(&mut sql, cwds.iter().map(String::as_str));
             sql.push(")");
         }
-        if let Some(term) = query.search_term.as_deref().filter(|t| !t.is_empty()) {
+        if let Some(term) = search {
+            if narrowed {
+                sql.push(
+                    " AND rowid IN (SELECT rowid FROM threads_search WHERE threads_search MATCH ",
+                );
+                sql.push_bind(fts_phrase(term));
+                sql.push(")");
+            }
             let pattern = format!("%{}%", escape_like(term));
             sql.push(" AND (name LIKE ");
             sql.push_bind(pattern.clone());
@@ -212,7 +243,7 @@ impl StateDb {
                 }
             }
         }
-        sql.push(format!(" ORDER BY {column} {order}, id {order} LIMIT "));
+        sql.push(format!(" ORDER BY {sort} {order}, id {order} LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
 
         let rows = sql.build().fetch_all(&self.pool).await?;
@@ -240,6 +271,36 @@ impl StateDb {
             backwards_cursor,
         })
     }
+}
+
+impl StateDb {
+    /// Whether the trigram index narrows a search for `term` to fewer than
+    /// [`SEARCH_CANDIDATES`] threads. A term of fewer than 3 characters has no trigram, and a
+    /// common one matches so many rows that walking the sort order finds a page sooner: both
+    /// are left to the `LIKE` alone.
+    pub(super) async fn few_search_matches(&self, term: &str) -> Result<bool, StateError> {
+        if term.chars().count() < 3 {
+            return Ok(false);
+        }
+        let found: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM (SELECT rowid FROM threads_search \
+             WHERE threads_search MATCH $1 LIMIT $2)",
+        )
+        .bind(fts_phrase(term))
+        .bind(SEARCH_CANDIDATES)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(found < SEARCH_CANDIDATES)
+    }
+}
+
+/// Above this many trigram matches a search walks the sort order instead (see
+/// [`StateDb::few_search_matches`]).
+const SEARCH_CANDIDATES: i64 = 2000;
+
+/// `term` as one FTS5 phrase: the substring itself, `"` doubled.
+fn fts_phrase(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
 }
 
 /// The concrete kinds a `sourceKinds` filter stands for.

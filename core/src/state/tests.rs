@@ -1,6 +1,5 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
 
 use weft_protocol::{
     AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy, SessionSource, SortDirection,
@@ -12,7 +11,7 @@ use super::list::{escape_like, expand_source_kinds};
 use super::*;
 use crate::rollout::{RolloutRecord, RolloutWriter, SessionMeta, archive};
 
-fn row(n: usize, created_at: i64) -> ThreadRow {
+pub(super) fn row(n: usize, created_at: i64) -> ThreadRow {
     ThreadRow {
         id: ThreadId::from(format!("thread-{n:04}")),
         rollout_path: PathBuf::from(format!("/home/sessions/t{n}.jsonl")),
@@ -388,7 +387,7 @@ fn meta(id: &ThreadId, created_at: i64, provider: &str) -> SessionMeta {
 }
 
 /// A rollout with one user message; returns its path.
-async fn write_rollout(home: &Path, n: i64, name: Option<&str>) -> (ThreadId, PathBuf) {
+pub(super) async fn write_rollout(home: &Path, n: i64, name: Option<&str>) -> (ThreadId, PathBuf) {
     let id = ThreadId::from(format!("0190a0b0-0000-7000-8000-{n:012}"));
     let writer = RolloutWriter::create(home, meta(&id, 1_700_000_000 + n, "openai"))
         .await
@@ -420,15 +419,10 @@ async fn write_rollout(home: &Path, n: i64, name: Option<&str>) -> (ThreadId, Pa
     (id, path)
 }
 
-fn remove_db(home: &Path) {
+pub(super) fn remove_db(home: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(home.join(format!("{STATE_DB_FILE}{suffix}")));
     }
-}
-
-fn set_mtime(path: &Path, time: SystemTime) {
-    let file = std::fs::File::options().write(true).open(path).unwrap();
-    file.set_modified(time).unwrap();
 }
 
 #[tokio::test]
@@ -446,9 +440,7 @@ async fn rebuild_from_rollouts_after_the_db_is_deleted() {
     std::fs::write(&corrupt, "{ this is not json\n").unwrap();
     std::fs::write(home.path().join("sessions/README"), "x").unwrap();
 
-    let (db, report) = StateDb::open_and_rebuild_if_needed(home.path())
-        .await
-        .unwrap();
+    let (db, report) = StateDb::open_and_catch_up(home.path()).await.unwrap();
     let report = report.unwrap();
     assert_eq!(report.indexed, 3);
     assert_eq!(report.removed, 0);
@@ -475,9 +467,7 @@ async fn rebuild_from_rollouts_after_the_db_is_deleted() {
 
     // Delete the DB: it is rebuilt with the same rows.
     remove_db(home.path());
-    let (db, report) = StateDb::open_and_rebuild_if_needed(home.path())
-        .await
-        .unwrap();
+    let (db, report) = StateDb::open_and_catch_up(home.path()).await.unwrap();
     assert_eq!(report.map(|r| r.indexed), Some(3));
     assert_eq!(db.get(&id1).await.unwrap(), Some(first));
     let (archived, _) = db
@@ -495,36 +485,6 @@ async fn rebuild_from_rollouts_after_the_db_is_deleted() {
     let report = db.rebuild_from_rollouts(home.path()).await.unwrap();
     assert_eq!((report.indexed, report.removed), (2, 1));
     assert_eq!(db.get(&id2).await.unwrap(), None);
-    db.close().await;
-}
-
-#[tokio::test]
-async fn needs_rebuild_when_the_db_is_missing_or_behind() {
-    let home = tempfile::tempdir().unwrap();
-    let (_, path) = write_rollout(home.path(), 1, None).await;
-    let db = open(home.path()).await;
-    assert!(db.needs_rebuild(home.path()).unwrap(), "fresh db");
-    db.rebuild_from_rollouts(home.path()).await.unwrap();
-    db.close().await;
-    drop(db);
-
-    // The DB newer than every rollout: nothing to do.
-    let past = SystemTime::now() - Duration::from_secs(3600);
-    set_mtime(&path, past);
-    let db = open(home.path()).await;
-    assert!(!db.needs_rebuild(home.path()).unwrap());
-    let (db2, report) = StateDb::open_and_rebuild_if_needed(home.path())
-        .await
-        .unwrap();
-    assert_eq!(report, None);
-    db2.close().await;
-    db.close().await;
-    drop(db);
-
-    // A rollout written after the DB (crash mid-turn, restored backup): rebuild.
-    set_mtime(&path, SystemTime::now() + Duration::from_secs(3600));
-    let db = open(home.path()).await;
-    assert!(db.needs_rebuild(home.path()).unwrap());
     db.close().await;
 }
 

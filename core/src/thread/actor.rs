@@ -328,20 +328,39 @@ impl ThreadActor {
             })
     }
 
+    /// Close the rollout; once it is all on disk and the index row is updated, the row is
+    /// marked level with the file again (a failure leaves it `dirty`, for the next start to
+    /// re-index).
     async fn close_rollout(&mut self) {
+        if self.rollout.is_none() {
+            return;
+        }
+        let indexed = self.index_thread().await;
         if let Some(rollout) = self.rollout.take() {
             self.history.lock().detach_journal();
-            if let Err(err) = rollout.close().await {
-                tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
+            match rollout.close().await {
+                Ok(()) if indexed => {
+                    if let Some(state) = &self.services.state
+                        && let Err(err) = state.set_dirty(&self.thread.id, false).await
+                    {
+                        tracing::warn!(thread = %self.thread.id, %err, "cannot mark the thread's index row");
+                    }
+                }
+                Ok(()) => {}
+                Err(err) => {
+                    tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
+                }
             }
         }
     }
 
-    /// Keep the state DB's row (updated time, preview) in step with the thread.
-    pub(super) async fn index_thread(&self) {
+    /// Keep the state DB's row (updated time, preview) in step with the thread; `true` when
+    /// the row is up to date (or there is none to keep).
+    pub(super) async fn index_thread(&self) -> bool {
         let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
-            return;
+            return true;
         };
+        let mut indexed = true;
         if let Err(err) = state
             .touch(
                 &self.thread.id,
@@ -351,12 +370,15 @@ impl ThreadActor {
             .await
         {
             tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
+            indexed = false;
         }
         if let Some(recency_at) = self.thread.recency_at
             && let Err(err) = state.touch_recency(&self.thread.id, recency_at).await
         {
             tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
+            indexed = false;
         }
+        indexed
     }
 
     pub(super) async fn emit(&self, event: ThreadEvent) {

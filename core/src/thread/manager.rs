@@ -12,6 +12,7 @@ use weft_protocol::{
 
 mod agents;
 mod pages;
+mod replay;
 
 pub use agents::ChildThread;
 pub use pages::{PageError, ResumePages};
@@ -25,7 +26,7 @@ use crate::config::Config;
 use crate::events::SharedSink;
 use crate::rollout::{
     Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
-    find_rollout, fork_lines, load_rollout, read_lines, unarchive,
+    find_rollout, fork_lines, read_lines, unarchive,
 };
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
@@ -107,16 +108,27 @@ impl ThreadManager {
     /// A manager with the state DB of `config.home`, rebuilt from the rollouts when it is
     /// missing or behind them.
     pub async fn open(config: Arc<Config>) -> Result<ThreadManager, OpenError> {
-        let (state, report) = StateDb::open_and_rebuild_if_needed(&config.home)
+        let (state, report) = StateDb::open_and_catch_up(&config.home)
             .await
             .map_err(OpenError::StateDb)?;
         if let Some(report) = report {
-            tracing::info!(
-                indexed = report.indexed,
-                skipped = report.skipped.len(),
-                removed = report.removed,
-                "rebuilt the thread index from the rollouts"
-            );
+            let (indexed, skipped, removed) =
+                (report.indexed, report.skipped.len(), report.removed);
+            if report.full {
+                tracing::info!(
+                    indexed,
+                    skipped,
+                    removed,
+                    "rebuilt the thread index from the rollouts"
+                );
+            } else {
+                tracing::info!(
+                    indexed,
+                    skipped,
+                    removed,
+                    "re-read the rollouts the thread index may be behind"
+                );
+            }
             for (path, why) in &report.skipped {
                 tracing::warn!(path = %path.display(), %why, "rollout skipped while indexing");
             }
@@ -195,11 +207,23 @@ impl ThreadManager {
         Ok((handle, snapshot))
     }
 
+    /// Index a thread whose rollout a writer now holds (the row stays `dirty` until the actor
+    /// closes it).
     async fn index(&self, row: &ThreadRow) {
         if let Some(state) = &self.services.state
-            && let Err(err) = state.upsert(row).await
+            && let Err(err) = state.upsert_open(row).await
         {
             tracing::warn!(thread = %row.id, %err, "cannot index the thread");
+        }
+    }
+
+    /// Mark a thread's row as behind its rollout or level with it (`StateDb::set_dirty`). A
+    /// failure is logged: the worst it leaves is a re-index at the next start.
+    pub(crate) async fn mark_dirty(&self, id: &ThreadId, dirty: bool) {
+        if let Some(state) = &self.services.state
+            && let Err(err) = state.set_dirty(id, dirty).await
+        {
+            tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
         }
     }
 
@@ -234,8 +258,9 @@ impl ThreadManager {
             return Ok(warm);
         }
         let path = self.stored_rollout(id)?;
-        let replay = load_rollout(&path).await?;
+        let replay = self.lean_replay(&path).await?;
         let writer = RolloutWriter::resume(&path).await?;
+        self.mark_dirty(id, true).await;
         let mut settings = replay.settings();
         options.apply_to(&mut settings, &self.services.config)?;
         let mut thread = replay.thread(Some(&path));
@@ -339,6 +364,11 @@ impl ThreadManager {
             self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
                 .await;
             restored.rollout = Some(writer);
+            // Only the last turn's items stay in memory (the file has them all).
+            let before_last = restored.turns.len().saturating_sub(1);
+            restored.turns[..before_last]
+                .iter_mut()
+                .for_each(crate::rollout::lean::summarize);
         }
         self.load(thread, settings, sink, restored).await
     }
@@ -354,16 +384,16 @@ impl ThreadManager {
         {
             let mut thread = snapshot.thread;
             if include_turns {
-                thread.turns = snapshot.turns;
+                thread.turns = self.full_turns(id, snapshot.turns).await?;
             }
             return Ok(thread);
         }
         let found = find_rollout(&self.services.config.home, id)?
             .ok_or_else(|| CoreError::NotLoaded(id.to_string()))?;
-        let replay = load_rollout(&found.path).await?;
+        let replay = self.lean_replay(&found.path).await?;
         let mut thread = replay.thread(Some(&found.path));
         if include_turns {
-            thread.turns = replay.turns;
+            thread.turns = self.full_turns(id, replay.turns).await?;
         }
         Ok(thread)
     }
@@ -443,7 +473,7 @@ impl ThreadManager {
         {
             tracing::warn!(thread = %id, %err, "cannot index the unarchived thread");
         }
-        let replay = load_rollout(&new_path).await?;
+        let replay = self.lean_replay(&new_path).await?;
         Ok(replay.thread(Some(&new_path)))
     }
 
@@ -468,14 +498,16 @@ impl ThreadManager {
         }
         let path = self.stored_rollout(id)?;
         let writer = RolloutWriter::resume(&path).await?;
+        self.mark_dirty(id, true).await;
         writer.append(RolloutRecord::ThreadNameSet {
             name: name.to_string(),
         });
         writer.close().await?;
-        if let Some(state) = &self.services.state
-            && let Err(err) = state.set_name(id, Some(name)).await
-        {
-            tracing::warn!(thread = %id, %err, "cannot index the thread name");
+        if let Some(state) = &self.services.state {
+            match state.set_name(id, Some(name)).await {
+                Ok(_) => self.mark_dirty(id, false).await,
+                Err(err) => tracing::warn!(thread = %id, %err, "cannot index the thread name"),
+            }
         }
         Ok(())
     }
@@ -519,11 +551,16 @@ impl ThreadManager {
         ids
     }
 
-    /// Stop every thread (interrupting running turns).
+    /// Stop every thread (interrupting running turns), then close the state DB: its last
+    /// connection folds the write-ahead log into `state.sqlite`, so the next start does not
+    /// replay it.
     pub async fn shutdown(&self) {
         let handles: Vec<ThreadHandle> = self.threads.lock().drain().map(|(_, h)| h).collect();
         for handle in handles {
             handle.shutdown().await;
+        }
+        if let Some(state) = &self.services.state {
+            state.close().await;
         }
     }
 }

@@ -114,7 +114,12 @@ async fn corrupted_rollout_only_affects_its_thread() {
     std::fs::write(&path, &garbage).expect("corrupt the rollout");
 
     p.start_again().await;
-    assert_eq!(ids(&list(&mut p.client, json!({})).await), [good.as_str()]);
+    // The index does not re-read a rollout rewritten in place (docs/architecture.md §10.2):
+    // the thread is still listed, and everything that reads its file says it is broken.
+    assert_eq!(
+        ids(&list(&mut p.client, json!({})).await),
+        [good.as_str(), broken.as_str()]
+    );
     for include_turns in [false, true] {
         let answer = p
             .client
@@ -151,6 +156,20 @@ async fn corrupted_rollout_only_affects_its_thread() {
         garbage,
         "the corrupted rollout was changed"
     );
+
+    // A rebuilt index (the DB deleted) leaves the unreadable rollout out.
+    p.stop().await;
+    for file in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {
+        let db = p.home.path().join(file);
+        if db.exists() {
+            std::fs::remove_file(&db).expect("delete the state DB");
+        }
+    }
+    p.start_again().await;
+    p.daemon
+        .wait_for_stderr("rebuilt the thread index from the rollouts")
+        .await;
+    assert_eq!(ids(&list(&mut p.client, json!({})).await), [good.as_str()]);
 }
 
 /// A crash in the middle of writing a line leaves a torn last line: it is skipped (with a

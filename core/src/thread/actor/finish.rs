@@ -137,6 +137,14 @@ impl ThreadActor {
             turn.status = status;
             turn.error = Some(failure);
         }
+        // Only the last turn keeps its items in memory; the earlier ones are on disk and read
+        // back from the rollout when a client asks for them (`ThreadManager::full_turns`).
+        if self.rollout.is_some()
+            && !self.rollout_failed
+            && let Some(previous) = self.turns.last_mut()
+        {
+            crate::rollout::lean::summarize(previous);
+        }
         self.turns.push(turn.clone());
         self.last_activity = Instant::now();
         self.index_thread().await;

@@ -148,12 +148,16 @@ impl ThreadManager {
             Err(err) => return Err(err),
         };
         let writer = RolloutWriter::resume(&path).await?;
+        self.mark_dirty(id, true).await;
         writer.append(RolloutRecord::AgentClosed { closed });
         writer.close().await?;
-        if let Some(state) = &self.services.state
-            && let Err(err) = state.set_agent_closed(id, closed).await
-        {
-            tracing::warn!(thread = %id, %err, "cannot index the agent's closed state");
+        if let Some(state) = &self.services.state {
+            match state.set_agent_closed(id, closed).await {
+                Ok(_) => self.mark_dirty(id, false).await,
+                Err(err) => {
+                    tracing::warn!(thread = %id, %err, "cannot index the agent's closed state");
+                }
+            }
         }
         Ok(())
     }

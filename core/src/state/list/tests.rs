@@ -1,0 +1,88 @@
+//! The search index: it only narrows the `LIKE`, so results are those of the `LIKE` alone.
+
+use weft_protocol::ThreadId;
+
+use super::super::tests::row;
+use super::super::{ListQuery, StateDb};
+use super::{SEARCH_CANDIDATES, fts_phrase};
+
+async fn search(db: &StateDb, term: &str) -> Vec<String> {
+    let page = db
+        .list(&ListQuery {
+            search_term: Some(term.into()),
+            limit: 5,
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    page.rows.into_iter().map(|r| r.id.into_string()).collect()
+}
+
+#[tokio::test]
+async fn search_follows_renames_previews_and_deletes() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    let mut a = row(1, 100);
+    a.name = Some("say \"hi\" to the parser".into());
+    db.upsert(&a).await.unwrap();
+    db.upsert(&row(2, 200)).await.unwrap();
+    assert_eq!(search(&db, "\"hi\"").await, ["thread-0001"]);
+    assert_eq!(search(&db, "parser").await, ["thread-0001"]);
+    assert!(search(&db, "Parser").await.is_empty(), "case-sensitive");
+    assert_eq!(
+        search(&db, "pr").await.len(),
+        2,
+        "short terms: the LIKE alone"
+    );
+
+    db.set_name(&a.id, Some("lexer")).await.unwrap();
+    assert!(search(&db, "parser").await.is_empty());
+    assert_eq!(search(&db, "lexer").await, ["thread-0001"]);
+    db.touch(&ThreadId::from("thread-0002"), 300, Some("a new preview"))
+        .await
+        .unwrap();
+    assert_eq!(search(&db, "new prev").await, ["thread-0002"]);
+    assert!(search(&db, "preview 2").await.is_empty());
+    db.delete(&a.id).await.unwrap();
+    assert!(search(&db, "lexer").await.is_empty());
+    db.close().await;
+}
+
+#[tokio::test]
+async fn a_common_term_walks_the_sort_order() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    let count = usize::try_from(SEARCH_CANDIDATES).unwrap() + 1;
+    for n in 0..count {
+        db.upsert(&row(n, i64::try_from(n).unwrap())).await.unwrap();
+    }
+    assert!(!db.few_search_matches("preview").await.unwrap());
+    assert!(db.few_search_matches("preview 7").await.unwrap());
+    // Newest first either way.
+    assert_eq!(
+        search(&db, "preview").await,
+        [
+            "thread-2000",
+            "thread-1999",
+            "thread-1998",
+            "thread-1997",
+            "thread-1996"
+        ]
+    );
+    assert_eq!(
+        search(&db, "preview 7").await,
+        [
+            "thread-0799",
+            "thread-0798",
+            "thread-0797",
+            "thread-0796",
+            "thread-0795"
+        ]
+    );
+    db.close().await;
+}
+
+#[test]
+fn phrases_quote_their_quotes() {
+    assert_eq!(fts_phrase("a\"b"), "\"a\"\"b\"");
+}

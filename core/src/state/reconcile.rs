@@ -1,0 +1,228 @@
+//! Bringing the index level with the rollouts at start-up, without reading or even listing
+//! every rollout (docs/architecture.md §10).
+//!
+//! # What can be behind, and how start-up finds it
+//!
+//! - **No DB** (first start, deleted DB): everything. A full rebuild
+//!   ([`StateDb::rebuild_from_rollouts`]).
+//! - **A thread the last daemon had open for writing and never closed** (it was killed, or
+//!   its last index update failed): its row is still `dirty` (set when a writer opens the
+//!   file, cleared after it closes it, [`StateDb::set_dirty`]). Start-up re-reads those
+//!   rollouts, and only those.
+//! - **Files added, removed or renamed by hand** (a rollout copied in from a backup or another
+//!   machine, an archived file moved back): they change their day directory's modification
+//!   time, so start-up looks at each day directory's metadata
+//!   ([`rollout::changed_day_dirs`]) and re-reads the rollouts of the directories changed since
+//!   the DB was last written (the newer of `state.sqlite` and `state.sqlite-wal` before
+//!   `open`); a row there whose file is gone is looked up by id (it may have moved) and dropped
+//!   when it is nowhere.
+//!
+//! So start-up is linear in the number of days with rollouts and in what changed, never in the
+//! number of stored threads. A file rewritten in place by hand (not appended by Weft, not
+//! added) is not noticed: deleting `state.sqlite` forces a full rebuild.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use sqlx::Row;
+use weft_protocol::ThreadId;
+
+use super::{RebuildReport, StateDb, StateError, ThreadRow, delete_with, upsert_with};
+use crate::rollout::{self, ARCHIVED_SESSIONS_DIR};
+
+#[cfg(test)]
+mod tests;
+
+impl StateDb {
+    /// [`open`](StateDb::open), then [`catch_up`](StateDb::catch_up) (the report is `Some`
+    /// when anything was re-indexed or dropped).
+    pub async fn open_and_catch_up(
+        home: &Path,
+    ) -> Result<(StateDb, Option<RebuildReport>), StateError> {
+        let db = StateDb::open(home).await?;
+        let report = db.catch_up(home).await?;
+        Ok((db, report))
+    }
+
+    /// Re-index what may be behind the rollouts (see the module docs); `None` when nothing is.
+    pub async fn catch_up(&self, home: &Path) -> Result<Option<RebuildReport>, StateError> {
+        let since = match self.modified_before_open {
+            Some(time) if !self.fresh => time,
+            _ => return self.rebuild_from_rollouts(home).await.map(Some),
+        };
+        let dirty: Vec<(String, String)> =
+            sqlx::query("SELECT id, rollout_path FROM threads WHERE dirty")
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|r| Ok((r.try_get("id")?, r.try_get("rollout_path")?)))
+                .collect::<Result<_, sqlx::Error>>()?;
+        let owned = home.to_path_buf();
+        let changed = blocking(home, move || rollout::changed_day_dirs(&owned, since)).await??;
+        if dirty.is_empty() && changed.is_empty() {
+            return Ok(None);
+        }
+
+        // Every file to read, with whether it is archived; ids whose file is not where the row
+        // says.
+        let mut paths: BTreeMap<PathBuf, bool> = BTreeMap::new();
+        let mut lost: Vec<String> = Vec::new();
+        let archived_root = home.join(ARCHIVED_SESSIONS_DIR);
+        for (id, path) in &dirty {
+            let path = PathBuf::from(path);
+            if path.is_file() {
+                let archived = path.starts_with(&archived_root);
+                paths.insert(path, archived);
+            } else {
+                lost.push(id.clone());
+            }
+        }
+        for (dir, archived) in &changed {
+            for path in rollout::rollouts_in(dir)? {
+                paths.insert(path, *archived);
+            }
+            let prefix = format!("{}/", dir.display());
+            let rows = sqlx::query(
+                "SELECT id, rollout_path FROM threads \
+                 WHERE substr(rollout_path, 1, length($1)) = $1",
+            )
+            .bind(&prefix)
+            .fetch_all(&self.pool)
+            .await?;
+            for row in rows {
+                let path: String = row.try_get("rollout_path")?;
+                if !Path::new(&path).is_file() {
+                    lost.push(row.try_get("id")?);
+                }
+            }
+        }
+        let mut gone = Vec::new();
+        for id in lost {
+            match rollout::find_rollout(home, &ThreadId::from(id.clone()))? {
+                Some(found) => {
+                    paths.insert(found.path, found.archived);
+                }
+                None => gone.push(id),
+            }
+        }
+
+        let scanned = blocking(home, move || read_rows(paths)).await?;
+        let mut report = RebuildReport {
+            full: true,
+            ..RebuildReport::default()
+        };
+        let mut tx = self.pool.begin().await?;
+        let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
+        for id in gone.iter().filter(|id| !seen.contains(*id)) {
+            if delete_with(&mut tx, id).await? {
+                report.removed += 1;
+            }
+        }
+        sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(report))
+    }
+
+    /// Mark a thread's row as possibly behind its rollout (a writer has the file open), or as
+    /// level with it again (the writer closed it after the last update). `false` when there is
+    /// no such row.
+    pub async fn set_dirty(&self, id: &ThreadId, dirty: bool) -> Result<bool, StateError> {
+        let done = sqlx::query("UPDATE threads SET dirty = $1 WHERE id = $2")
+            .bind(dirty)
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Insert or replace the row of a thread whose rollout a writer now holds open: the row
+    /// is `dirty` until the writer closes it.
+    pub async fn upsert_open(&self, row: &ThreadRow) -> Result<(), StateError> {
+        upsert_with(&self.pool, row, true).await
+    }
+
+    /// Re-index every rollout under `sessions/` and `archived_sessions/` (the rollouts win over
+    /// what the DB holds), and drop rows whose rollout is gone. A rollout that cannot be read is
+    /// logged, reported and skipped; it never stops the scan.
+    pub async fn rebuild_from_rollouts(&self, home: &Path) -> Result<RebuildReport, StateError> {
+        let found = rollout::list_rollouts(home)?;
+        let paths = found.into_iter().map(|f| (f.path, f.archived)).collect();
+        let scanned = blocking(home, move || read_rows(paths)).await?;
+        let mut report = RebuildReport {
+            full: true,
+            ..RebuildReport::default()
+        };
+        let mut tx = self.pool.begin().await?;
+        let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
+        let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get::<String, _>("id"))
+            .collect::<Result<_, _>>()?;
+        for id in ids.into_iter().filter(|id| !seen.contains(id)) {
+            delete_with(&mut tx, &id).await?;
+            report.removed += 1;
+        }
+        sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(report)
+    }
+}
+
+/// A rollout read into its row, or the file and why it could not be read.
+type Scanned = Result<ThreadRow, (PathBuf, String)>;
+
+/// Read each rollout into its row (blocking).
+fn read_rows(paths: BTreeMap<PathBuf, bool>) -> Vec<Scanned> {
+    paths
+        .into_iter()
+        .map(
+            |(path, archived)| match rollout::lean::read_rollout_lean(&path) {
+                Ok(replay) => Ok(ThreadRow::from_replay(&replay, &path, archived)),
+                Err(err) => Err((path, err.to_string())),
+            },
+        )
+        .collect()
+}
+
+/// Upsert the rows read; an unreadable rollout is logged, reported and skipped. Returns the
+/// ids indexed.
+async fn upsert_scanned(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    scanned: Vec<Scanned>,
+    report: &mut RebuildReport,
+) -> Result<HashSet<String>, StateError> {
+    let mut seen = HashSet::new();
+    for entry in scanned {
+        match entry {
+            Ok(row) => {
+                upsert_with(&mut **tx, &row, false).await?;
+                seen.insert(row.id.into_string());
+                report.indexed += 1;
+            }
+            Err((path, reason)) => {
+                tracing::warn!(path = %path.display(), %reason, "skipping an unreadable rollout while indexing");
+                report.skipped.push((path, reason));
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// Run blocking file work on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    home: &Path,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, StateError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| StateError::Io {
+            path: home.to_path_buf(),
+            source: std::io::Error::other(err),
+        })
+}

@@ -1,0 +1,166 @@
+use std::path::Path;
+
+use weft_protocol::ThreadId;
+
+use super::super::tests::{remove_db, write_rollout};
+use super::super::{ListQuery, StateDb};
+use crate::rollout::{RolloutRecord, RolloutWriter, archive};
+
+async fn reopen(home: &Path) -> (StateDb, Option<super::RebuildReport>) {
+    StateDb::open_and_catch_up(home).await.unwrap()
+}
+
+async fn dirty_ids(db: &StateDb) -> Vec<String> {
+    sqlx::query_scalar("SELECT id FROM threads WHERE dirty ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_clean_start_reads_no_rollout() {
+    let home = tempfile::tempdir().unwrap();
+    write_rollout(home.path(), 1, None).await;
+    write_rollout(home.path(), 2, None).await;
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report.map(|r| r.indexed), Some(2), "no DB: a full rebuild");
+    db.close().await;
+    drop(db);
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report, None, "nothing changed since the DB was written");
+    db.close().await;
+}
+
+#[tokio::test]
+async fn a_thread_left_open_is_re_read_and_only_it() {
+    let home = tempfile::tempdir().unwrap();
+    let (id1, path1) = write_rollout(home.path(), 1, None).await;
+    let (id2, _) = write_rollout(home.path(), 2, None).await;
+    let (db, _) = reopen(home.path()).await;
+    // A writer opened the thread (the row is dirty) and appended a name the DB never heard
+    // of before the daemon died.
+    assert!(db.set_dirty(&id1, true).await.unwrap());
+    let writer = RolloutWriter::resume(&path1).await.unwrap();
+    writer.append(RolloutRecord::ThreadNameSet {
+        name: "renamed".into(),
+    });
+    writer.close().await.unwrap();
+    assert_eq!(dirty_ids(&db).await, [id1.as_str()]);
+    db.close().await;
+    drop(db);
+
+    let (db, report) = reopen(home.path()).await;
+    let report = report.unwrap();
+    assert_eq!((report.indexed, report.removed), (1, 0), "{report:?}");
+    let row = db.get(&id1).await.unwrap().unwrap();
+    assert_eq!(row.name.as_deref(), Some("renamed"));
+    assert!(db.get(&id2).await.unwrap().is_some());
+    assert!(dirty_ids(&db).await.is_empty());
+    db.close().await;
+    drop(db);
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report, None);
+    db.close().await;
+}
+
+#[tokio::test]
+async fn files_added_moved_or_removed_by_hand_are_noticed() {
+    let home = tempfile::tempdir().unwrap();
+    let (id1, path1) = write_rollout(home.path(), 1, None).await;
+    let (id2, path2) = write_rollout(home.path(), 2, None).await;
+    let (db, _) = reopen(home.path()).await;
+    db.close().await;
+    drop(db);
+
+    // One copied in from elsewhere (written while no daemon ran), one archived by hand, one
+    // deleted by hand.
+    let other = tempfile::tempdir().unwrap();
+    let (id3, path3) = write_rollout(other.path(), 3, Some("copied")).await;
+    let rel = path3.strip_prefix(other.path()).unwrap();
+    std::fs::create_dir_all(home.path().join(rel).parent().unwrap()).unwrap();
+    std::fs::copy(&path3, home.path().join(rel)).unwrap();
+    let archived1 = archive(home.path(), &path1).unwrap();
+    std::fs::remove_file(&path2).unwrap();
+
+    let (db, report) = reopen(home.path()).await;
+    let report = report.unwrap();
+    assert_eq!(report.removed, 1, "{report:?}");
+    assert_eq!(db.get(&id2).await.unwrap(), None);
+    let copied = db.get(&id3).await.unwrap().unwrap();
+    assert_eq!(copied.name.as_deref(), Some("copied"));
+    let moved = db.get(&id1).await.unwrap().unwrap();
+    assert!(moved.archived);
+    assert_eq!(moved.rollout_path, archived1);
+    let (rows, _) = db.list(&ListQuery::default()).await.unwrap().into_pair();
+    assert_eq!(rows.len(), 1);
+    db.close().await;
+    drop(db);
+
+    // Deleting the DB still rebuilds everything.
+    remove_db(home.path());
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report.map(|r| r.indexed), Some(2));
+    db.close().await;
+}
+
+#[tokio::test]
+async fn an_open_row_stays_dirty_until_marked_level() {
+    let home = tempfile::tempdir().unwrap();
+    let (id, _) = write_rollout(home.path(), 1, None).await;
+    let (db, _) = reopen(home.path()).await;
+    let row = db.get(&id).await.unwrap().unwrap();
+    db.upsert_open(&row).await.unwrap();
+    assert_eq!(dirty_ids(&db).await, [id.as_str()]);
+    // A plain upsert (a re-index) leaves the mark as it is.
+    db.upsert(&row).await.unwrap();
+    assert_eq!(dirty_ids(&db).await, [id.as_str()]);
+    assert!(db.set_dirty(&id, false).await.unwrap());
+    assert!(dirty_ids(&db).await.is_empty());
+    assert!(
+        !db.set_dirty(&ThreadId::from("nope"), true).await.unwrap(),
+        "no such row"
+    );
+    db.close().await;
+}
+
+#[tokio::test]
+async fn a_db_of_the_previous_schema_upgrades_in_place() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(super::super::STATE_DB_FILE);
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    sqlx::migrate!("./migrations")
+        .run_to(3, &pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO threads (id, rollout_path, cwd, model_provider, source, source_json, \
+         cli_version, preview, name, created_at, updated_at) VALUES \
+         ('old', '/nowhere/old.jsonl', '/w', 'openai', 'vscode', '\"vscode\"', '0.1.0', \
+         'fix the parser', 'old one', 10, 10)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+
+    let db = StateDb::open(home.path()).await.unwrap();
+    let old = db.get(&ThreadId::from("old")).await.unwrap().unwrap();
+    assert_eq!(old.preview, "fix the parser");
+    assert!(dirty_ids(&db).await.is_empty());
+    let found = db
+        .list(&ListQuery {
+            search_term: Some("the parser".into()),
+            ..ListQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        db.few_search_matches("the parser").await.unwrap(),
+        "indexed"
+    );
+    assert_eq!(found.rows.len(), 1);
+    db.close().await;
+}

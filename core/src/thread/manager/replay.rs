@@ -1,0 +1,64 @@
+//! Stored threads read through their rollout's index (`rollout::lean`): a cold resume parses
+//! only what the thread needs to run, and the items of earlier turns are read back from the
+//! file when a client asks for every turn in full.
+
+use std::path::{Path, PathBuf};
+
+use weft_protocol::{ThreadId, Turn};
+
+use super::ThreadManager;
+use crate::rollout::lean::{needs_items, replay_from_index, turns_with_items};
+use crate::rollout::{Replay, RolloutError, find_rollout};
+use crate::thread::error::CoreError;
+use crate::thread::handle::Op;
+
+impl ThreadManager {
+    /// The thread of a rollout, every turn but the last as a summary (blocking work on the
+    /// blocking pool; the index stays cached for the history pages that usually follow).
+    pub(super) async fn lean_replay(&self, path: &Path) -> Result<Replay, CoreError> {
+        let cache = self.history_index.clone();
+        let owned = path.to_path_buf();
+        let replay = tokio::task::spawn_blocking(move || {
+            let mut out = None;
+            cache.with_index(&owned, |index| {
+                out = Some(replay_from_index(index)?);
+                Ok(())
+            })?;
+            out.ok_or_else(|| RolloutError::io(&owned, std::io::Error::other("no index")))
+        })
+        .await
+        .map_err(|err| RolloutError::io(path, std::io::Error::other(err)))??;
+        Ok(replay)
+    }
+
+    /// `turns` of thread `id` with the items of those kept as summaries read back from its
+    /// rollout (after the loaded thread's queued lines are written). Turns that are already
+    /// whole (an ephemeral thread keeps its items) come back as they are.
+    pub async fn full_turns(
+        &self,
+        id: &ThreadId,
+        mut turns: Vec<Turn>,
+    ) -> Result<Vec<Turn>, CoreError> {
+        if !needs_items(&turns) {
+            return Ok(turns);
+        }
+        if let Some(handle) = self.get(id) {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if handle.send(Op::Flush { reply: tx }).await.is_ok() {
+                let _ = rx.await;
+            }
+        }
+        let path: PathBuf = find_rollout(&self.services.config.home, id)?
+            .ok_or_else(|| CoreError::NoRollout(id.to_string()))?
+            .path;
+        let cache = self.history_index.clone();
+        let owned = path.clone();
+        let turns = tokio::task::spawn_blocking(move || {
+            cache.with_index(&owned, |index| turns_with_items(index, &mut turns))?;
+            Ok::<_, RolloutError>(turns)
+        })
+        .await
+        .map_err(|err| RolloutError::io(&path, std::io::Error::other(err)))??;
+        Ok(turns)
+    }
+}
