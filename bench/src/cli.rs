@@ -39,6 +39,22 @@ pub struct Args {
     /// Also write the result tables (Markdown) to this file.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+
+    /// `big-resume`: size of Weft's rollout in MiB (default 1024; 256 with --quick).
+    #[arg(long)]
+    pub big_resume_mib: Option<u64>,
+
+    /// `big-resume`: size of the reference's rollout in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub big_resume_reference_mib: u64,
+
+    /// `big-resume`: seconds a full (unpaged) resume may take before it is given up.
+    #[arg(long, default_value_t = 120)]
+    pub full_resume_timeout_s: u64,
+
+    /// `big-resume`: the full resume's server is killed past this RSS, MiB.
+    #[arg(long, default_value_t = 8192)]
+    pub full_resume_rss_cap_mib: u64,
 }
 
 /// The measurements, in the order they run.
@@ -51,6 +67,12 @@ pub enum Measure {
     Memory,
     Resume,
     Mcp,
+    /// Issue 15, only when named in `--only`: start-up with 0 / 10,000 / 100,000 stored threads.
+    StoredStartup,
+    /// Issue 15, only when named in `--only`: `thread/list` over 100,000 stored threads.
+    List,
+    /// Issue 15, only when named in `--only`: a rollout of about 1 GiB, resumed and paged.
+    BigResume,
 }
 
 /// How many times each measurement repeats.

@@ -3,9 +3,11 @@
 //! Each server under test runs on stdio with its own in-process mock model (behind a
 //! timestamping TCP proxy) on 127.0.0.1. See bench/README.md for what each figure measures.
 
+mod big_resume;
 mod cli;
 mod client;
 mod concurrency;
+mod list;
 mod mcp;
 mod memory;
 mod netns;
@@ -16,6 +18,8 @@ mod report;
 mod resume;
 mod startup;
 mod stats;
+mod stored;
+mod stored_startup;
 mod target;
 mod turns;
 
@@ -117,7 +121,21 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
                 Measure::Memory => memory::run(target, &reps, &mut report).await,
                 Measure::Resume => resume::run(target, &reps, &mut report).await,
                 Measure::Mcp => mcp::run(target, &reps, &mut report).await,
+                scale => stored::run_scenario(scale, target, &args, &reps, &mut report).await,
             };
+            if let Err(err) = outcome {
+                report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
+            }
+        }
+    }
+    // Issue 15's scenarios run only when `--only` names them.
+    for measure in stored::SCENARIOS
+        .into_iter()
+        .filter(|m| args.only.contains(m))
+    {
+        for target in &targets {
+            eprintln!("[{}] {measure:?} …", target.name());
+            let outcome = stored::run_scenario(measure, target, &args, &reps, &mut report).await;
             if let Err(err) = outcome {
                 report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
             }
