@@ -184,6 +184,19 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
         .map_err(|err| StartError::Threads(err.into()))?;
     let limits = config.limits.clone();
     let threads = Arc::new(threads);
+    // The state DB opens while the transport starts (`initialize` does not wait for it); a
+    // DB that cannot be opened stops the daemon as it did before it served anything.
+    let db_failure = Arc::new(parking_lot::Mutex::new(None));
+    if let Some(db) = threads.services().state.clone() {
+        let (failure, shutdown) = (db_failure.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            if let Err(err) = db.ready().await {
+                tracing::error!(%err, "cannot open the state DB; shutting down");
+                *failure.lock() = Some(err);
+                shutdown.cancel();
+            }
+        });
+    }
     let state = Arc::new(AppState::new(config, threads.clone()));
     threads.attach_agents(Arc::new(crate::state::ChildSinks(Arc::downgrade(&state))));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
@@ -232,7 +245,10 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     // Every MCP server the daemon started: SIGTERM, then SIGKILL after the grace.
     state.threads.services().mcp.shutdown().await;
     tracing::info!("shut down");
-    Ok(())
+    match db_failure.lock().take() {
+        Some(err) => Err(StartError::Threads(err.into())),
+        None => Ok(()),
+    }
 }
 
 /// Every so often, unload threads nobody listens to and nothing runs in.

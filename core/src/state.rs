@@ -23,6 +23,7 @@ mod thread_state;
 mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use sqlx::sqlite::{
@@ -103,14 +104,28 @@ pub struct RebuildReport {
     pub removed: usize,
 }
 
-/// The state DB.
+/// The state DB. Cheap to clone (clones share the connections).
+///
+/// A DB made with [`StateDb::deferred`] is opened by its first use (or by
+/// [`StateDb::ready`]), so the daemon answers `initialize` without waiting for SQLite: every
+/// method waits until the DB is open, its migrations have run and it has caught up with the
+/// rollouts.
 #[derive(Debug, Clone)]
 pub struct StateDb {
-    pool: SqlitePool,
     path: PathBuf,
-    /// `state.sqlite` did not exist before `open`.
+    home: PathBuf,
+    /// Catch up with the rollouts while opening (the daemon's DB).
+    catch_up: bool,
+    opened: Arc<tokio::sync::OnceCell<Opened>>,
+}
+
+/// An open DB.
+#[derive(Debug)]
+struct Opened {
+    pool: SqlitePool,
+    /// `state.sqlite` did not exist before it was opened.
     fresh: bool,
-    /// Newest modification time of `state.sqlite` / `-wal` before `open`.
+    /// Newest modification time of `state.sqlite` / `-wal` before it was opened.
     modified_before_open: Option<SystemTime>,
 }
 
@@ -118,35 +133,49 @@ impl StateDb {
     /// Open (creating it and `home` when missing) `home/state.sqlite` in WAL mode and run the
     /// migrations.
     pub async fn open(home: &Path) -> Result<StateDb, StateError> {
-        std::fs::create_dir_all(home).map_err(|source| StateError::Io {
-            path: home.to_path_buf(),
-            source,
-        })?;
-        let path = home.join(STATE_DB_FILE);
-        let fresh = !path.exists();
-        let modified_before_open = [path.clone(), wal_path(&path)]
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
-            .max();
-        let options = SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5))
-            .pragma("case_sensitive_like", "ON");
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        backfill_parents(&pool).await?;
-        Ok(StateDb {
-            pool,
-            path,
-            fresh,
-            modified_before_open,
-        })
+        let db = StateDb::new(home, false);
+        db.ready().await?;
+        Ok(db)
+    }
+
+    /// The daemon's DB: nothing is done now; the first use (or [`StateDb::ready`]) opens it,
+    /// runs the migrations and catches up with the rollouts ([`StateDb::catch_up`], its
+    /// report logged).
+    pub fn deferred(home: &Path) -> StateDb {
+        StateDb::new(home, true)
+    }
+
+    fn new(home: &Path, catch_up: bool) -> StateDb {
+        StateDb {
+            path: home.join(STATE_DB_FILE),
+            home: home.to_path_buf(),
+            catch_up,
+            opened: Arc::new(tokio::sync::OnceCell::new()),
+        }
+    }
+
+    /// Open the DB now if it is not open yet. A failure is returned to every caller that
+    /// waited for it, and the next use tries again.
+    pub async fn ready(&self) -> Result<(), StateError> {
+        self.opened().await.map(|_| ())
+    }
+
+    async fn opened(&self) -> Result<&Opened, StateError> {
+        self.opened
+            .get_or_try_init(|| async {
+                let opened = open_pool(&self.home, &self.path).await?;
+                if self.catch_up {
+                    let report = reconcile::catch_up(&opened, &self.home).await?;
+                    reconcile::log_report(report.as_ref());
+                }
+                Ok(opened)
+            })
+            .await
+    }
+
+    /// The connections, once the DB is open.
+    async fn pool(&self) -> Result<&SqlitePool, StateError> {
+        Ok(&self.opened().await?.pool)
     }
 
     /// The DB file.
@@ -156,7 +185,7 @@ impl StateDb {
 
     /// Insert or replace a thread's row.
     pub async fn upsert(&self, row: &ThreadRow) -> Result<(), StateError> {
-        upsert_with(&self.pool, row, false).await
+        upsert_with(self.pool().await?, row, false).await
     }
 
     /// A thread's row.
@@ -164,7 +193,7 @@ impl StateDb {
         let sql = format!("SELECT {COLUMNS} FROM threads WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id.as_str())
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.pool().await?)
             .await?;
         row.map(|r| decode_row(&r)).transpose()
     }
@@ -174,7 +203,7 @@ impl StateDb {
         let done = sqlx::query("UPDATE threads SET name = $1 WHERE id = $2")
             .bind(name)
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(self.pool().await?)
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -190,7 +219,7 @@ impl StateDb {
             .bind(archived)
             .bind(new_path.display().to_string())
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(self.pool().await?)
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -212,14 +241,14 @@ impl StateDb {
         .bind(updated_at)
         .bind(preview)
         .bind(id.as_str())
-        .execute(&self.pool)
+        .execute(self.pool().await?)
         .await?;
         Ok(done.rows_affected() > 0)
     }
 
     /// Remove a thread's row, read state and goal. `false` when there was no row.
     pub async fn delete(&self, id: &ThreadId) -> Result<bool, StateError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool().await?.begin().await?;
         let done = delete_with(&mut tx, id.as_str()).await?;
         tx.commit().await?;
         Ok(done)
@@ -233,7 +262,7 @@ impl StateDb {
         )
         .bind(at)
         .bind(id.as_str())
-        .execute(&self.pool)
+        .execute(self.pool().await?)
         .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -244,15 +273,49 @@ impl StateDb {
         let done = sqlx::query("UPDATE threads SET agent_closed = $1 WHERE id = $2")
             .bind(closed)
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(self.pool().await?)
             .await?;
         Ok(done.rows_affected() > 0)
     }
 
-    /// Close the pool (waits for connections to finish).
+    /// Close the pool (waits for connections to finish); nothing when it was never opened.
     pub async fn close(&self) {
-        self.pool.close().await;
+        if let Some(opened) = self.opened.get() {
+            opened.pool.close().await;
+        }
     }
+}
+
+/// Open (creating it and `home` when missing) `path` in WAL mode, run the migrations and
+/// backfill what they could not.
+async fn open_pool(home: &Path, path: &Path) -> Result<Opened, StateError> {
+    std::fs::create_dir_all(home).map_err(|source| StateError::Io {
+        path: home.to_path_buf(),
+        source,
+    })?;
+    let fresh = !path.exists();
+    let modified_before_open = [path.to_path_buf(), wal_path(path)]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .max();
+    let options = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(5))
+        .pragma("case_sensitive_like", "ON");
+    let pool = SqlitePoolOptions::new()
+        .max_connections(4)
+        .connect_with(options)
+        .await?;
+    sqlx::migrate!("./migrations").run(&pool).await?;
+    backfill_parents(&pool).await?;
+    Ok(Opened {
+        pool,
+        fresh,
+        modified_before_open,
+    })
 }
 
 /// Delete a thread's row and its per-thread state in `tx`; `false` when there was no row.

@@ -103,7 +103,7 @@ impl StateDb {
             "SELECT {GOAL_COLUMNS} FROM thread_goals WHERE thread_id = $1"
         )))
         .bind(thread_id.as_str())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool().await?)
         .await?;
         row.map(|row| decode_goal(thread_id, &row)).transpose()
     }
@@ -162,7 +162,7 @@ impl StateDb {
         .bind(goal.time_used_seconds)
         .bind(goal.created_at)
         .bind(goal.updated_at)
-        .execute(&self.pool)
+        .execute(self.pool().await?)
         .await?;
         Ok(())
     }
@@ -171,7 +171,7 @@ impl StateDb {
     pub async fn clear_goal(&self, thread_id: &ThreadId) -> Result<bool, StateError> {
         let done = sqlx::query("DELETE FROM thread_goals WHERE thread_id = $1")
             .bind(thread_id.as_str())
-            .execute(&self.pool)
+            .execute(self.pool().await?)
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -207,7 +207,7 @@ impl StateDb {
         .bind(goal.token_budget)
         .bind(now)
         .bind(status_name(ThreadGoalStatus::Complete))
-        .execute(&self.pool)
+        .execute(self.pool().await?)
         .await?;
         Ok((done.rows_affected() > 0).then_some(goal))
     }
@@ -240,7 +240,7 @@ impl StateDb {
         .bind(status_name(ThreadGoalStatus::Complete))
         .bind(status_name(ThreadGoalStatus::BudgetLimited))
         .bind(now)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool().await?)
         .await?;
         row.map(|row| decode_goal(thread_id, &row)).transpose()
     }
@@ -271,7 +271,7 @@ impl StateDb {
         .bind(status_name(ThreadGoalStatus::Paused))
         .bind(now)
         .bind(status_name(ThreadGoalStatus::Active))
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool().await?)
         .await?;
         row.map(|row| decode_goal(thread_id, &row)).transpose()
     }

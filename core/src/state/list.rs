@@ -246,7 +246,7 @@ impl StateDb {
         sql.push(format!(" ORDER BY {sort} {order}, id {order} LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
 
-        let rows = sql.build().fetch_all(&self.pool).await?;
+        let rows = sql.build().fetch_all(self.pool().await?).await?;
         let mut out = rows.iter().map(decode_row).collect::<Result<Vec<_>, _>>()?;
         let next_cursor = if out.len() > limit as usize {
             out.truncate(limit as usize);
@@ -288,7 +288,7 @@ impl StateDb {
         )
         .bind(fts_phrase(term))
         .bind(SEARCH_CANDIDATES)
-        .fetch_one(&self.pool)
+        .fetch_one(self.pool().await?)
         .await?;
         Ok(found < SEARCH_CANDIDATES)
     }

@@ -27,7 +27,9 @@ use std::path::{Path, PathBuf};
 use sqlx::Row;
 use weft_protocol::ThreadId;
 
-use super::{RebuildReport, StateDb, StateError, ThreadRow, delete_with, upsert_with};
+use sqlx::SqlitePool;
+
+use super::{Opened, RebuildReport, StateDb, StateError, ThreadRow, delete_with, upsert_with};
 use crate::rollout::{self, ARCHIVED_SESSIONS_DIR};
 
 #[cfg(test)]
@@ -45,84 +47,9 @@ impl StateDb {
     }
 
     /// Re-index what may be behind the rollouts (see the module docs); `None` when nothing is.
+    /// A [`StateDb::deferred`] DB does this once, when it opens.
     pub async fn catch_up(&self, home: &Path) -> Result<Option<RebuildReport>, StateError> {
-        let since = match self.modified_before_open {
-            Some(time) if !self.fresh => time,
-            _ => return self.rebuild_from_rollouts(home).await.map(Some),
-        };
-        let dirty: Vec<(String, String)> =
-            sqlx::query("SELECT id, rollout_path FROM threads WHERE dirty")
-                .fetch_all(&self.pool)
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get("id")?, r.try_get("rollout_path")?)))
-                .collect::<Result<_, sqlx::Error>>()?;
-        let owned = home.to_path_buf();
-        let changed = blocking(home, move || rollout::changed_day_dirs(&owned, since)).await??;
-        if dirty.is_empty() && changed.is_empty() {
-            return Ok(None);
-        }
-
-        // Every file to read, with whether it is archived; ids whose file is not where the row
-        // says.
-        let mut paths: BTreeMap<PathBuf, bool> = BTreeMap::new();
-        let mut lost: Vec<String> = Vec::new();
-        let archived_root = home.join(ARCHIVED_SESSIONS_DIR);
-        for (id, path) in &dirty {
-            let path = PathBuf::from(path);
-            if path.is_file() {
-                let archived = path.starts_with(&archived_root);
-                paths.insert(path, archived);
-            } else {
-                lost.push(id.clone());
-            }
-        }
-        for (dir, archived) in &changed {
-            for path in rollout::rollouts_in(dir)? {
-                paths.insert(path, *archived);
-            }
-            let prefix = format!("{}/", dir.display());
-            let rows = sqlx::query(
-                "SELECT id, rollout_path FROM threads \
-                 WHERE substr(rollout_path, 1, length($1)) = $1",
-            )
-            .bind(&prefix)
-            .fetch_all(&self.pool)
-            .await?;
-            for row in rows {
-                let path: String = row.try_get("rollout_path")?;
-                if !Path::new(&path).is_file() {
-                    lost.push(row.try_get("id")?);
-                }
-            }
-        }
-        let mut gone = Vec::new();
-        for id in lost {
-            match rollout::find_rollout(home, &ThreadId::from(id.clone()))? {
-                Some(found) => {
-                    paths.insert(found.path, found.archived);
-                }
-                None => gone.push(id),
-            }
-        }
-
-        let scanned = blocking(home, move || read_rows(paths)).await?;
-        let mut report = RebuildReport {
-            full: true,
-            ..RebuildReport::default()
-        };
-        let mut tx = self.pool.begin().await?;
-        let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
-        for id in gone.iter().filter(|id| !seen.contains(*id)) {
-            if delete_with(&mut tx, id).await? {
-                report.removed += 1;
-            }
-        }
-        sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Some(report))
+        catch_up(self.opened().await?, home).await
     }
 
     /// Mark a thread's row as possibly behind its rollout (a writer has the file open), or as
@@ -132,7 +59,7 @@ impl StateDb {
         let done = sqlx::query("UPDATE threads SET dirty = $1 WHERE id = $2")
             .bind(dirty)
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(self.pool().await?)
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -140,38 +67,151 @@ impl StateDb {
     /// Insert or replace the row of a thread whose rollout a writer now holds open: the row
     /// is `dirty` until the writer closes it.
     pub async fn upsert_open(&self, row: &ThreadRow) -> Result<(), StateError> {
-        upsert_with(&self.pool, row, true).await
+        upsert_with(self.pool().await?, row, true).await
     }
 
     /// Re-index every rollout under `sessions/` and `archived_sessions/` (the rollouts win over
     /// what the DB holds), and drop rows whose rollout is gone. A rollout that cannot be read is
     /// logged, reported and skipped; it never stops the scan.
     pub async fn rebuild_from_rollouts(&self, home: &Path) -> Result<RebuildReport, StateError> {
-        let found = rollout::list_rollouts(home)?;
-        let paths = found.into_iter().map(|f| (f.path, f.archived)).collect();
-        let scanned = blocking(home, move || read_rows(paths)).await?;
-        let mut report = RebuildReport {
-            full: true,
-            ..RebuildReport::default()
-        };
-        let mut tx = self.pool.begin().await?;
-        let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
-        let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
-            .fetch_all(&mut *tx)
+        rebuild(self.pool().await?, home).await
+    }
+}
+
+/// Log what a catch-up did.
+pub(super) fn log_report(report: Option<&RebuildReport>) {
+    let Some(report) = report else {
+        return;
+    };
+    let (indexed, skipped, removed) = (report.indexed, report.skipped.len(), report.removed);
+    if report.full {
+        tracing::info!(
+            indexed,
+            skipped,
+            removed,
+            "rebuilt the thread index from the rollouts"
+        );
+    } else {
+        tracing::info!(
+            indexed,
+            skipped,
+            removed,
+            "re-read the rollouts the thread index may be behind"
+        );
+    }
+    for (path, why) in &report.skipped {
+        tracing::warn!(path = %path.display(), %why, "rollout skipped while indexing");
+    }
+}
+
+/// [`StateDb::catch_up`] on an open DB.
+pub(super) async fn catch_up(
+    opened: &Opened,
+    home: &Path,
+) -> Result<Option<RebuildReport>, StateError> {
+    let pool = &opened.pool;
+    let since = match opened.modified_before_open {
+        Some(time) if !opened.fresh => time,
+        _ => return rebuild(pool, home).await.map(Some),
+    };
+    let dirty: Vec<(String, String)> =
+        sqlx::query("SELECT id, rollout_path FROM threads WHERE dirty")
+            .fetch_all(pool)
             .await?
             .iter()
-            .map(|r| r.try_get::<String, _>("id"))
-            .collect::<Result<_, _>>()?;
-        for id in ids.into_iter().filter(|id| !seen.contains(id)) {
-            delete_with(&mut tx, &id).await?;
+            .map(|r| Ok((r.try_get("id")?, r.try_get("rollout_path")?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+    let owned = home.to_path_buf();
+    let changed = blocking(home, move || rollout::changed_day_dirs(&owned, since)).await??;
+    if dirty.is_empty() && changed.is_empty() {
+        return Ok(None);
+    }
+
+    // Every file to read, with whether it is archived; ids whose file is not where the row
+    // says.
+    let mut paths: BTreeMap<PathBuf, bool> = BTreeMap::new();
+    let mut lost: Vec<String> = Vec::new();
+    let archived_root = home.join(ARCHIVED_SESSIONS_DIR);
+    for (id, path) in &dirty {
+        let path = PathBuf::from(path);
+        if path.is_file() {
+            let archived = path.starts_with(&archived_root);
+            paths.insert(path, archived);
+        } else {
+            lost.push(id.clone());
+        }
+    }
+    for (dir, archived) in &changed {
+        for path in rollout::rollouts_in(dir)? {
+            paths.insert(path, *archived);
+        }
+        let prefix = format!("{}/", dir.display());
+        let rows = sqlx::query(
+            "SELECT id, rollout_path FROM threads \
+             WHERE substr(rollout_path, 1, length($1)) = $1",
+        )
+        .bind(&prefix)
+        .fetch_all(pool)
+        .await?;
+        for row in rows {
+            let path: String = row.try_get("rollout_path")?;
+            if !Path::new(&path).is_file() {
+                lost.push(row.try_get("id")?);
+            }
+        }
+    }
+    let mut gone = Vec::new();
+    for id in lost {
+        match rollout::find_rollout(home, &ThreadId::from(id.clone()))? {
+            Some(found) => {
+                paths.insert(found.path, found.archived);
+            }
+            None => gone.push(id),
+        }
+    }
+
+    let scanned = blocking(home, move || read_rows(paths)).await?;
+    let mut report = RebuildReport::default();
+    let mut tx = pool.begin().await?;
+    let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
+    for id in gone.iter().filter(|id| !seen.contains(*id)) {
+        if delete_with(&mut tx, id).await? {
             report.removed += 1;
         }
-        sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(report)
     }
+    sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Some(report))
+}
+
+/// [`StateDb::rebuild_from_rollouts`] on an open DB.
+async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateError> {
+    let found = rollout::list_rollouts(home)?;
+    let paths = found.into_iter().map(|f| (f.path, f.archived)).collect();
+    let scanned = blocking(home, move || read_rows(paths)).await?;
+    let mut report = RebuildReport {
+        full: true,
+        ..RebuildReport::default()
+    };
+    let mut tx = pool.begin().await?;
+    let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
+    let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
+        .fetch_all(&mut *tx)
+        .await?
+        .iter()
+        .map(|r| r.try_get::<String, _>("id"))
+        .collect::<Result<_, _>>()?;
+    for id in ids.into_iter().filter(|id| !seen.contains(id)) {
+        delete_with(&mut tx, &id).await?;
+        report.removed += 1;
+    }
+    sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(report)
 }
 
 /// A rollout read into its row, or the file and why it could not be read.

@@ -70,7 +70,7 @@ impl StateDb {
              WHERE thread_id = $1",
         )
         .bind(thread_id.as_str())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool().await?)
         .await?;
         decode_read_state(thread_id, row)
     }
@@ -145,7 +145,7 @@ impl StateDb {
     ) -> Result<bool, StateError> {
         let (kind, turn) = encode_position(state.first_unread.as_ref());
         let initial = ThreadReadState::initial(thread_id).revision;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool().await?.begin().await?;
         // The row of a never-marked thread holds its initial revision.
         sqlx::query(
             "INSERT INTO thread_read_states (thread_id, first_unread, first_unread_turn_id, \

@@ -105,34 +105,11 @@ impl ThreadManager {
         ThreadManager::with_state(config, None)
     }
 
-    /// A manager with the state DB of `config.home`, rebuilt from the rollouts when it is
-    /// missing or behind them.
+    /// A manager with the state DB of `config.home`. The DB opens in the background (call
+    /// `StateDb::ready` to start it at once): it catches up with the rollouts first, and
+    /// every use of it waits until it has.
     pub async fn open(config: Arc<Config>) -> Result<ThreadManager, OpenError> {
-        let (state, report) = StateDb::open_and_catch_up(&config.home)
-            .await
-            .map_err(OpenError::StateDb)?;
-        if let Some(report) = report {
-            let (indexed, skipped, removed) =
-                (report.indexed, report.skipped.len(), report.removed);
-            if report.full {
-                tracing::info!(
-                    indexed,
-                    skipped,
-                    removed,
-                    "rebuilt the thread index from the rollouts"
-                );
-            } else {
-                tracing::info!(
-                    indexed,
-                    skipped,
-                    removed,
-                    "re-read the rollouts the thread index may be behind"
-                );
-            }
-            for (path, why) in &report.skipped {
-                tracing::warn!(path = %path.display(), %why, "rollout skipped while indexing");
-            }
-        }
+        let state = StateDb::deferred(&config.home);
         Ok(ThreadManager::with_state(config, Some(state)))
     }
 

@@ -12,7 +12,7 @@ async fn reopen(home: &Path) -> (StateDb, Option<super::RebuildReport>) {
 
 async fn dirty_ids(db: &StateDb) -> Vec<String> {
     sqlx::query_scalar("SELECT id FROM threads WHERE dirty ORDER BY id")
-        .fetch_all(&db.pool)
+        .fetch_all(db.pool().await.unwrap())
         .await
         .unwrap()
 }
