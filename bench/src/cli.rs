@@ -39,6 +39,13 @@ pub struct Args {
     /// Also write the result tables (Markdown) to this file.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub idle: crate::idle::IdleArgs,
+    #[command(flatten)]
+    pub fanout: crate::fanout::FanoutArgs,
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetArgs,
 }
 
 /// The measurements, in the order they run.
@@ -51,6 +58,9 @@ pub enum Measure {
     Memory,
     Resume,
     Mcp,
+    Idle,
+    Fanout,
+    Fleet,
 }
 
 /// How many times each measurement repeats.

@@ -6,6 +6,9 @@
 mod cli;
 mod client;
 mod concurrency;
+mod fanout;
+mod fleet;
+mod idle;
 mod mcp;
 mod memory;
 mod netns;
@@ -18,6 +21,7 @@ mod startup;
 mod stats;
 mod target;
 mod turns;
+mod ws_client;
 
 use std::process::ExitCode;
 
@@ -104,6 +108,9 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
         Measure::Memory,
         Measure::Resume,
         Measure::Mcp,
+        Measure::Idle,
+        Measure::Fanout,
+        Measure::Fleet,
     ];
     for measure in measures.into_iter().filter(|&m| args.runs(m)) {
         // Both implementations back to back, so drift in machine load hits both alike.
@@ -117,6 +124,9 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
                 Measure::Memory => memory::run(target, &reps, &mut report).await,
                 Measure::Resume => resume::run(target, &reps, &mut report).await,
                 Measure::Mcp => mcp::run(target, &reps, &mut report).await,
+                Measure::Idle => idle::run(target, &args, &mut report).await,
+                Measure::Fanout => fanout::run(target, &args, &mut report).await,
+                Measure::Fleet => fleet::run(target, &args, &mut report).await,
             };
             if let Err(err) = outcome {
                 report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
