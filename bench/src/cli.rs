@@ -55,6 +55,13 @@ pub struct Args {
     /// `big-resume`: the full resume's server is killed past this RSS, MiB.
     #[arg(long, default_value_t = 8192)]
     pub full_resume_rss_cap_mib: u64,
+
+    #[command(flatten)]
+    pub idle: crate::idle::IdleArgs,
+    #[command(flatten)]
+    pub fanout: crate::fanout::FanoutArgs,
+    #[command(flatten)]
+    pub fleet: crate::fleet::FleetArgs,
 }
 
 /// The measurements, in the order they run.
@@ -73,6 +80,9 @@ pub enum Measure {
     List,
     /// Issue 15, only when named in `--only`: a rollout of about 1 GiB, resumed and paged.
     BigResume,
+    Idle,
+    Fanout,
+    Fleet,
 }
 
 /// How many times each measurement repeats.

@@ -7,6 +7,9 @@ mod big_resume;
 mod cli;
 mod client;
 mod concurrency;
+mod fanout;
+mod fleet;
+mod idle;
 mod list;
 mod mcp;
 mod memory;
@@ -22,6 +25,7 @@ mod stored;
 mod stored_startup;
 mod target;
 mod turns;
+mod ws_client;
 
 use std::process::ExitCode;
 
@@ -108,6 +112,9 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
         Measure::Memory,
         Measure::Resume,
         Measure::Mcp,
+        Measure::Idle,
+        Measure::Fanout,
+        Measure::Fleet,
     ];
     for measure in measures.into_iter().filter(|&m| args.runs(m)) {
         // Both implementations back to back, so drift in machine load hits both alike.
@@ -121,6 +128,9 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
                 Measure::Memory => memory::run(target, &reps, &mut report).await,
                 Measure::Resume => resume::run(target, &reps, &mut report).await,
                 Measure::Mcp => mcp::run(target, &reps, &mut report).await,
+                Measure::Idle => idle::run(target, &args, &mut report).await,
+                Measure::Fanout => fanout::run(target, &args, &mut report).await,
+                Measure::Fleet => fleet::run(target, &args, &mut report).await,
                 scale => stored::run_scenario(scale, target, &args, &reps, &mut report).await,
             };
             if let Err(err) = outcome {

@@ -12,6 +12,8 @@ pub enum Unit {
     MiB,
     KiB,
     Count,
+    /// A quotient of two figures of one implementation.
+    Ratio,
 }
 
 impl Unit {
@@ -23,6 +25,7 @@ impl Unit {
             Unit::MiB => format!("{value:.1} MiB"),
             Unit::KiB => format!("{value:.0} KiB"),
             Unit::Count => format!("{value:.0}"),
+            Unit::Ratio => format!("{value:.2}×"),
         }
     }
 }
