@@ -1,10 +1,14 @@
 //! The mailbox each agent has: other agents of its tree send it mail, which the agent's thread
 //! checks at its step boundaries without consuming it, takes when it records it, and can await.
 //!
-//! The channel is unbounded: backpressure comes from the registry's limits, not from here.
+//! The queue is unbounded: backpressure comes from the registry's limits, not from here.
 //! Every mail carries a sequence number, taken under the same lock as its send, so sequence
-//! order is channel order even with concurrent senders. A `watch` of the last sequence lets a
+//! order is queue order even with concurrent senders. A `watch` of the last sequence lets a
 //! waiter (a wait tool) await new mail without taking any.
+//!
+//! Every loaded thread has a mailbox and most never get mail, so an empty one allocates
+//! nothing but its shared state: a locked queue and a `Notify`, not a channel (whose first
+//! block of slots is allocated up front).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -12,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, watch};
 
 /// One mail in a mailbox.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,32 +31,39 @@ pub struct Mail<T> {
 
 /// A new mailbox: its (cloneable) sending side and its one receiver.
 pub fn mailbox<T>() -> (Mailbox<T>, MailboxReceiver<T>) {
-    let (tx, rx) = mpsc::unbounded_channel();
     let (last, _) = watch::channel(0);
-    let shared = Shared {
-        tx: Mutex::new(tx),
+    let shared = Arc::new(Shared {
+        queue: Mutex::new(Queue {
+            mails: VecDeque::new(),
+            receiver_alive: true,
+        }),
+        arrived: Notify::new(),
         last_seq: AtomicU64::new(0),
         last,
-    };
+    });
     let receiver = MailboxReceiver {
-        rx,
+        shared: Arc::clone(&shared),
         pending_mails: VecDeque::new(),
     };
-    (
-        Mailbox {
-            shared: Arc::new(shared),
-        },
-        receiver,
-    )
+    (Mailbox { shared }, receiver)
 }
 
 struct Shared<T> {
-    /// Locked for each send, so taking a sequence number and sending are one step.
-    tx: Mutex<mpsc::UnboundedSender<Mail<T>>>,
+    /// Locked for each send, so taking a sequence number and queueing are one step.
+    queue: Mutex<Queue<T>>,
+    /// Woken by each send.
+    arrived: Notify,
     /// The last sequence number sent (0 before any mail).
     last_seq: AtomicU64,
     /// The last sequence number, for waiters.
     last: watch::Sender<u64>,
+}
+
+struct Queue<T> {
+    /// Sent and not yet drained by the receiver.
+    mails: VecDeque<Mail<T>>,
+    /// Cleared when the receiver is dropped: later mail is refused.
+    receiver_alive: bool,
 }
 
 /// The sending side of an agent's mailbox. Clones share one sequence.
@@ -80,15 +91,19 @@ impl<T> Mailbox<T> {
     /// Send a mail; returns its sequence number, or `None` when the receiver is gone (the mail
     /// is dropped and takes no number).
     pub fn send(&self, body: T, trigger_turn: bool) -> Option<u64> {
-        let tx = self.shared.tx.lock();
+        let mut queue = self.shared.queue.lock();
+        if !queue.receiver_alive {
+            return None;
+        }
         let seq = self.shared.last_seq.load(Ordering::Acquire) + 1;
-        let mail = Mail {
+        queue.mails.push_back(Mail {
             seq,
             body,
             trigger_turn,
-        };
-        tx.send(mail).ok()?;
+        });
         self.shared.last_seq.store(seq, Ordering::Release);
+        drop(queue);
+        self.shared.arrived.notify_one();
         self.shared.last.send_replace(seq);
         Some(seq)
     }
@@ -105,11 +120,17 @@ impl<T> Mailbox<T> {
     }
 }
 
-/// The receiving side of an agent's mailbox: mail drained from the channel waits in
+/// The receiving side of an agent's mailbox: mail drained from the queue waits in
 /// `pending_mails`, in sequence order, until taken.
 pub struct MailboxReceiver<T> {
-    rx: mpsc::UnboundedReceiver<Mail<T>>,
+    shared: Arc<Shared<T>>,
     pending_mails: VecDeque<Mail<T>>,
+}
+
+impl<T> Drop for MailboxReceiver<T> {
+    fn drop(&mut self) {
+        self.shared.queue.lock().receiver_alive = false;
+    }
 }
 
 impl<T> fmt::Debug for MailboxReceiver<T> {
@@ -146,21 +167,29 @@ impl<T> MailboxReceiver<T> {
     }
 
     /// Resolves when mail has arrived that this receiver has not drained yet (at once if the
-    /// channel holds some); mail already drained by the checks above does not count. Never
-    /// misses a send, and is cancel-safe, so it can sit in a `select!`. Pending forever once
-    /// every sender is dropped and nothing is left in the channel.
+    /// queue holds some); mail already drained by the checks above does not count. Never
+    /// misses a send, and is cancel-safe (it drains and returns in one step), so it can sit in
+    /// a `select!`. Pending until the next mail, forever once nobody can send any.
     pub async fn changed(&mut self) {
-        match self.rx.recv().await {
-            Some(mail) => self.pending_mails.push_back(mail),
-            None => std::future::pending().await,
+        let shared = Arc::clone(&self.shared);
+        loop {
+            let arrived = shared.arrived.notified();
+            tokio::pin!(arrived);
+            // Registered before the queue is looked at, so a send in between still wakes it.
+            arrived.as_mut().enable();
+            if self.drain() {
+                return;
+            }
+            arrived.await;
         }
     }
 
-    /// Move what the channel holds into `pending_mails`.
-    fn drain(&mut self) {
-        while let Ok(mail) = self.rx.try_recv() {
-            self.pending_mails.push_back(mail);
-        }
+    /// Move what the queue holds into `pending_mails`; whether there was any.
+    fn drain(&mut self) -> bool {
+        let mut queue = self.shared.queue.lock();
+        let any = !queue.mails.is_empty();
+        self.pending_mails.extend(queue.mails.drain(..));
+        any
     }
 }
 

@@ -16,6 +16,7 @@ mod start;
 #[cfg(test)]
 mod tests;
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,7 +73,7 @@ pub struct ThreadActor {
     token_usage: Arc<Mutex<ThreadTokenUsage>>,
     active: Option<ActiveTurn>,
     turns: Vec<Turn>,
-    ops: mpsc::WeakSender<Op>,
+    ops: mpsc::WeakSender<Box<Op>>,
     /// The environment context last recorded in history.
     last_environment: Option<EnvironmentContext>,
     /// Whether the instruction messages (developer, AGENTS.md) are in history.
@@ -83,6 +84,8 @@ pub struct ThreadActor {
     rollout: Option<RolloutWriter>,
     /// The last flush of the rollout failed: new turns are refused until one succeeds.
     rollout_failed: bool,
+    /// The last update of the state DB's row failed: it may be behind the rollout.
+    index_behind: bool,
     /// When the last turn ended or the thread was loaded (for idle unloading).
     last_activity: Instant,
     /// Automatic continuation turns since the last user input (docs/protocol.md §7.26).
@@ -137,6 +140,7 @@ impl ThreadActor {
             tools,
             rollout: restored.rollout,
             rollout_failed: false,
+            index_behind: false,
             last_activity: Instant::now(),
             goal_turns: 0,
             place,
@@ -148,74 +152,84 @@ impl ThreadActor {
         // The thread outlives the request that loaded it, so its span has no parent: every
         // line the actor (and the turns it runs) logs carries `thread_id`, and nothing else.
         let span = tracing::info_span!(parent: None, "thread", thread_id = %actor.thread.id);
-        tokio::spawn(actor.run(rx).instrument(span));
+        tokio::spawn(Box::new(actor).run(rx).instrument(span));
         handle
     }
 
-    async fn run(mut self, mut ops: mpsc::Receiver<Op>) {
+    /// The actor's loop. The actor and the work of each op live on the heap, so the task of
+    /// an idle thread holds little more than its queues (bench/README.md has the profile).
+    async fn run(mut self: Box<Self>, mut ops: mpsc::Receiver<Box<Op>>) {
         loop {
             let op = tokio::select! {
                 op = ops.recv() => op,
                 () = self.inbox.changed() => {
-                    self.deliver_mail().await;
+                    Box::pin(self.deliver_mail()).await;
                     continue;
                 }
             };
             let Some(op) = op else {
                 break;
             };
-            match op {
-                Op::Submit {
-                    input,
-                    mode,
-                    overrides,
-                    client_id,
-                    reply,
-                } => self.submit(input, mode, overrides, client_id, reply).await,
-                Op::Interrupt { turn_id, reply } => self.interrupt(turn_id, reply).await,
-                Op::InterruptRunning { reply } => {
-                    let running = self.active.is_some();
-                    if running {
-                        self.abort_active(TurnEnd::Interrupted).await;
-                    }
-                    let _ = reply.send(running);
-                }
-                Op::DeliverMail { reply } => {
-                    self.deliver_mail().await;
-                    let _ = reply.send(());
-                }
-                Op::Snapshot { reply } => {
-                    let _ = reply.send(self.snapshot());
-                }
-                Op::TurnFinished { turn_id } => {
-                    if self.active.as_ref().is_some_and(|a| a.turn_id == turn_id) {
-                        self.finish_turn(None).await;
-                    }
-                }
-                Op::SetName { name, reply } => {
-                    let _ = reply.send(self.set_name(name).await);
-                }
-                Op::Compact { reply } => self.compact(reply).await,
-                Op::GoalChanged { set, reply } => self.goal_changed(set, reply).await,
-                Op::Tools { reply } => {
-                    let _ = reply.send(Arc::clone(&self.tools));
-                }
-                Op::Flush { reply } => {
-                    let _ = self.flush_rollout(false).await;
-                    let _ = reply.send(());
-                }
-                Op::Idle { reply } => {
-                    let _ = reply.send(self.active.is_none().then_some(self.last_activity));
-                }
-                Op::Shutdown { reply } => {
-                    self.wind_down().await;
-                    let _ = reply.send(());
-                    return;
-                }
+            if Box::pin(self.handle(*op)).await.is_break() {
+                return;
             }
         }
         // Every handle is gone.
-        self.wind_down().await;
+        Box::pin(self.wind_down()).await;
+    }
+
+    /// One op; `Break` once the actor has shut down.
+    async fn handle(&mut self, op: Op) -> ControlFlow<()> {
+        match op {
+            Op::Submit {
+                input,
+                mode,
+                overrides,
+                client_id,
+                reply,
+            } => self.submit(input, mode, overrides, client_id, reply).await,
+            Op::Interrupt { turn_id, reply } => self.interrupt(turn_id, reply).await,
+            Op::InterruptRunning { reply } => {
+                let running = self.active.is_some();
+                if running {
+                    self.abort_active(TurnEnd::Interrupted).await;
+                }
+                let _ = reply.send(running);
+            }
+            Op::DeliverMail { reply } => {
+                self.deliver_mail().await;
+                let _ = reply.send(());
+            }
+            Op::Snapshot { reply } => {
+                let _ = reply.send(self.snapshot());
+            }
+            Op::TurnFinished { turn_id } => {
+                if self.active.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+                    self.finish_turn(None).await;
+                }
+            }
+            Op::SetName { name, reply } => {
+                let _ = reply.send(self.set_name(name).await);
+            }
+            Op::Compact { reply } => self.compact(reply).await,
+            Op::GoalChanged { set, reply } => self.goal_changed(set, reply).await,
+            Op::Tools { reply } => {
+                let _ = reply.send(Arc::clone(&self.tools));
+            }
+            Op::Flush { reply } => {
+                let _ = self.flush_rollout(false).await;
+                let _ = reply.send(());
+            }
+            Op::Idle { reply } => {
+                let _ = reply.send(self.active.is_none().then_some(self.last_activity));
+            }
+            Op::Shutdown { reply } => {
+                self.wind_down().await;
+                let _ = reply.send(());
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
     }
 
     /// The actor ends: its turn is interrupted, its tools stop, its rollout is closed and its
@@ -335,7 +349,8 @@ impl ThreadActor {
         if self.rollout.is_none() {
             return;
         }
-        let indexed = self.index_thread().await;
+        // Every turn's end updates the row; only a failed update is left to redo.
+        let indexed = !self.index_behind || self.index_thread().await;
         if let Some(rollout) = self.rollout.take() {
             self.history.lock().detach_journal();
             match rollout.close().await {
@@ -356,7 +371,7 @@ impl ThreadActor {
 
     /// Keep the state DB's row (updated time, preview) in step with the thread; `true` when
     /// the row is up to date (or there is none to keep).
-    pub(super) async fn index_thread(&self) -> bool {
+    pub(super) async fn index_thread(&mut self) -> bool {
         let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
             return true;
         };
@@ -378,6 +393,7 @@ impl ThreadActor {
             tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
             indexed = false;
         }
+        self.index_behind = !indexed;
         indexed
     }
 

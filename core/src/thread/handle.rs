@@ -240,12 +240,14 @@ pub struct Restored {
 #[derive(Clone, Debug)]
 pub struct ThreadHandle {
     id: ThreadId,
-    ops: mpsc::Sender<Op>,
+    /// Boxed ops keep the queue's first block (32 slots, allocated for every loaded thread)
+    /// small; an op is a few hundred bytes.
+    ops: mpsc::Sender<Box<Op>>,
 }
 
 impl ThreadHandle {
     /// A handle that submits to the actor reading `ops`.
-    pub(super) fn new(id: ThreadId, ops: mpsc::Sender<Op>) -> ThreadHandle {
+    pub(super) fn new(id: ThreadId, ops: mpsc::Sender<Box<Op>>) -> ThreadHandle {
         ThreadHandle { id, ops }
     }
 
@@ -257,7 +259,7 @@ impl ThreadHandle {
     /// Submit an op. Fails only if the actor has stopped.
     pub async fn send(&self, op: Op) -> Result<(), CoreError> {
         self.ops
-            .send(op)
+            .send(Box::new(op))
             .await
             .map_err(|_| CoreError::ThreadNotFound(self.id.to_string()))
     }
@@ -265,7 +267,7 @@ impl ThreadHandle {
     /// Submit an op without waiting: used on the request path, where waiting for one busy
     /// thread would hold up every other request. A full queue is [`CoreError::Overloaded`].
     pub fn try_send(&self, op: Op) -> Result<(), CoreError> {
-        self.ops.try_send(op).map_err(|err| match err {
+        self.ops.try_send(Box::new(op)).map_err(|err| match err {
             mpsc::error::TrySendError::Full(_) => CoreError::Overloaded,
             mpsc::error::TrySendError::Closed(_) => CoreError::ThreadNotFound(self.id.to_string()),
         })

@@ -308,9 +308,9 @@ impl ThreadActor {
                 };
                 if let Some(ops) = ops.upgrade() {
                     let _ = ops
-                        .send(Op::TurnFinished {
+                        .send(Box::new(Op::TurnFinished {
                             turn_id: finished_id,
-                        })
+                        }))
                         .await;
                 }
                 end
