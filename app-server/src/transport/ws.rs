@@ -241,6 +241,27 @@ fn is_too_long(err: &axum::Error) -> bool {
         .is_some_and(|err| matches!(err, Error::Capacity(_)))
 }
 
+/// Most frames written between two flushes.
+const MAX_BATCH: usize = 256;
+
+/// Queue one frame on the socket's buffer (written when it fills or at the next flush);
+/// `false` when the connection failed or closed meanwhile.
+async fn feed(
+    sink: &mut futures::stream::SplitSink<WebSocket, Message>,
+    frame: Bytes,
+    closed: &CancellationToken,
+) -> bool {
+    let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
+        // Never happens (frames are serialized JSON); the frame is skipped.
+        return true;
+    };
+    tokio::select! {
+        biased;
+        fed = sink.feed(Message::Text(text)) => fed.is_ok(),
+        () = closed.cancelled() => false,
+    }
+}
+
 async fn write_frames(
     mut sink: futures::stream::SplitSink<WebSocket, Message>,
     mut outbound: mpsc::Receiver<Bytes>,
@@ -254,17 +275,27 @@ async fn write_frames(
             () = closed.cancelled() => break,
         };
         let Some(frame) = frame else { break };
-        let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
-            continue;
-        };
+        // The frames already queued behind it go out with it: one flush (one write, as far as
+        // the socket takes it) per burst instead of one per frame, so a streaming turn's
+        // deltas drain as fast as they are made.
+        let mut sent = feed(&mut sink, frame, &closed).await;
+        let mut batched = 1;
+        while sent && batched < MAX_BATCH {
+            let Ok(frame) = outbound.try_recv() else {
+                break;
+            };
+            sent = feed(&mut sink, frame, &closed).await;
+            batched += 1;
+        }
         // A send that can finish at once goes out even when the connection is closing (an
         // error about the message that closes it); only a stuck one is abandoned.
-        let sent = tokio::select! {
-            biased;
-            sent = sink.send(Message::Text(text)) => sent.is_ok(),
-            () = closed.cancelled() => false,
-        };
-        if !sent {
+        let flushed = sent
+            && tokio::select! {
+                biased;
+                flushed = sink.flush() => flushed.is_ok(),
+                () = closed.cancelled() => false,
+            };
+        if !flushed {
             break;
         }
     }
