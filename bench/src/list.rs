@@ -345,17 +345,31 @@ fn quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
 }
 
-/// The SQL `StateDb::list` builds for `shape` (core/src/state/list.rs), values inlined; with
-/// `deep`, the keyset condition of a next cursor.
+/// The SQL `StateDb::list` builds for `shape` (core/src/state/list.rs, whose tests check the
+/// plans of the builder's own statements), values inlined; with `deep`, the keyset condition
+/// of a next cursor.
 fn weft_sql(shape: &SqlShape, deep: bool) -> String {
     let (cmp, order) = if shape.desc {
         ("<", "DESC")
     } else {
         (">", "ASC")
     };
-    let column = shape.column;
+    // A search of 3 or more characters that the trigram index narrows to fewer than 2,000
+    // candidates (every search shape here: the hit matches 1 %), and an ancestor filter, are
+    // read from their candidates: `+` keeps SQLite off the sort indexes.
+    let narrowed = shape
+        .search
+        .as_ref()
+        .is_some_and(|t| t.chars().count() >= 3)
+        || shape.ancestor.is_some();
+    let (plus, column) = if narrowed {
+        ("+", format!("+{}", shape.column))
+    } else {
+        ("", shape.column.to_string())
+    };
+    let key = shape.column;
     let mut sql = format!(
-        "SELECT * FROM threads WHERE archived = {}",
+        "SELECT * FROM threads WHERE {plus}archived = {}",
         i32::from(shape.archived)
     );
     let list = |values: &[String]| {
@@ -366,7 +380,12 @@ fn weft_sql(shape: &SqlShape, deep: bool) -> String {
             .join(", ")
     };
     if !shape.providers.is_empty() {
-        sql += &format!(" AND model_provider IN ({})", list(&shape.providers));
+        let plus = if shape.cwd.is_some() || shape.parent.is_some() || shape.ancestor.is_some() {
+            "+"
+        } else {
+            ""
+        };
+        sql += &format!(" AND {plus}model_provider IN ({})", list(&shape.providers));
     }
     if !shape.kinds.is_empty() {
         let kinds: Vec<String> = shape.kinds.iter().map(|k| k.to_string()).collect();
@@ -376,6 +395,12 @@ fn weft_sql(shape: &SqlShape, deep: bool) -> String {
         sql += &format!(" AND cwd IN ({})", quote(cwd));
     }
     if let Some(term) = &shape.search {
+        if narrowed {
+            sql += &format!(
+                " AND rowid IN (SELECT rowid FROM threads_search WHERE threads_search MATCH {})",
+                quote(&format!("\"{}\"", term.replace('"', "\"\"")))
+            );
+        }
         let pattern = quote(&format!("%{term}%"));
         sql += &format!(
             " AND (name LIKE {pattern} ESCAPE '\\' OR preview LIKE {pattern} ESCAPE '\\')"
@@ -391,9 +416,8 @@ fn weft_sql(shape: &SqlShape, deep: bool) -> String {
         );
     }
     if deep {
-        sql += &format!(
-            " AND ({column} {cmp} 1780000000 OR ({column} = 1780000000 AND id {cmp} '0197'))"
-        );
+        sql +=
+            &format!(" AND ({key} {cmp} 1780000000 OR ({key} = 1780000000 AND id {cmp} '0197'))");
     }
     sql + &format!(" ORDER BY {column} {order}, id {order} LIMIT 51")
 }
@@ -473,7 +497,7 @@ fn unindexed_filters(shape: &SqlShape, plan: &str) -> Vec<&'static str> {
     if shape.cwd.is_some() && !covered("cwd") {
         out.push("cwd");
     }
-    if shape.search.is_some() {
+    if shape.search.is_some() && !plan.contains("threads_search VIRTUAL TABLE") {
         out.push("name/preview LIKE");
     }
     if shape.parent.is_some() && !covered("parent_thread_id") {
@@ -515,5 +539,16 @@ mod tests {
             "AND (updated_at > 1780000000 OR (updated_at = 1780000000 AND id > '0197'))"
         ));
         assert!(sql.ends_with("ORDER BY updated_at ASC, id ASC LIMIT 51"));
+
+        let narrowed = weft_sql(
+            &SqlShape {
+                search: Some("zebra".into()),
+                ..shape
+            },
+            false,
+        );
+        assert!(narrowed.starts_with("SELECT * FROM threads WHERE +archived = 0"));
+        assert!(narrowed.contains("threads_search MATCH '\"zebra\"'"));
+        assert!(narrowed.ends_with("ORDER BY +updated_at ASC, id ASC LIMIT 51"));
     }
 }

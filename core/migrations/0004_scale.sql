@@ -8,6 +8,13 @@
 ALTER TABLE threads ADD COLUMN dirty BOOLEAN NOT NULL DEFAULT FALSE;
 CREATE INDEX threads_dirty ON threads (id) WHERE dirty;
 
+-- One row once the index holds every rollout: written by the full rebuild in the transaction
+-- of its rows, so a rebuild that was cut off (the daemon stopped first) is done again at the
+-- next start instead of leaving an index that is missing threads. A DB upgraded from before
+-- this migration was complete when it had rows.
+CREATE TABLE index_complete (id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1));
+INSERT INTO index_complete (id) SELECT 1 WHERE EXISTS (SELECT 1 FROM threads);
+
 -- The filters that name one value (one working directory, one provider, one parent: the
 -- common case), each in each sort order, so a filter that matches few threads reads only those.
 CREATE INDEX threads_cwd_created ON threads (archived, cwd, created_at, id);

@@ -2,7 +2,7 @@
 
 use std::str::FromStr;
 
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::{QueryBuilder, Row, Sqlite};
 use weft_protocol::SortDirection;
 
 use super::{COLUMNS, StateDb, StateError, ThreadRow, decode_row};
@@ -123,10 +123,51 @@ impl StateDb {
     /// pagination on `(sort value, id)`: a page never repeats or skips a row because rows were
     /// inserted meanwhile (rows whose sort value changes may move, as with any live order).
     pub async fn list(&self, query: &ListQuery) -> Result<ListPage, StateError> {
-        let limit = match query.limit {
-            0 => DEFAULT_LIST_LIMIT,
-            n => n.min(MAX_LIST_LIMIT),
+        let limit = page_limit(query);
+        let mut sql = self.select("", query).await?;
+        let rows = sql.build().fetch_all(self.pool().await?).await?;
+        let mut out = rows.iter().map(decode_row).collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = if out.len() > limit as usize {
+            out.truncate(limit as usize);
+            out.last()
+                .map(|row| format!("{}:{}", query.sort_key.value(row), row.id))
+        } else {
+            None
         };
+        // Anchored just before the first row's value, so paging back includes the rows that
+        // share it.
+        let backwards_cursor = out.first().map(|row| {
+            let value = query.sort_key.value(row);
+            match query.direction {
+                SortDirection::Desc => value.saturating_sub(1),
+                SortDirection::Asc => value.saturating_add(1),
+            }
+            .to_string()
+        });
+        Ok(ListPage {
+            rows: out,
+            next_cursor,
+            backwards_cursor,
+        })
+    }
+
+    /// SQLite's plan for the page `query` asks for, one line per step (`EXPLAIN QUERY PLAN`):
+    /// what the tests check each filter and sort key against.
+    pub async fn list_plan(&self, query: &ListQuery) -> Result<Vec<String>, StateError> {
+        let mut sql = self.select("EXPLAIN QUERY PLAN ", query).await?;
+        let rows = sql.build().fetch_all(self.pool().await?).await?;
+        rows.iter()
+            .map(|row| row.try_get::<String, _>("detail").map_err(StateError::from))
+            .collect()
+    }
+
+    /// The statement of a page, after `prefix`.
+    async fn select(
+        &self,
+        prefix: &str,
+        query: &ListQuery,
+    ) -> Result<QueryBuilder<Sqlite>, StateError> {
+        let limit = page_limit(query);
         let column = query.sort_key.column();
         let (cmp, order) = match query.direction {
             SortDirection::Desc => ("<", "DESC"),
@@ -146,7 +187,7 @@ impl StateDb {
             ("archived", column.to_string())
         };
         let mut sql = QueryBuilder::<Sqlite>::new(format!(
-            "SELECT {COLUMNS} FROM threads WHERE {archived} = "
+            "{prefix}SELECT {COLUMNS} FROM threads WHERE {archived} = "
         ));
         sql.push_bind(query.archived);
 
@@ -245,31 +286,15 @@ impl StateDb {
         }
         sql.push(format!(" ORDER BY {sort} {order}, id {order} LIMIT "));
         sql.push_bind(i64::from(limit) + 1);
+        Ok(sql)
+    }
+}
 
-        let rows = sql.build().fetch_all(self.pool().await?).await?;
-        let mut out = rows.iter().map(decode_row).collect::<Result<Vec<_>, _>>()?;
-        let next_cursor = if out.len() > limit as usize {
-            out.truncate(limit as usize);
-            out.last()
-                .map(|row| format!("{}:{}", query.sort_key.value(row), row.id))
-        } else {
-            None
-        };
-        // Anchored just before the first row's value, so paging back includes the rows that
-        // share it.
-        let backwards_cursor = out.first().map(|row| {
-            let value = query.sort_key.value(row);
-            match query.direction {
-                SortDirection::Desc => value.saturating_sub(1),
-                SortDirection::Asc => value.saturating_add(1),
-            }
-            .to_string()
-        });
-        Ok(ListPage {
-            rows: out,
-            next_cursor,
-            backwards_cursor,
-        })
+/// The page size a query gets.
+fn page_limit(query: &ListQuery) -> u32 {
+    match query.limit {
+        0 => DEFAULT_LIST_LIMIT,
+        n => n.min(MAX_LIST_LIMIT),
     }
 }
 

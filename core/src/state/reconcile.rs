@@ -3,8 +3,9 @@
 //!
 //! # What can be behind, and how start-up finds it
 //!
-//! - **No DB** (first start, deleted DB): everything. A full rebuild
-//!   ([`StateDb::rebuild_from_rollouts`]).
+//! - **No DB** (first start, deleted DB), or a full rebuild that never finished (the daemon
+//!   stopped first: the rebuild marks the index complete in the transaction of its rows):
+//!   everything. A full rebuild ([`StateDb::rebuild_from_rollouts`]).
 //! - **A thread the last daemon had open for writing and never closed** (it was killed, or
 //!   its last index update failed): its row is still `dirty` (set when a writer opens the
 //!   file, cleared after it closes it, [`StateDb::set_dirty`]). Start-up re-reads those
@@ -110,8 +111,11 @@ pub(super) async fn catch_up(
     home: &Path,
 ) -> Result<Option<RebuildReport>, StateError> {
     let pool = &opened.pool;
+    let complete: i64 = sqlx::query_scalar("SELECT count(*) FROM index_complete")
+        .fetch_one(pool)
+        .await?;
     let since = match opened.modified_before_open {
-        Some(time) if !opened.fresh => time,
+        Some(time) if !opened.fresh && complete > 0 => time,
         _ => return rebuild(pool, home).await.map(Some),
     };
     let dirty: Vec<(String, String)> =
@@ -208,6 +212,9 @@ async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateE
         report.removed += 1;
     }
     sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO index_complete (id) VALUES (1) ON CONFLICT (id) DO NOTHING")
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;

@@ -533,10 +533,14 @@ impl ThreadManager {
     /// replay it.
     pub async fn shutdown(&self) {
         let handles: Vec<ThreadHandle> = self.threads.lock().drain().map(|(_, h)| h).collect();
-        for handle in handles {
-            handle.shutdown().await;
-        }
+        // All at once: each actor's last writes wait on the disk and the DB, not on the others.
+        futures::future::join_all(handles.iter().map(ThreadHandle::shutdown)).await;
         if let Some(state) = &self.services.state {
+            // A DB still catching up with the rollouts (a first start over many of them) is
+            // let finish, so its work is not lost.
+            if let Err(err) = state.ready().await {
+                tracing::warn!(%err, "the state DB did not open");
+            }
             state.close().await;
         }
     }

@@ -86,3 +86,105 @@ async fn a_common_term_walks_the_sort_order() {
 fn phrases_quote_their_quotes() {
     assert_eq!(fts_phrase("a\"b"), "\"a\"\"b\"");
 }
+
+/// Every filter and sort key clients use is served by an index: no shape scans the table, and
+/// only the few-candidate shapes (a selective search, an agent tree) sort.
+#[tokio::test]
+async fn every_page_shape_is_served_by_an_index() {
+    use super::super::{Lineage, ListSortKey};
+    use weft_protocol::SortDirection;
+
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    for n in 0..50 {
+        db.upsert(&row(n, i64::try_from(n).unwrap())).await.unwrap();
+    }
+    let plan = |query: ListQuery| {
+        let db = db.clone();
+        async move { db.list_plan(&query).await.unwrap().join(" | ") }
+    };
+    for (key, index) in [
+        (ListSortKey::CreatedAt, "threads_archived_created"),
+        (ListSortKey::UpdatedAt, "threads_archived_updated"),
+        (ListSortKey::RecencyAt, "threads_archived_recency"),
+    ] {
+        for direction in [SortDirection::Desc, SortDirection::Asc] {
+            for cursor in [None, Some("5:thread-0005".to_string())] {
+                let got = plan(ListQuery {
+                    sort_key: key,
+                    direction,
+                    cursor,
+                    ..ListQuery::default()
+                })
+                .await;
+                assert!(got.contains(&format!("USING INDEX {index} ")), "{got}");
+                assert!(!got.contains("TEMP B-TREE"), "{got}");
+            }
+        }
+    }
+    let one = |v: &str| Some(vec![v.to_string()]);
+    let shapes = [
+        (
+            ListQuery {
+                cwd: one("/work/a"),
+                ..ListQuery::default()
+            },
+            "threads_cwd_created",
+            false,
+        ),
+        (
+            ListQuery {
+                cwd: one("/work/a"),
+                sort_key: ListSortKey::UpdatedAt,
+                model_providers: one("openai"),
+                ..ListQuery::default()
+            },
+            "threads_cwd_updated",
+            false,
+        ),
+        (
+            ListQuery {
+                model_providers: one("openai"),
+                sort_key: ListSortKey::RecencyAt,
+                archived: true,
+                ..ListQuery::default()
+            },
+            "threads_provider_recency",
+            false,
+        ),
+        (
+            ListQuery {
+                lineage: Some(Lineage::Parent("thread-0001".into())),
+                ..ListQuery::default()
+            },
+            "threads_parent_created",
+            false,
+        ),
+        (
+            ListQuery {
+                lineage: Some(Lineage::Ancestor("thread-0001".into())),
+                ..ListQuery::default()
+            },
+            "threads_parent",
+            true,
+        ),
+        (
+            ListQuery {
+                search_term: Some("preview 4".into()),
+                ..ListQuery::default()
+            },
+            "VIRTUAL TABLE",
+            true,
+        ),
+    ];
+    for (query, index, sorts) in shapes {
+        let got = plan(query.clone()).await;
+        assert!(got.contains(index), "{query:?}: {got}");
+        assert_eq!(got.contains("TEMP B-TREE"), sorts, "{query:?}: {got}");
+        assert!(
+            !got.contains("SCAN threads ") && !got.ends_with("SCAN threads"),
+            "{query:?}: {got}"
+        );
+    }
+    db.close().await;
+}

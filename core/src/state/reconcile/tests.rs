@@ -164,3 +164,24 @@ async fn a_db_of_the_previous_schema_upgrades_in_place() {
     assert_eq!(found.rows.len(), 1);
     db.close().await;
 }
+
+#[tokio::test]
+async fn a_rebuild_that_never_finished_is_done_again() {
+    let home = tempfile::tempdir().unwrap();
+    write_rollout(home.path(), 1, None).await;
+    write_rollout(home.path(), 2, None).await;
+    // The DB was created and migrated, and the daemon stopped before its first rebuild
+    // committed: the file exists, newer than every rollout, with no rows.
+    let db = StateDb::open(home.path()).await.unwrap();
+    db.close().await;
+    drop(db);
+    let (db, report) = reopen(home.path()).await;
+    let report = report.unwrap();
+    assert!(report.full, "{report:?}");
+    assert_eq!(report.indexed, 2);
+    db.close().await;
+    drop(db);
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report, None, "complete now");
+    db.close().await;
+}
