@@ -3,7 +3,10 @@
 //!
 //! Per size: one start with no state DB (the index is rebuilt from the rollouts: "first
 //! start"), warm starts (median, p90), then one start after every rollout's mtime was set to
-//! now, so the DB is older than the rollouts ("rollouts touched").
+//! now, so the DB is older than the rollouts ("rollouts touched"). For the first start and
+//! the touched one, also spawn → the answer to a `thread/list {limit: 1}` sent right after
+//! `initialize`: when the index is usable (Weft answers `initialize` before its state DB has
+//! caught up with the rollouts; a list waits for it).
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
@@ -37,6 +40,21 @@ pub async fn start_once(target: &Target, home: &Home, timeout: Duration) -> Resu
     let ms = answered.duration_since(start).as_secs_f64() * 1e3;
     server.shutdown(EXIT_TIMEOUT).await?;
     Ok(ms)
+}
+
+/// Spawn, initialize, list one thread, stop; returns spawn → initialize answer and spawn →
+/// list answer, in ms.
+async fn start_and_list(target: &Target, home: &Home, timeout: Duration) -> Result<(f64, f64)> {
+    let start = Instant::now();
+    let server = target.spawn(home)?;
+    let answered = server.initialize(timeout).await?;
+    let (pending, _) = server
+        .send("thread/list", serde_json::json!({"limit": 1}))
+        .await?;
+    let (_, listed) = pending.answer(timeout).await?;
+    server.shutdown(EXIT_TIMEOUT).await?;
+    let ms = |at: Instant| at.duration_since(start).as_secs_f64() * 1e3;
+    Ok((ms(answered), ms(listed)))
 }
 
 /// Remove the state DB files (`state*.sqlite*`: Weft's `state.sqlite` and its WAL, the
@@ -85,13 +103,20 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
         let (home, _) = stored_home(target, n).await?;
         let size = format!("{} threads", thousands(n));
         remove_state_db(&home.dir)?;
-        let first = start_once(target, &home, REBUILD_TIMEOUT).await?;
+        let (first, listed) = start_and_list(target, &home, REBUILD_TIMEOUT).await?;
         report.value(
             target.kind,
             GROUP,
             &format!("{size}: first start (no state DB: index rebuild)"),
             Unit::Ms,
             crate::stats::Summary::exact(first),
+        );
+        report.value(
+            target.kind,
+            GROUP,
+            &format!("{size}: first start: spawn → first thread/list answered (index rebuilt)"),
+            Unit::Ms,
+            crate::stats::Summary::exact(listed),
         );
         let mut warm = Vec::new();
         for _ in 0..reps.startup {
@@ -102,13 +127,20 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
         }
         if n > 0 {
             let touched = touch_rollouts(&home.dir)?;
-            let ms = start_once(target, &home, REBUILD_TIMEOUT).await?;
+            let (ms, listed) = start_and_list(target, &home, REBUILD_TIMEOUT).await?;
             report.value(
                 target.kind,
                 GROUP,
                 &format!("{size}: rollouts touched (DB older than the rollouts)"),
                 Unit::Ms,
                 crate::stats::Summary::exact(ms),
+            );
+            report.value(
+                target.kind,
+                GROUP,
+                &format!("{size}: rollouts touched: spawn → first thread/list answered"),
+                Unit::Ms,
+                crate::stats::Summary::exact(listed),
             );
             eprintln!("[{}] touched {touched} rollouts", target.name());
         }

@@ -228,13 +228,25 @@ type Scanned = Result<ThreadRow, (PathBuf, String)>;
 fn read_rows(paths: BTreeMap<PathBuf, bool>) -> Vec<Scanned> {
     paths
         .into_iter()
-        .map(
-            |(path, archived)| match rollout::lean::read_rollout_lean(&path) {
-                Ok(replay) => Ok(ThreadRow::from_replay(&replay, &path, archived)),
-                Err(err) => Err((path, err.to_string())),
-            },
-        )
+        .map(|(path, archived)| match read_for_row(&path) {
+            Ok(replay) => Ok(ThreadRow::from_replay(&replay, &path, archived)),
+            Err(err) => Err((path, err.to_string())),
+        })
         .collect()
+}
+
+/// Above this size a rollout is read through its index (a few lines parsed, bounded memory);
+/// below it, reading it whole is faster (one read, no second pass).
+const LEAN_READ_BYTES: u64 = 1 << 20;
+
+/// A rollout's replay, enough for its row.
+fn read_for_row(path: &Path) -> Result<rollout::Replay, rollout::RolloutError> {
+    let big = std::fs::metadata(path).is_ok_and(|m| m.len() > LEAN_READ_BYTES);
+    if big {
+        rollout::lean::read_rollout_lean(path)
+    } else {
+        rollout::read_rollout(path)
+    }
 }
 
 /// Upsert the rows read; an unreadable rollout is logged, reported and skipped. Returns the

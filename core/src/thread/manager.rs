@@ -537,9 +537,14 @@ impl ThreadManager {
         futures::future::join_all(handles.iter().map(ThreadHandle::shutdown)).await;
         if let Some(state) = &self.services.state {
             // A DB still catching up with the rollouts (a first start over many of them) is
-            // let finish, so its work is not lost.
-            if let Err(err) = state.ready().await {
-                tracing::warn!(%err, "the state DB did not open");
+            // let finish, within the shutdown grace, so its work is not lost; one cut off is
+            // done again at the next start.
+            let grace =
+                std::time::Duration::from_secs(self.services.config.limits.shutdown_grace_secs);
+            match tokio::time::timeout(grace, state.ready()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => tracing::warn!(%err, "the state DB did not open"),
+                Err(_) => tracing::warn!("the state DB is still catching up; stopping anyway"),
             }
             state.close().await;
         }
