@@ -5,7 +5,7 @@
 use serde_json::json;
 use weft_mock_model::{RecordedRequest, Reply};
 
-use crate::{Session, screen_problems, wait_turn_done};
+use crate::{Session, is_title_request, screen_problems, wait_turn_done};
 
 /// A parent reply calling a v1 tool (a Responses API namespaced call).
 fn v1_call(call_id: &str, tool: &str, arguments: serde_json::Value) -> Reply {
@@ -24,12 +24,18 @@ fn is_child(request: &RecordedRequest) -> bool {
     request.header("x-openai-subagent") == Some("collab_spawn")
 }
 
+/// The parent's own turn requests: not the worker's, and not the TUI's title side request
+/// (it has a standing reply, and may come before the parent's second request).
+fn is_parent_turn(request: &RecordedRequest) -> bool {
+    !is_child(request) && !is_title_request(request)
+}
+
 #[tokio::test]
 async fn a_spawned_worker_shows_in_the_transcript() {
     let s = Session::start("never").await;
     let tui = s.ready_tui().await;
     s.mock.push_when(
-        |r| !is_child(r),
+        is_parent_turn,
         v1_call(
             "call_spawn",
             "spawn_agent",
@@ -38,7 +44,7 @@ async fn a_spawned_worker_shows_in_the_transcript() {
         .responses(),
     );
     s.mock.push_when(
-        |r| !is_child(r),
+        is_parent_turn,
         Reply::new().text("The worker is on it.").responses(),
     );
     s.mock
