@@ -133,7 +133,15 @@ mod tests {
             .arg("60.4242")
             .spawn()
             .unwrap();
-        let found = descendants_matching(pid, "60.4242");
+        // Until the child has exec'd, its command line is still ours: poll for a while.
+        let mut found = 0;
+        for _ in 0..200 {
+            found = descendants_matching(pid, "60.4242");
+            if found > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(found, 1);
