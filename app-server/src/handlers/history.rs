@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use weft_core::thread::ThreadHandle;
+use weft_core::thread::{ThreadHandle, ThreadSnapshot};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::{
     ThreadArchivedNotification, ThreadNameUpdatedNotification, ThreadStartedNotification,
@@ -61,12 +61,7 @@ pub async fn resume(
     subscribers.subscribe(connection);
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
-        let turns = std::mem::take(&mut snapshot.turns);
-        response.thread.turns = state
-            .threads
-            .full_turns(handle.id(), turns)
-            .await
-            .map_err(core_error)?;
+        response.thread.turns = full_turns(state, &handle, &mut snapshot).await?;
     }
     let pages = state
         .threads
@@ -84,6 +79,20 @@ pub async fn resume(
         Some(goal) => answer.then_tell_caller(goal),
         None => answer,
     })
+}
+
+/// The snapshot's turns with every item (those of earlier turns read back from the rollout).
+async fn full_turns(
+    state: &AppState,
+    handle: &ThreadHandle,
+    snapshot: &mut ThreadSnapshot,
+) -> Result<Vec<weft_protocol::Turn>, JsonRpcError> {
+    let turns = std::mem::take(&mut snapshot.turns);
+    state
+        .threads
+        .full_turns(handle.id(), turns)
+        .await
+        .map_err(core_error)
 }
 
 /// `thread/fork`. The reference replays the copied token usage before announcing the new
@@ -112,12 +121,7 @@ pub async fn fork(
     state.add_thread(handle.id().clone(), subscribers);
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
-        let turns = std::mem::take(&mut snapshot.turns);
-        response.thread.turns = state
-            .threads
-            .full_turns(handle.id(), turns)
-            .await
-            .map_err(core_error)?;
+        response.thread.turns = full_turns(state, &handle, &mut snapshot).await?;
     }
     let answer = Answer::new(ThreadForkResponse::from(response));
     Ok(

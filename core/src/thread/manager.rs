@@ -370,7 +370,8 @@ impl ThreadManager {
         let replay = self.lean_replay(&found.path).await?;
         let mut thread = replay.thread(Some(&found.path));
         if include_turns {
-            thread.turns = self.full_turns(id, replay.turns).await?;
+            // Not loaded: nothing to write out, and the file is found already.
+            thread.turns = self.full_turns_at(found.path, replay.turns).await?;
         }
         Ok(thread)
     }

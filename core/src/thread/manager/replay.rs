@@ -37,7 +37,7 @@ impl ThreadManager {
     pub async fn full_turns(
         &self,
         id: &ThreadId,
-        mut turns: Vec<Turn>,
+        turns: Vec<Turn>,
     ) -> Result<Vec<Turn>, CoreError> {
         if !needs_items(&turns) {
             return Ok(turns);
@@ -48,9 +48,21 @@ impl ThreadManager {
                 let _ = rx.await;
             }
         }
-        let path: PathBuf = find_rollout(&self.services.config.home, id)?
+        let path = find_rollout(&self.services.config.home, id)?
             .ok_or_else(|| CoreError::NoRollout(id.to_string()))?
             .path;
+        self.full_turns_at(path, turns).await
+    }
+
+    /// [`ThreadManager::full_turns`] of a rollout already found and written out.
+    pub(super) async fn full_turns_at(
+        &self,
+        path: PathBuf,
+        mut turns: Vec<Turn>,
+    ) -> Result<Vec<Turn>, CoreError> {
+        if !needs_items(&turns) {
+            return Ok(turns);
+        }
         let cache = self.history_index.clone();
         let owned = path.clone();
         let turns = tokio::task::spawn_blocking(move || {
