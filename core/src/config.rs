@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::exec::{ShellEnvironmentPolicy, ShellEnvironmentPolicyToml};
 use crate::hooks::StopHookConfig;
 use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
+use crate::http_client::HttpConfig;
 use crate::mcp::McpServers;
 use crate::model::provider::{ProviderConfig, WireApi};
 
@@ -40,6 +41,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "thread_idle_timeout_secs",
     "shell_environment_policy",
     "limits",
+    "http",
     "mcp_servers",
     "mcp",
     "features",
@@ -106,6 +108,8 @@ struct ConfigToml {
     #[serde(default)]
     limits: Limits,
     #[serde(default)]
+    http: HttpConfig,
+    #[serde(default)]
     mcp: McpToml,
     #[serde(default)]
     features: Features,
@@ -157,6 +161,8 @@ pub struct Config {
     pub shell_environment_policy: ShellEnvironmentPolicy,
     /// `[limits]`: what one client may cost the daemon.
     pub limits: Limits,
+    /// `[http]`: how the daemon's HTTP clients connect (timeouts, pool, extra CA bundle).
+    pub http: HttpConfig,
     /// `[mcp_servers.*]` (entries that do not parse are left out, with warnings).
     pub mcp_servers: McpServers,
     /// `[features]`: the optional features that are on.
@@ -338,6 +344,7 @@ impl Config {
             thread_idle_timeout_secs: raw.thread_idle_timeout_secs.unwrap_or(30 * 60),
             shell_environment_policy,
             limits: raw.limits.validated(path)?,
+            http: raw.http.validated(home, path)?,
             mcp_servers: McpServers {
                 eager_start: raw.mcp.eager_start,
                 ..McpServers::read(layers_mcp)

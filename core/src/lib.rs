@@ -12,6 +12,7 @@ pub mod exec;
 pub mod goals;
 pub mod history;
 pub mod hooks;
+pub mod http_client;
 pub mod instructions;
 pub mod mcp;
 pub mod model;

@@ -30,7 +30,8 @@ mod sse;
 mod stream;
 mod turn_error;
 
-pub use client::{CONNECT_TIMEOUT, ModelClient, build_http_client};
+pub use client::ModelClient;
+pub(crate) use error::error_chain;
 pub use error::{MAX_BACKOFF, MAX_RETRY_AFTER, ModelError, backoff};
 pub use event::{ResponseEvent, TokenUsage};
 pub use item::{

@@ -1,7 +1,5 @@
 //! [`ModelClient`]: opens a streamed model response over HTTP, with transport retries.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -13,31 +11,23 @@ use super::prompt::{Prompt, responses_body};
 use super::provider::{ProviderConfig, WireApi};
 use super::responses::ResponsesDecoder;
 use super::stream::ResponseStream;
-
-/// How long to wait for a TCP/TLS connection to a provider.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::http_client::HttpClientError;
 
 /// Talks to one model provider. Cheap to clone (the HTTP client is shared).
 #[derive(Debug, Clone)]
 pub struct ModelClient {
     provider: ProviderConfig,
-    http: reqwest::Client,
-}
-
-/// An HTTP client to share between model clients: rustls with platform certificate
-/// verification, a connect timeout, and Weft's user agent. (Any `reqwest::Client` works;
-/// this one has sensible settings.)
-pub fn build_http_client() -> Result<reqwest::Client, ModelError> {
-    reqwest::Client::builder()
-        .user_agent(concat!("weft/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(CONNECT_TIMEOUT)
-        .build()
-        .map_err(|err| ModelError::Config(err.to_string()))
+    http: Result<reqwest::Client, HttpClientError>,
 }
 
 impl ModelClient {
-    /// A client for `provider` over `http` (see [`build_http_client`]).
-    pub fn new(provider: ProviderConfig, http: reqwest::Client) -> ModelClient {
+    /// A client for `provider` over the daemon's HTTP client, as
+    /// [`crate::http_client::build_http_client`] made it for model requests, or why it could
+    /// not (each request then fails with that reason).
+    pub fn new(
+        provider: ProviderConfig,
+        http: Result<reqwest::Client, HttpClientError>,
+    ) -> ModelClient {
         ModelClient { provider, http }
     }
 
@@ -73,13 +63,9 @@ impl ModelClient {
             headers.insert(name, header_value(value)?);
         }
         let url = self.provider.url(path);
+        let http = self.http()?;
         let response = self
-            .send_with_retries(|| {
-                self.http
-                    .post(&url)
-                    .headers(headers.clone())
-                    .body(body.clone())
-            })
+            .send_with_retries(|| http.post(&url).headers(headers.clone()).body(body.clone()))
             .await?;
         let idle = self.provider.stream_idle_timeout();
         Ok(match self.provider.wire_api {
@@ -93,8 +79,9 @@ impl ModelClient {
     pub async fn list_models(&self) -> Result<Vec<String>, ModelError> {
         let headers = self.headers(self.provider.api_key()?.as_deref())?;
         let url = self.provider.url("models");
+        let http = self.http()?;
         let response = self
-            .send_with_retries(|| self.http.get(&url).headers(headers.clone()))
+            .send_with_retries(|| http.get(&url).headers(headers.clone()))
             .await?;
         let body: Value = response
             .json()
@@ -115,6 +102,13 @@ impl ModelClient {
                     .map(str::to_string)
             })
             .collect())
+    }
+
+    /// The HTTP client, or why there is none.
+    fn http(&self) -> Result<&reqwest::Client, ModelError> {
+        self.http
+            .as_ref()
+            .map_err(|err| ModelError::Config(err.to_string()))
     }
 
     /// Authorization plus the provider's static and environment headers.

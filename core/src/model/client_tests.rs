@@ -7,6 +7,7 @@ use serde_json::json;
 use weft_mock_model::{Gate, MockModel, Reasoning, Reply, Script, Usage};
 
 use super::*;
+use crate::http_client::{HttpConfig, HttpUse, build_http_client};
 use crate::model::{
     ContentItem, ReasoningContent, ResponseEvent, ResponseItem, Role, SummaryPart, TokenUsage,
 };
@@ -22,7 +23,8 @@ fn provider(mock: &MockModel, wire_api: WireApi) -> ProviderConfig {
 }
 
 fn client(provider: ProviderConfig) -> ModelClient {
-    ModelClient::new(provider, build_http_client().unwrap())
+    let http = build_http_client(&HttpConfig::default(), HttpUse::Model);
+    ModelClient::new(provider, http)
 }
 
 fn prompt() -> Prompt {

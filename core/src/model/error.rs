@@ -355,10 +355,22 @@ impl ModelError {
         }
     }
 
-    /// Classify a transport error from reqwest.
+    /// Classify a transport error from reqwest. A connection that could not be made (refused,
+    /// unreachable, or not made within `[http] connect_timeout_ms`) is a
+    /// [`ModelError::Connection`] whose message has the URL; other timeouts are
+    /// [`ModelError::Timeout`].
     pub(crate) fn from_transport(err: &reqwest::Error) -> ModelError {
         if err.is_builder() {
             ModelError::Config(err.to_string())
+        } else if err.is_connect() {
+            let chain = error_chain(err);
+            ModelError::Connection {
+                message: if err.is_timeout() {
+                    format!("not connected within [http] connect_timeout_ms: {chain}")
+                } else {
+                    chain
+                },
+            }
         } else if err.is_timeout() {
             ModelError::Timeout
         } else {

@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::config::Config;
 use crate::hooks::StopHookConfig;
+use crate::http_client::{self, HttpClientError, HttpUse};
 use crate::mcp::McpPool;
 use crate::state::StateDb;
 
@@ -12,9 +13,10 @@ use crate::state::StateDb;
 pub struct Services {
     /// The daemon's configuration.
     pub config: Arc<Config>,
-    /// One HTTP client (connection pool) for every model request, made on first use (it
-    /// loads the system's root certificates, which start-up need not wait for).
-    http: OnceLock<reqwest::Client>,
+    /// One HTTP client (connection pool) for every model request, built from `[http]` on
+    /// first use (it loads the system's root certificates, which start-up need not wait for),
+    /// or why it could not be built.
+    http: OnceLock<Result<reqwest::Client, HttpClientError>>,
     /// `[[hooks.stop]]`.
     pub stop_hooks: Arc<Vec<StopHookConfig>>,
     /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
@@ -30,10 +32,12 @@ impl Services {
     /// The services of a daemon with this config and state DB.
     pub fn new(config: Arc<Config>, state: Option<StateDb>) -> Services {
         let stop_hooks = Arc::new(config.stop_hooks.clone());
+        // The MCP pool's streamable-HTTP servers get their clients from the same `[http]`.
+        http_client::set_daemon_config(&config.http);
         let mcp = McpPool::new(
             config.mcp_servers.clone(),
             config.shell_environment_policy.environment(),
-            std::time::Duration::from_secs(config.limits.shutdown_grace_secs.max(1)),
+            &config.limits,
         );
         let agents = Arc::new(crate::agents::Agents::new(&config, state.clone()));
         Services {
@@ -46,8 +50,10 @@ impl Services {
         }
     }
 
-    /// The shared HTTP client.
-    pub fn http(&self) -> reqwest::Client {
-        self.http.get_or_init(reqwest::Client::new).clone()
+    /// The shared HTTP client for model requests (see [`http_client::build_http_client`]).
+    pub fn http(&self) -> Result<reqwest::Client, HttpClientError> {
+        self.http
+            .get_or_init(|| http_client::build_http_client(&self.config.http, HttpUse::Model))
+            .clone()
     }
 }
