@@ -9,7 +9,9 @@
 //! - **A thread the last daemon had open for writing and never closed** (it was killed, or
 //!   its last index update failed): its row is still `dirty` (set when a writer opens the
 //!   file, cleared after it closes it, [`StateDb::set_dirty`]). Start-up re-reads those
-//!   rollouts, and only those.
+//!   rollouts, and only those. A catch-up leaves `dirty` the rows whose rollout a writer still
+//!   holds (a second daemon started on a home the first is using), so the first daemon's later
+//!   appends are re-read after it is killed too.
 //! - **Files added, removed or renamed by hand** (a rollout copied in from a backup or another
 //!   machine, an archived file moved back): they change their day directory's modification
 //!   time, so start-up looks at each day directory's metadata
@@ -176,18 +178,69 @@ pub(super) async fn catch_up(
 
     let scanned = blocking(home, move || read_rows(paths)).await?;
     let mut report = RebuildReport::default();
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin_with(WRITE_TRANSACTION).await?;
     let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
     for id in gone.iter().filter(|id| !seen.contains(*id)) {
         if delete_with(&mut tx, id).await? {
             report.removed += 1;
         }
     }
-    sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
-        .execute(&mut *tx)
-        .await?;
+    clear_dirty(&mut tx, home).await?;
     tx.commit().await?;
     Ok(Some(report))
+}
+
+/// Catch-ups write in a transaction that holds SQLite's write lock from its first statement, so
+/// a writer that opens a rollout meanwhile marks its row `dirty` after the catch-up's commit
+/// (never between its lock check and its update, see [`clear_dirty`]).
+const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
+
+/// Mark the `dirty` rows level with their rollouts again, except those whose rollout a writer
+/// still holds: another daemon on the same home (or this one) has the thread open and may append
+/// to it after this catch-up, so its row stays `dirty` until that writer closes it, and a start
+/// after that daemon is killed re-reads it (docs/architecture.md §10).
+async fn clear_dirty(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    home: &Path,
+) -> Result<(), StateError> {
+    let dirty: Vec<(String, String)> =
+        sqlx::query("SELECT id, rollout_path FROM threads WHERE dirty")
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("id")?, r.try_get("rollout_path")?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+    if dirty.is_empty() {
+        return Ok(());
+    }
+    let level: Vec<String> = blocking(home, move || {
+        dirty
+            .into_iter()
+            .filter(|(_, path)| !held_by_writer(Path::new(path)))
+            .map(|(id, _)| id)
+            .collect()
+    })
+    .await?;
+    for id in level {
+        sqlx::query("UPDATE threads SET dirty = FALSE WHERE id = $1")
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Whether a rollout writer holds the file's lock (rollout.rs, "Writing"). Tested by taking a
+/// shared lock and letting it go at once; a file that is gone, or a file system without locks,
+/// counts as not held.
+fn held_by_writer(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    matches!(
+        file.try_lock_shared(),
+        Err(std::fs::TryLockError::WouldBlock)
+    )
 }
 
 /// [`StateDb::rebuild_from_rollouts`] on an open DB.
@@ -199,7 +252,7 @@ async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateE
         full: true,
         ..RebuildReport::default()
     };
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin_with(WRITE_TRANSACTION).await?;
     let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
     let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
         .fetch_all(&mut *tx)
@@ -211,9 +264,7 @@ async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateE
         delete_with(&mut tx, &id).await?;
         report.removed += 1;
     }
-    sqlx::query("UPDATE threads SET dirty = FALSE WHERE dirty")
-        .execute(&mut *tx)
-        .await?;
+    clear_dirty(&mut tx, home).await?;
     sqlx::query("INSERT INTO index_complete (id) VALUES (1) ON CONFLICT (id) DO NOTHING")
         .execute(&mut *tx)
         .await?;

@@ -1,15 +1,18 @@
 //! Crash safety and recovery (issue 5 §4): a deleted state DB is rebuilt from the rollouts, a
-//! corrupted rollout only affects its own thread, a torn last line is skipped, and two daemons
-//! on the same home never write the same rollout.
+//! corrupted rollout only affects its own thread, a torn last line is skipped, two daemons
+//! on the same home never write the same rollout, and after `kill -9` the index is level with
+//! the rollouts before the first `thread/list` is answered (issue 24 §8).
 
 use serde_json::{Value, json};
-use weft_mock_model::Reply;
+use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
 use super::{
     Persist, assert_error_containing, assistant, conversation, ids, launch, list, loaded, ok,
-    path_of, read, rollout_files, rollout_lines, start_thread_on, turns, user,
+    path_of, read, read_through, rollout_files, rollout_lines, start_thread_on, turn_start_params,
+    turns, user,
 };
+use crate::turns::wait_gate;
 
 /// The fields of a listed thread that the index must give back after a rebuild.
 fn summary(thread: &Value) -> Value {
@@ -292,4 +295,73 @@ async fn two_daemons_on_one_home() {
         2
     );
     assert!(!lines.iter().any(|l| l["type"] == "thread_name_set"));
+}
+
+/// Wait until the wall clock is in a later second than `since` (`updatedAt` counts seconds), so
+/// that what happens next is stamped after it.
+async fn next_second(since: i64) {
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+        <= since
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// `kill -9` in the middle of a thread's first turn, after a second daemon opened the same home
+/// (and caught its index up while the first one held the thread open): once restarted,
+/// `thread/list` answers the thread's preview, `updatedAt` and status as `thread/read` does.
+async fn kill_mid_turn_after_a_second_daemon(with_second_daemon: bool) {
+    let mut p = Persist::start(Transport::Stdio).await;
+    let gate = Gate::new();
+    p.push(Reply::new().text("first part done").gate(&gate));
+    let thread = p.start_thread().await;
+    let started_at = read(&mut p.client, &thread, false).await["updatedAt"]
+        .as_i64()
+        .expect("updatedAt");
+    if with_second_daemon {
+        let (mut second, mut client) = launch(Transport::Ws, &p.home).await;
+        let seen = list(&mut client, json!({})).await;
+        assert_eq!(ids(&seen), [thread.as_str()]);
+        second.sigterm();
+        assert!(second.wait_exit().await.success());
+    }
+    next_second(started_at).await;
+    ok(
+        &mut p.client,
+        "turn/start",
+        turn_start_params(&thread, "the first prompt"),
+    )
+    .await;
+    read_through(&mut p.client, |m| {
+        m["method"] == "item/completed" && m["params"]["item"]["text"] == "first part done"
+    })
+    .await;
+    wait_gate(&gate).await;
+    p.crash_and_restart().await;
+
+    let listed = list(&mut p.client, json!({})).await;
+    let stored = read(&mut p.client, &thread, true).await;
+    assert_eq!(ids(&listed), [thread.as_str()]);
+    let row = &listed["data"][0];
+    assert_eq!(turns(&stored).len(), 1, "{stored}");
+    assert_eq!(stored["preview"], "the first prompt");
+    assert!(
+        stored["updatedAt"].as_i64() > Some(started_at),
+        "the turn did not move updatedAt: {stored}"
+    );
+    for key in ["preview", "updatedAt", "status", "name"] {
+        assert_eq!(row[key], stored[key], "thread/list's {key} is stale: {row}");
+    }
+}
+
+#[tokio::test]
+async fn kill_mid_turn_leaves_the_index_level() {
+    kill_mid_turn_after_a_second_daemon(false).await;
+}
+
+#[tokio::test]
+async fn kill_mid_turn_after_a_second_daemon_leaves_the_index_level() {
+    kill_mid_turn_after_a_second_daemon(true).await;
 }

@@ -185,3 +185,58 @@ async fn a_rebuild_that_never_finished_is_done_again() {
     assert_eq!(report, None, "complete now");
     db.close().await;
 }
+
+/// A second daemon's catch-up while the first holds a thread open (issue 24 §8): the row is
+/// re-read but stays `dirty`, so what the first daemon appends before it is killed is re-read
+/// at the next start; once the writer has closed the file, a catch-up marks it level.
+#[tokio::test]
+async fn a_row_whose_rollout_a_writer_holds_stays_dirty() {
+    let home = tempfile::tempdir().unwrap();
+    let (id, path) = write_rollout(home.path(), 1, None).await;
+    let (db, _) = reopen(home.path()).await;
+    let writer = RolloutWriter::resume(&path).await.unwrap();
+    assert!(db.set_dirty(&id, true).await.unwrap());
+    db.close().await;
+    drop(db);
+
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report.map(|r| r.indexed), Some(1));
+    assert_eq!(
+        dirty_ids(&db).await,
+        [id.as_str()],
+        "the writer still holds it"
+    );
+    db.close().await;
+    drop(db);
+
+    // The first daemon appends, then dies without marking the row level.
+    writer.append(RolloutRecord::ThreadNameSet {
+        name: "later".into(),
+    });
+    writer.close().await.unwrap();
+    let (db, report) = reopen(home.path()).await;
+    assert_eq!(report.map(|r| r.indexed), Some(1));
+    let row = db.get(&id).await.unwrap().unwrap();
+    assert_eq!(row.name.as_deref(), Some("later"));
+    assert!(dirty_ids(&db).await.is_empty(), "nobody holds it now");
+    db.close().await;
+}
+
+/// A full rebuild leaves the rows of held rollouts `dirty` too.
+#[tokio::test]
+async fn a_rebuild_leaves_held_rows_dirty() {
+    let home = tempfile::tempdir().unwrap();
+    let (id, path) = write_rollout(home.path(), 1, None).await;
+    let (id2, _) = write_rollout(home.path(), 2, None).await;
+    let (db, _) = reopen(home.path()).await;
+    let writer = RolloutWriter::resume(&path).await.unwrap();
+    assert!(db.set_dirty(&id, true).await.unwrap());
+    assert!(db.set_dirty(&id2, true).await.unwrap());
+    let report = db.rebuild_from_rollouts(home.path()).await.unwrap();
+    assert_eq!(report.indexed, 2);
+    assert_eq!(dirty_ids(&db).await, [id.as_str()]);
+    writer.close().await.unwrap();
+    db.rebuild_from_rollouts(home.path()).await.unwrap();
+    assert!(dirty_ids(&db).await.is_empty());
+    db.close().await;
+}
