@@ -292,7 +292,8 @@ impl Connection {
                         transport_config.custom_headers.insert(name_parsed, value);
                     }
                     let transport = StreamableHttpClientTransport::with_client(
-                        reqwest::Client::new(),
+                        crate::http_client::mcp_client()
+                            .map_err(|err| StartError::Handshake(err.to_string()))?,
                         transport_config,
                     );
                     let service = handler
