@@ -1,26 +1,43 @@
 //! One client connection: its outbound queue and the choices it made at `initialize`.
+//!
+//! The queue ([`outbound`]) is bounded the same way on both transports (docs/protocol.md §2.5):
+//! notifications never wait; past the capacity, deltas and progress of one item are merged
+//! ([`coalesce`]); a connection whose queue still reaches its hard bound, or whose transport
+//! takes nothing for `limits.outbound_stall_secs` (the writer's clock, `transport::stall`),
+//! is closed.
+
+pub mod coalesce;
+pub mod outbound;
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use weft_protocol::InitializeParams;
+use weft_protocol::notifications::ServerNotification;
+
+pub use self::outbound::Outbound;
+use self::outbound::{Pushed, Queue};
 
 /// Identifies a connection for the lifetime of the process.
 pub type ConnectionId = u64;
 
-/// Capacity of each connection's outbound queue (messages).
-pub const OUTBOUND_CAPACITY: usize = 4096;
+/// Default capacity of each connection's outbound queue (messages), `limits.outbound_queue_messages`.
+pub const OUTBOUND_CAPACITY: usize = outbound::DEFAULT_CAPACITY;
 
-/// How a full outbound queue is handled.
+/// How answers to the connection's own requests meet a full outbound queue. Notifications and
+/// server requests never wait, on either transport: one slow connection must not hold up a
+/// thread that others follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backpressure {
-    /// stdio: the sender waits for room; nothing is ever dropped.
+    /// stdio: an answer waits for room below the capacity, so a client that does not read its
+    /// answers stops being served new requests (nothing is dropped).
     Wait,
-    /// WebSocket: a client that stops reading is disconnected, so it never stalls anyone.
+    /// WebSocket: nothing waits (request processing is shared by every connection); a queue
+    /// past its hard bound closes the connection.
     Disconnect,
 }
 
@@ -56,7 +73,7 @@ impl From<&InitializeParams> for InitializeChoices {
 pub struct Connection {
     /// The connection's id.
     pub id: ConnectionId,
-    outbound: mpsc::Sender<Bytes>,
+    queue: Arc<Queue>,
     backpressure: Backpressure,
     choices: OnceLock<InitializeChoices>,
     /// Cancelled when the connection is closed (by the peer, by shutdown or for being slow).
@@ -70,16 +87,28 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A new connection and the receiving end of its outbound queue, for the transport writer.
+    /// A new connection with the default queue capacity, and the receiving end of its
+    /// outbound queue, for the transport writer.
     pub fn new(
         id: ConnectionId,
         backpressure: Backpressure,
         closed: CancellationToken,
-    ) -> (Connection, mpsc::Receiver<Bytes>) {
-        let (outbound, rx) = mpsc::channel(OUTBOUND_CAPACITY);
+    ) -> (Connection, Outbound) {
+        Connection::with_capacity(id, backpressure, closed, OUTBOUND_CAPACITY)
+    }
+
+    /// [`Connection::new`] with `capacity` messages queued before coalescing starts.
+    pub fn with_capacity(
+        id: ConnectionId,
+        backpressure: Backpressure,
+        closed: CancellationToken,
+        capacity: usize,
+    ) -> (Connection, Outbound) {
+        let queue = Queue::new(capacity);
+        let rx = Outbound::new(queue.clone());
         let connection = Connection {
             id,
-            outbound,
+            queue,
             backpressure,
             choices: OnceLock::new(),
             closed,
@@ -118,8 +147,9 @@ impl Connection {
         })
     }
 
-    /// Queue one serialized message. Returns false when the connection is gone (or has just
-    /// been disconnected for not reading).
+    /// Queue one serialized message (a response, or a message following one). On stdio it
+    /// waits for room below the capacity (see [`Backpressure`]). Returns false when the
+    /// connection is gone (or has just been closed for not reading).
     pub async fn send(&self, frame: Bytes) -> bool {
         if self.closed.is_cancelled() {
             return false;
@@ -127,23 +157,49 @@ impl Connection {
         if frame.is_empty() {
             return true;
         }
-        match self.backpressure {
-            Backpressure::Wait => self.outbound.send(frame).await.is_ok(),
-            Backpressure::Disconnect => match self.outbound.try_send(frame) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    if !self.overflowed.swap(true, Ordering::Relaxed) {
-                        tracing::warn!(
-                            connection = self.id,
-                            "client is not reading its messages; disconnecting it"
-                        );
-                    }
-                    self.closed.cancel();
-                    false
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
+        let pushed = match self.backpressure {
+            Backpressure::Wait => tokio::select! {
+                pushed = self.queue.push_with_room(frame) => pushed,
+                () = self.closed.cancelled() => Pushed::Closed,
             },
+            Backpressure::Disconnect => self.queue.push(frame, None),
+        };
+        self.pushed(pushed)
+    }
+
+    /// Queue one serialized notification (or server request) without ever waiting; `source`
+    /// is what `frame` was serialized from, merged into the queued tail while the queue is
+    /// full. Returns false when the connection is gone or has just been closed.
+    pub fn send_notification(&self, frame: &Bytes, source: Option<&ServerNotification>) -> bool {
+        if self.closed.is_cancelled() {
+            return false;
         }
+        if frame.is_empty() {
+            return true;
+        }
+        self.pushed(self.queue.push(frame.clone(), source))
+    }
+
+    fn pushed(&self, pushed: Pushed) -> bool {
+        match pushed {
+            Pushed::Queued => true,
+            Pushed::Closed => false,
+            Pushed::Overflow => {
+                self.close_slow("its queue is full even with deltas merged");
+                false
+            }
+        }
+    }
+
+    /// Close the connection because its client does not keep up (`why`); logged once.
+    pub fn close_slow(&self, why: &str) {
+        if !self.overflowed.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                connection = self.id,
+                "client is not reading its messages ({why}); closing the connection"
+            );
+        }
+        self.closed.cancel();
     }
 
     /// A request from this connection was handed to request processing: it is owed an answer,
@@ -196,7 +252,14 @@ impl Connection {
     /// Queue a message without waiting, dropping it if there is no room (used for the
     /// overload reply, which must never block the reader).
     pub fn try_send(&self, frame: Bytes) -> bool {
-        self.outbound.try_send(frame).is_ok()
+        self.queue.try_push(frame)
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // The writer's `recv_many` ends, as a channel's receiver would once its senders are gone.
+        self.queue.close();
     }
 }
 
@@ -205,13 +268,62 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn slow_websocket_client_is_disconnected() {
-        let (conn, _rx) = Connection::new(1, Backpressure::Disconnect, CancellationToken::new());
-        for _ in 0..OUTBOUND_CAPACITY {
+    async fn a_websocket_queue_past_its_hard_bound_is_disconnected() {
+        let (conn, _rx) =
+            Connection::with_capacity(1, Backpressure::Disconnect, CancellationToken::new(), 8);
+        for _ in 0..8 * outbound::HARD_BOUND_FACTOR {
             assert!(conn.send(Bytes::from_static(b"{}")).await);
         }
+        assert!(!conn.closed.is_cancelled(), "full is not yet too far behind");
         assert!(!conn.send(Bytes::from_static(b"{}")).await);
         assert!(conn.closed.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_merges_deltas_instead_of_disconnecting() {
+        use weft_protocol::notifications::AgentMessageDeltaNotification;
+        let (conn, mut rx) =
+            Connection::with_capacity(1, Backpressure::Disconnect, CancellationToken::new(), 8);
+        for i in 0..10_000 {
+            let delta: ServerNotification = AgentMessageDeltaNotification {
+                thread_id: "t".to_string().into(),
+                turn_id: "u".to_string().into(),
+                item_id: "a".to_string().into(),
+                delta: format!("{i} "),
+            }
+            .into();
+            let frame = crate::outgoing::notification(&delta);
+            assert!(conn.send_notification(&frame, Some(&delta)));
+        }
+        assert!(!conn.closed.is_cancelled());
+        let mut frames = Vec::new();
+        while rx.try_recv_many(&mut frames, 1000) {}
+        assert_eq!(frames.len(), 9, "eight frames, then one merged delta");
+        let text: String = frames
+            .iter()
+            .map(|f| {
+                let v: serde_json::Value = serde_json::from_slice(f).unwrap();
+                v["params"]["delta"].as_str().unwrap().to_string()
+            })
+            .collect();
+        let expected: String = (0..10_000).map(|i| format!("{i} ")).collect();
+        assert_eq!(text, expected);
+    }
+
+    #[tokio::test]
+    async fn a_stdio_answer_waits_for_room_until_closed() {
+        let closed = CancellationToken::new();
+        let (conn, _rx) = Connection::with_capacity(1, Backpressure::Wait, closed.clone(), 1);
+        assert!(conn.send(Bytes::from_static(b"1")).await);
+        let conn = std::sync::Arc::new(conn);
+        let waiting = tokio::spawn({
+            let conn = conn.clone();
+            async move { conn.send(Bytes::from_static(b"2")).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        closed.cancel();
+        assert!(!waiting.await.unwrap());
     }
 
     #[tokio::test]

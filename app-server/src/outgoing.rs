@@ -59,6 +59,11 @@ pub fn error_without_id(error: &JsonRpcError) -> Bytes {
 /// `{"jsonrpc":"2.0","method":…,"params":…,"emittedAtMs":…}`, assembled around the params'
 /// JSON (the hot path: one serialization per notification, whatever the number of receivers).
 pub fn notification(notification: &ServerNotification) -> Bytes {
+    notification_at(notification, now_ms())
+}
+
+/// [`notification`] with a given `emittedAtMs` (a merged delta: when its last part was made).
+pub fn notification_at(notification: &ServerNotification, emitted_at_ms: i64) -> Bytes {
     let params = match notification.params_json() {
         Ok(params) => params,
         Err(err) => {
@@ -74,7 +79,7 @@ pub fn notification(notification: &ServerNotification) -> Bytes {
     line.extend_from_slice(b"\",\"params\":");
     line.extend_from_slice(params.as_bytes());
     line.extend_from_slice(b",\"emittedAtMs\":");
-    line.extend_from_slice(now_ms().to_string().as_bytes());
+    line.extend_from_slice(emitted_at_ms.to_string().as_bytes());
     line.push(b'}');
     Bytes::from(line)
 }

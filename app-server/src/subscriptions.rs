@@ -1,7 +1,8 @@
 //! Who hears a thread: its subscribers get its turn and item events; every initialized
 //! connection gets the broadcast ones (`thread/started`, `thread/status/changed`, …). Each
 //! loaded thread has one [`ThreadSubscribers`], which is also the thread's event sink: an event
-//! is serialized once and the same bytes are queued on every receiving connection.
+//! is serialized once and the same bytes are queued on every receiving connection. Queuing never
+//! waits, so a slow subscriber never holds up the others (`connection::outbound`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -54,7 +55,7 @@ impl Connections {
     /// Send a notification to every initialized connection.
     pub async fn broadcast(&self, notification: &ServerNotification) {
         let targets = self.broadcast_targets(notification.method());
-        send_all(&targets, outgoing::notification(notification)).await;
+        send_all(&targets, &outgoing::notification(notification), Some(notification));
     }
 }
 
@@ -209,7 +210,7 @@ impl ThreadSubscribers {
     /// Sends `notification` to the thread's subscribers that want it.
     pub async fn notify(&self, notification: &ServerNotification) {
         let targets = self.subscriber_targets(notification.method());
-        send_all(&targets, outgoing::notification(notification)).await;
+        send_all(&targets, &outgoing::notification(notification), Some(notification));
     }
 
     /// The subscribed connections.
@@ -249,7 +250,7 @@ impl Drop for Withdraw<'_> {
             return;
         }
         let (targets, frame) = self.subscribers.resolved_frame(self.thread, self.id);
-        tokio::spawn(async move { send_all(&targets, frame).await });
+        send_all(&targets, &frame, None);
     }
 }
 
@@ -312,13 +313,13 @@ impl EventSink for ThreadSubscribers {
                 announce,
             };
             self.pending.asked(id, &targets);
-            send_all(&targets, outgoing::server_request(&request)).await;
+            send_all(&targets, &outgoing::server_request(&request), None);
             let outcome = answer.await.unwrap_or(ServerRequestOutcome::Cancelled);
             guard.armed = false;
             drop(guard);
             if announce {
                 let (targets, frame) = self.resolved_frame(thread, id);
-                send_all(&targets, frame).await;
+                send_all(&targets, &frame, None);
             }
             outcome
         })
@@ -339,14 +340,20 @@ impl EventSink for ThreadSubscribers {
             if targets.is_empty() {
                 return;
             }
-            send_all(&targets, outgoing::notification(&notification)).await;
+            send_all(
+                &targets,
+                &outgoing::notification(&notification),
+                Some(&notification),
+            );
         })
     }
 }
 
-async fn send_all(targets: &[Arc<Connection>], frame: Bytes) {
+/// Queue the same bytes on every target; `source` is what they were serialized from, for
+/// merging into a full queue's tail.
+fn send_all(targets: &[Arc<Connection>], frame: &Bytes, source: Option<&ServerNotification>) {
     for connection in targets {
-        connection.send(frame.clone()).await;
+        connection.send_notification(frame, source);
     }
 }
 

@@ -1,17 +1,22 @@
 //! stdio: one JSON message per line in each direction; one connection per process. stdin EOF
 //! ends the connection and the process, once every request read before it is answered.
+//!
+//! The outbound queue is bounded as on WebSocket (`connection::outbound`). A client that stops
+//! reading stdout for `limits.outbound_stall_secs` loses its connection, and since it is the
+//! process's only one, the daemon then shuts down as on stdin's end, without waiting for the
+//! answers it could not deliver (docs/protocol.md §2.5).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::connection::{Backpressure, Connection};
+use crate::connection::{Backpressure, Connection, Outbound};
 use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
+use crate::transport::stall::{Progress, Stalled, watched};
 
 /// How much of an over-long line is kept to find its id.
 const OVERSIZED_PREFIX: usize = 4096;
@@ -23,32 +28,46 @@ pub struct StdioLimits {
     pub max_line_bytes: usize,
     /// How long, after stdin's end, the answers to requests already read may take.
     pub shutdown_grace: Duration,
+    /// Messages queued before deltas are merged (`limits.outbound_queue_messages`).
+    pub queue_capacity: usize,
+    /// How long stdout may take nothing before the connection is closed.
+    pub stall: Duration,
 }
 
-/// Serve one connection over stdin/stdout until stdin closes or `shutdown` is cancelled.
-/// Cancels `shutdown` itself on EOF, and returns once queued output is written.
+/// Serve one connection over stdin/stdout until stdin closes, stdout stalls or `shutdown` is
+/// cancelled. Cancels `shutdown` itself on EOF or a stall, and returns once queued output is
+/// written.
 pub async fn serve(ingress: Ingress, shutdown: CancellationToken, limits: StdioLimits) {
-    let (connection, outbound) = Connection::new(
+    let (connection, outbound) = Connection::with_capacity(
         ingress.next_connection_id(),
         Backpressure::Wait,
         shutdown.child_token(),
+        limits.queue_capacity,
     );
     let connection = Arc::new(connection);
     let span = connection.span().clone();
     ingress.opened(connection.clone());
-    let writer = tokio::spawn(write_lines(outbound, shutdown.clone()).instrument(span.clone()));
+    let writer = tokio::spawn(
+        write_lines(outbound, connection.clone(), limits.stall).instrument(span.clone()),
+    );
     let ended = read_lines(&ingress, &connection, &shutdown, limits.max_line_bytes)
         .instrument(span.clone())
         .await;
-    if ended == End::Eof {
-        // Every request read before the end is owed its answer; the process exits after.
-        let drained = tokio::time::timeout(limits.shutdown_grace, connection.answered_all());
-        if drained.instrument(span).await.is_err() {
-            tracing::warn!(
-                grace = ?limits.shutdown_grace,
-                "stdin closed; requests still unanswered after the shutdown grace"
-            );
+    match ended {
+        End::Eof => {
+            // Every request read before the end is owed its answer; the process exits after.
+            let drained = tokio::time::timeout(limits.shutdown_grace, connection.answered_all());
+            if drained.instrument(span).await.is_err() {
+                tracing::warn!(
+                    grace = ?limits.shutdown_grace,
+                    "stdin closed; requests still unanswered after the shutdown grace"
+                );
+            }
         }
+        End::Closed => {
+            tracing::warn!(parent: &span, "the stdio connection is closed; shutting down");
+        }
+        End::Shutdown => {}
     }
     ingress.closed(connection.id).await;
     shutdown.cancel();
@@ -63,6 +82,8 @@ enum End {
     Eof,
     /// The daemon is shutting down (a signal).
     Shutdown,
+    /// The connection was closed: its client stopped reading stdout.
+    Closed,
 }
 
 /// Hand stdin's lines to the ingress until EOF, a read error or shutdown.
@@ -76,8 +97,10 @@ async fn read_lines(
     let mut line = Vec::new();
     loop {
         let read = tokio::select! {
-            read = read_line(&mut reader, &mut line, max_line) => read,
+            biased;
             () = shutdown.cancelled() => return End::Shutdown,
+            () = connection.closed.cancelled() => return End::Closed,
+            read = read_line(&mut reader, &mut line, max_line) => read,
         };
         match read {
             Ok(Line::Eof) => break,
@@ -109,37 +132,59 @@ async fn read_lines(
 }
 
 /// Write queued frames to stdout, one per line. Whatever is queued is written with one
-/// `write_all` (the hot path during a streamed reply: one system call for many deltas). On
-/// shutdown, write what is already queued and stop.
-async fn write_lines(mut outbound: mpsc::Receiver<Bytes>, shutdown: CancellationToken) {
+/// batch (the hot path during a streamed reply: one system call for many deltas), under the
+/// stall clock. On shutdown, write what is already queued and stop.
+async fn write_lines(mut outbound: Outbound, connection: Arc<Connection>, stall: Duration) {
     let mut stdout = tokio::io::stdout();
+    let progress = Progress::default();
+    let mut frames = Vec::with_capacity(MAX_BATCH_FRAMES);
     let mut buf = Vec::with_capacity(64 * 1024);
+    let closed = connection.closed.clone();
     loop {
-        let frame = tokio::select! {
+        let more = tokio::select! {
             biased;
-            frame = outbound.recv() => frame,
-            () = shutdown.cancelled() => break,
+            more = outbound.recv_many(&mut frames, MAX_BATCH_FRAMES) => more,
+            () = closed.cancelled() => break,
         };
-        let Some(frame) = frame else { return };
-        push_line(&mut buf, &frame);
-        while buf.len() < MAX_WRITE_BATCH {
-            match outbound.try_recv() {
-                Ok(frame) => push_line(&mut buf, &frame),
-                Err(_) => break,
-            }
-        }
-        if write_batch(&mut stdout, &mut buf).await.is_err() {
+        if !more {
             return;
         }
+        gather(&mut outbound, &mut frames, &mut buf);
+        match watched(write_batch(&mut stdout, &mut buf, &progress), &progress, stall).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(Stalled) => {
+                connection.close_slow(&format!("stdout has taken nothing for {stall:?}"));
+                return;
+            }
+        }
     }
-    while let Ok(frame) = outbound.try_recv() {
-        push_line(&mut buf, &frame);
+    while outbound.try_recv_many(&mut frames, MAX_BATCH_FRAMES) {
+        gather(&mut outbound, &mut frames, &mut buf);
     }
-    let _ = write_batch(&mut stdout, &mut buf).await;
+    let _ = write_batch(&mut stdout, &mut buf, &progress).await;
 }
 
 /// Bytes gathered before a write.
 const MAX_WRITE_BATCH: usize = 1024 * 1024;
+
+/// Frames taken from the queue at once.
+const MAX_BATCH_FRAMES: usize = 256;
+
+/// Bytes handed to stdout at once: each piece written counts as progress on the stall clock.
+const WRITE_PIECE: usize = 64 * 1024;
+
+/// Move `frames`, and whatever else is queued up to [`MAX_WRITE_BATCH`], into `buf` as lines.
+fn gather(outbound: &mut Outbound, frames: &mut Vec<Bytes>, buf: &mut Vec<u8>) {
+    loop {
+        for frame in frames.drain(..) {
+            push_line(buf, &frame);
+        }
+        if buf.len() >= MAX_WRITE_BATCH || !outbound.try_recv_many(frames, MAX_BATCH_FRAMES) {
+            return;
+        }
+    }
+}
 
 fn push_line(buf: &mut Vec<u8>, frame: &Bytes) {
     if !frame.is_empty() {
@@ -148,12 +193,16 @@ fn push_line(buf: &mut Vec<u8>, frame: &Bytes) {
     }
 }
 
-async fn write_batch(stdout: &mut tokio::io::Stdout, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    if buf.is_empty() {
-        return Ok(());
+async fn write_batch(
+    stdout: &mut tokio::io::Stdout,
+    buf: &mut Vec<u8>,
+    progress: &Progress,
+) -> std::io::Result<()> {
+    for piece in buf.chunks(WRITE_PIECE) {
+        stdout.write_all(piece).await?;
+        stdout.flush().await?;
+        progress.record(piece.len());
     }
-    stdout.write_all(buf).await?;
-    stdout.flush().await?;
     buf.clear();
     if buf.capacity() > 4 * MAX_WRITE_BATCH {
         buf.shrink_to(64 * 1024);

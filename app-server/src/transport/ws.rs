@@ -21,13 +21,13 @@ use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use self::listener::{Handshake, LimitedListener};
-use crate::connection::{Backpressure, Connection};
+use crate::connection::{Backpressure, Connection, Outbound};
 use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
+use crate::transport::stall::{Progress, Stalled, watched};
 
 /// How WebSocket upgrades are authenticated.
 #[derive(Debug, Clone)]
@@ -56,6 +56,10 @@ pub struct WsLimits {
     pub max_connections: usize,
     /// Time a connection has to complete its upgrade.
     pub handshake_timeout: Duration,
+    /// Messages queued per connection before deltas are merged.
+    pub queue_capacity: usize,
+    /// How long a connection's socket may take nothing before the connection is closed.
+    pub stall: Duration,
 }
 
 #[derive(Clone)]
@@ -64,6 +68,8 @@ struct WsState {
     auth: Arc<WsAuth>,
     shutdown: CancellationToken,
     max_message_bytes: usize,
+    queue_capacity: usize,
+    stall: Duration,
 }
 
 /// Bind the listener. Separate from [`serve`] so that a bind failure is a start-up error.
@@ -88,6 +94,8 @@ pub async fn serve(
         auth: Arc::new(options.auth),
         shutdown: shutdown.clone(),
         max_message_bytes: limits.max_message_bytes,
+        queue_capacity: limits.queue_capacity,
+        stall: limits.stall,
     };
     let app = Router::new()
         .route("/readyz", get(health))
@@ -142,22 +150,24 @@ async fn upgrade(
         }
     }
     handshake.upgraded();
+    let written = handshake.written();
     // tungstenite refuses a frame over the limit from its header, before reading its payload,
     // and a message of several frames as soon as they add up to more.
     upgrade
         .max_message_size(state.max_message_bytes)
         .max_frame_size(state.max_message_bytes)
-        .on_upgrade(move |socket| connection(socket, state))
+        .on_upgrade(move |socket| connection(socket, state, written))
 }
 
 /// Run one WebSocket connection until either side closes it.
-async fn connection(socket: WebSocket, state: WsState) {
+async fn connection(socket: WebSocket, state: WsState, written: Arc<Progress>) {
     let ingress = state.ingress;
     let closed = state.shutdown.child_token();
-    let (connection, outbound) = Connection::new(
+    let (connection, outbound) = Connection::with_capacity(
         ingress.next_connection_id(),
         Backpressure::Disconnect,
         closed.clone(),
+        state.queue_capacity,
     );
     let connection = Arc::new(connection);
     let span = connection.span().clone();
@@ -166,8 +176,12 @@ async fn connection(socket: WebSocket, state: WsState) {
         ingress.opened(connection.clone());
         let (sink, stream) = socket.split();
         let close_frame = Arc::new(OnceLock::new());
+        let stall = Stall {
+            written,
+            after: state.stall,
+        };
         let writer = tokio::spawn(
-            write_frames(sink, outbound, closed.clone(), close_frame.clone())
+            write_frames(sink, outbound, connection.clone(), stall, close_frame.clone())
                 .instrument(tracing::Span::current()),
         );
         let max = state.max_message_bytes;
@@ -262,41 +276,55 @@ async fn feed(
     }
 }
 
+/// The stall clock of one connection: its socket's bytes taken, and the time it may stand still.
+struct Stall {
+    written: Arc<Progress>,
+    after: Duration,
+}
+
 async fn write_frames(
     mut sink: futures::stream::SplitSink<WebSocket, Message>,
-    mut outbound: mpsc::Receiver<Bytes>,
-    closed: CancellationToken,
+    mut outbound: Outbound,
+    connection: Arc<Connection>,
+    stall: Stall,
     close_frame: Arc<OnceLock<CloseFrame>>,
 ) {
+    let closed = connection.closed.clone();
+    let mut frames = Vec::with_capacity(MAX_BATCH);
     loop {
-        let frame = tokio::select! {
+        let more = tokio::select! {
             biased;
-            frame = outbound.recv() => frame,
+            more = outbound.recv_many(&mut frames, MAX_BATCH) => more,
             () = closed.cancelled() => break,
         };
-        let Some(frame) = frame else { break };
-        // The frames already queued behind it go out with it: one flush (one write, as far as
-        // the socket takes it) per burst instead of one per frame, so a streaming turn's
-        // deltas drain as fast as they are made.
-        let mut sent = feed(&mut sink, frame, &closed).await;
-        let mut batched = 1;
-        while sent && batched < MAX_BATCH {
-            let Ok(frame) = outbound.try_recv() else {
-                break;
-            };
-            sent = feed(&mut sink, frame, &closed).await;
-            batched += 1;
+        if !more {
+            break;
         }
-        // A send that can finish at once goes out even when the connection is closing (an
-        // error about the message that closes it); only a stuck one is abandoned.
-        let flushed = sent
-            && tokio::select! {
+        // The frames queued together go out together: one flush (one write, as far as the
+        // socket takes it) per burst instead of one per frame, so a streaming turn's deltas
+        // drain as fast as they are made.
+        let send = async {
+            for frame in frames.drain(..) {
+                if !feed(&mut sink, frame, &closed).await {
+                    return false;
+                }
+            }
+            // A send that can finish at once goes out even when the connection is closing (an
+            // error about the message that closes it); only a stuck one is abandoned.
+            tokio::select! {
                 biased;
                 flushed = sink.flush() => flushed.is_ok(),
                 () = closed.cancelled() => false,
-            };
-        if !flushed {
-            break;
+            }
+        };
+        match watched(send, &stall.written, stall.after).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(Stalled) => {
+                let why = format!("its socket has taken nothing for {:?}", stall.after);
+                connection.close_slow(&why);
+                break;
+            }
         }
     }
     closed.cancel();
@@ -304,12 +332,14 @@ async fn write_frames(
     // first, then the close frame; a client that stopped reading may never accept them, so
     // neither is waited for long.
     let finish = async {
-        while let Ok(frame) = outbound.try_recv() {
-            let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
-                continue;
-            };
-            if sink.feed(Message::Text(text)).await.is_err() {
-                return;
+        while outbound.try_recv_many(&mut frames, MAX_BATCH) {
+            for frame in frames.drain(..) {
+                let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
+                    continue;
+                };
+                if sink.feed(Message::Text(text)).await.is_err() {
+                    return;
+                }
             }
         }
         if let Some(frame) = close_frame.get() {

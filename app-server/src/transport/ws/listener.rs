@@ -3,7 +3,8 @@
 //! upgrade. A connection over the limit is answered `503` and closed at once, without waiting
 //! for anything, so a flood of connects costs one descriptor at a time; the connections
 //! already up keep being served. A connection that has not completed its upgrade by the
-//! deadline is closed (docs/protocol.md §2.5).
+//! deadline is closed (docs/protocol.md §2.5). Each connection also counts the bytes its
+//! socket takes, for the stall clock (`transport::stall`).
 
 use std::future::Future;
 use std::io;
@@ -20,6 +21,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
+
+use crate::transport::stall::Progress;
 
 /// A [`TcpListener`] that hands out at most `max` connections at once, each with an upgrade
 /// deadline.
@@ -88,6 +91,7 @@ impl Listener for LimitedListener {
                 stream,
                 _permit: permit,
                 upgraded: Arc::new(AtomicBool::new(false)),
+                written: Arc::new(Progress::default()),
                 deadline: Box::pin(tokio::time::sleep(self.handshake_timeout)),
             };
             return (stream, peer);
@@ -119,6 +123,8 @@ pub struct GuardedStream {
     stream: TcpStream,
     _permit: OwnedSemaphorePermit,
     upgraded: Arc<AtomicBool>,
+    /// Bytes the socket has taken.
+    written: Arc<Progress>,
     deadline: Pin<Box<Sleep>>,
 }
 
@@ -157,7 +163,11 @@ impl AsyncWrite for GuardedStream {
         if let Err(err) = self.check_deadline(cx) {
             return Poll::Ready(Err(err));
         }
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &written {
+            self.written.record(*n);
+        }
+        written
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -170,19 +180,31 @@ impl AsyncWrite for GuardedStream {
 }
 
 /// The request handler's hold on its connection's deadline (axum connect info): marking the
-/// connection upgraded lifts the deadline.
+/// connection upgraded lifts the deadline. It also gives the connection its socket's count of
+/// bytes taken.
 #[derive(Clone)]
-pub struct Handshake(Arc<AtomicBool>);
+pub struct Handshake {
+    upgraded: Arc<AtomicBool>,
+    written: Arc<Progress>,
+}
 
 impl Handshake {
     /// The upgrade is accepted: the connection is no longer on the handshake clock.
     pub fn upgraded(&self) {
-        self.0.store(true, Ordering::Release);
+        self.upgraded.store(true, Ordering::Release);
+    }
+
+    /// The bytes the connection's socket has taken.
+    pub fn written(&self) -> Arc<Progress> {
+        self.written.clone()
     }
 }
 
 impl Connected<IncomingStream<'_, LimitedListener>> for Handshake {
     fn connect_info(stream: IncomingStream<'_, LimitedListener>) -> Self {
-        Handshake(stream.io().upgraded.clone())
+        Handshake {
+            upgraded: stream.io().upgraded.clone(),
+            written: stream.io().written.clone(),
+        }
     }
 }

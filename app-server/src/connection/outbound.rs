@@ -1,0 +1,375 @@
+//! A connection's outbound queue (docs/protocol.md §2.5). Frames are queued as serialized
+//! bytes. Up to `capacity` messages it is a plain queue; past that, a delta or progress
+//! notification that can be merged into the queued tail is (see [`super::coalesce`]), so a
+//! client that reads, however slowly, loses nothing and the queue does not grow with the
+//! number of deltas. Anything that cannot be merged is still queued, up to `4 × capacity`
+//! messages; a connection past that bound is not keeping up at all and is closed. The other
+//! half of the slow-client rule, the stall clock, is the transport writer's
+//! (`transport::stall`).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use weft_core::time::now_ms;
+use weft_protocol::notifications::ServerNotification;
+
+use super::coalesce;
+use crate::outgoing;
+
+/// Default capacity (messages) before coalescing starts.
+pub const DEFAULT_CAPACITY: usize = 4096;
+
+/// How many times the capacity the queue may hold, counting messages that could not be merged.
+pub const HARD_BOUND_FACTOR: usize = 4;
+
+/// What was done with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// Queued, or merged into the queued tail.
+    Queued,
+    /// Refused: the queue is at its hard bound.
+    Overflow,
+    /// Refused: the queue is closed (the writer is gone).
+    Closed,
+}
+
+/// One queued message.
+enum Entry {
+    Frame(Bytes),
+    /// A notification that later ones were (or may be) merged into, serialized when taken.
+    Merged {
+        notification: Box<ServerNotification>,
+        emitted_at_ms: i64,
+    },
+}
+
+struct State {
+    entries: VecDeque<Entry>,
+    closed: bool,
+}
+
+/// The shared queue; the connection pushes, the transport writer takes.
+pub(super) struct Queue {
+    state: Mutex<State>,
+    capacity: usize,
+    hard_bound: usize,
+    /// Wakes the writer when the queue goes from empty to not empty, or closes.
+    ready: Notify,
+    /// Wakes senders waiting for room below the capacity.
+    room: Notify,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Queue {
+    pub(super) fn new(capacity: usize) -> Arc<Queue> {
+        let capacity = capacity.max(1);
+        Arc::new(Queue {
+            state: Mutex::new(State {
+                entries: VecDeque::new(),
+                closed: false,
+            }),
+            capacity,
+            hard_bound: capacity.saturating_mul(HARD_BOUND_FACTOR),
+            ready: Notify::new(),
+            room: Notify::new(),
+        })
+    }
+
+    /// Queue `frame`; past the capacity, merge `notification` (the frame's source, when it is
+    /// one) into the tail where it can be.
+    pub(super) fn push(&self, frame: Bytes, notification: Option<&ServerNotification>) -> Pushed {
+        let mut state = self.state.lock();
+        if state.closed {
+            return Pushed::Closed;
+        }
+        let len = state.entries.len();
+        if len < self.capacity {
+            state.entries.push_back(Entry::Frame(frame));
+            drop(state);
+            if len == 0 {
+                self.ready.notify_one();
+            }
+            return Pushed::Queued;
+        }
+        // Full: the slow path.
+        match notification.filter(|n| coalesce::is_mergeable(n)) {
+            Some(next) => {
+                if let Some(Entry::Merged {
+                    notification: tail,
+                    emitted_at_ms,
+                }) = state.entries.back_mut()
+                    && coalesce::absorb(tail, next)
+                {
+                    *emitted_at_ms = now_ms();
+                    return Pushed::Queued;
+                }
+                if len >= self.hard_bound {
+                    return Pushed::Overflow;
+                }
+                // Later deltas of the same item merge into this one.
+                state.entries.push_back(Entry::Merged {
+                    notification: Box::new(next.clone()),
+                    emitted_at_ms: now_ms(),
+                });
+            }
+            None => {
+                if len >= self.hard_bound {
+                    return Pushed::Overflow;
+                }
+                state.entries.push_back(Entry::Frame(frame));
+            }
+        }
+        Pushed::Queued
+    }
+
+    /// Queue `frame` only if there is room below the capacity (an overload reply).
+    pub(super) fn try_push(&self, frame: Bytes) -> bool {
+        let mut state = self.state.lock();
+        let len = state.entries.len();
+        if state.closed || len >= self.capacity {
+            return false;
+        }
+        state.entries.push_back(Entry::Frame(frame));
+        drop(state);
+        if len == 0 {
+            self.ready.notify_one();
+        }
+        true
+    }
+
+    /// Queue `frame` once the queue is below its capacity (stdio answers: a client that does
+    /// not read its answers is not read from either).
+    pub(super) async fn push_with_room(&self, frame: Bytes) -> Pushed {
+        loop {
+            let room = self.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            {
+                let state = self.state.lock();
+                if state.closed {
+                    return Pushed::Closed;
+                }
+                if state.entries.len() < self.capacity {
+                    drop(state);
+                    return self.push(frame, None);
+                }
+            }
+            room.await;
+        }
+    }
+
+    /// Close the queue: pushes are refused; what is queued can still be taken.
+    pub(super) fn close(&self) {
+        self.state.lock().closed = true;
+        self.ready.notify_one();
+        self.room.notify_waiters();
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.state.lock().entries.len()
+    }
+}
+
+/// The writer's end of a connection's queue. Dropping it closes the queue.
+pub struct Outbound {
+    queue: Arc<Queue>,
+    taken: Vec<Entry>,
+}
+
+impl Outbound {
+    pub(super) fn new(queue: Arc<Queue>) -> Outbound {
+        Outbound {
+            queue,
+            taken: Vec::new(),
+        }
+    }
+
+    /// Wait for messages and move up to `max` of them into `out`, in order. Returns false once
+    /// the queue is closed and empty.
+    pub async fn recv_many(&mut self, out: &mut Vec<Bytes>, max: usize) -> bool {
+        let queue = self.queue.clone();
+        loop {
+            let ready = queue.ready.notified();
+            if self.try_recv_many(out, max) {
+                return true;
+            }
+            if queue.state.lock().closed {
+                return false;
+            }
+            ready.await;
+        }
+    }
+
+    /// Move up to `max` queued messages into `out` without waiting; false if there were none.
+    pub fn try_recv_many(&mut self, out: &mut Vec<Bytes>, max: usize) -> bool {
+        let was_full = {
+            let mut state = self.queue.state.lock();
+            if state.entries.is_empty() {
+                return false;
+            }
+            let was_full = state.entries.len() >= self.queue.capacity;
+            let n = max.max(1).min(state.entries.len());
+            self.taken.extend(state.entries.drain(..n));
+            was_full
+        };
+        if was_full {
+            self.queue.room.notify_waiters();
+        }
+        // Serialized outside the lock: a merged notification is written once, when taken.
+        for entry in self.taken.drain(..) {
+            match entry {
+                Entry::Frame(frame) => out.push(frame),
+                Entry::Merged {
+                    notification,
+                    emitted_at_ms,
+                } => out.push(outgoing::notification_at(&notification, emitted_at_ms)),
+            }
+        }
+        true
+    }
+
+    /// Messages waiting.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for Outbound {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_protocol::notifications::AgentMessageDeltaNotification;
+
+    use super::*;
+
+    fn delta(item: &str, text: &str) -> ServerNotification {
+        AgentMessageDeltaNotification {
+            thread_id: "t".to_string().into(),
+            turn_id: "u".to_string().into(),
+            item_id: item.to_string().into(),
+            delta: text.into(),
+        }
+        .into()
+    }
+
+    fn push_delta(queue: &Queue, item: &str, text: &str) -> Pushed {
+        let notification = delta(item, text);
+        queue.push(outgoing::notification(&notification), Some(&notification))
+    }
+
+    fn take_all(outbound: &mut Outbound) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        while outbound.try_recv_many(&mut out, 1000) {}
+        out.iter()
+            .map(|frame| serde_json::from_slice(frame).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn a_full_queue_merges_deltas_of_one_item_in_order() {
+        let queue = Queue::new(4);
+        let mut outbound = Outbound::new(queue.clone());
+        for i in 0..4 {
+            assert_eq!(push_delta(&queue, "a", &format!("{i}")), Pushed::Queued);
+        }
+        for i in 4..100 {
+            assert_eq!(push_delta(&queue, "a", &format!("{i}")), Pushed::Queued);
+        }
+        assert_eq!(queue.len(), 5, "four frames, then one merged delta");
+        assert_eq!(queue.push(Bytes::from_static(b"{}"), None), Pushed::Queued);
+        assert_eq!(push_delta(&queue, "a", "x"), Pushed::Queued);
+        assert_eq!(push_delta(&queue, "a", "y"), Pushed::Queued);
+        assert_eq!(push_delta(&queue, "b", "z"), Pushed::Queued);
+        let frames = take_all(&mut outbound);
+        let texts: Vec<String> = frames
+            .iter()
+            .map(|f| match f["params"]["delta"].as_str() {
+                Some(delta) => format!("{}:{delta}", f["params"]["itemId"].as_str().unwrap()),
+                None => f.to_string(),
+            })
+            .collect();
+        let merged: String = (4..100).map(|i| i.to_string()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "a:0".to_string(),
+                "a:1".into(),
+                "a:2".into(),
+                "a:3".into(),
+                format!("a:{merged}"),
+                "{}".into(),
+                "a:xy".into(),
+                "b:z".into(),
+            ]
+        );
+        assert!(frames[4]["emittedAtMs"].is_i64());
+    }
+
+    #[test]
+    fn below_the_capacity_nothing_is_merged() {
+        let queue = Queue::new(8);
+        let mut outbound = Outbound::new(queue.clone());
+        for i in 0..5 {
+            push_delta(&queue, "a", &i.to_string());
+        }
+        assert_eq!(take_all(&mut outbound).len(), 5);
+    }
+
+    #[test]
+    fn what_cannot_merge_is_bounded() {
+        let queue = Queue::new(2);
+        let _outbound = Outbound::new(queue.clone());
+        for _ in 0..2 * HARD_BOUND_FACTOR {
+            assert_eq!(queue.push(Bytes::from_static(b"{}"), None), Pushed::Queued);
+        }
+        assert_eq!(
+            queue.push(Bytes::from_static(b"{}"), None),
+            Pushed::Overflow
+        );
+        assert!(!queue.try_push(Bytes::from_static(b"{}")));
+    }
+
+    #[test]
+    fn a_dropped_writer_closes_the_queue() {
+        let queue = Queue::new(2);
+        drop(Outbound::new(queue.clone()));
+        assert_eq!(queue.push(Bytes::from_static(b"{}"), None), Pushed::Closed);
+    }
+
+    #[tokio::test]
+    async fn answers_wait_for_room_below_the_capacity() {
+        let queue = Queue::new(1);
+        let mut outbound = Outbound::new(queue.clone());
+        queue.push(Bytes::from_static(b"1"), None);
+        let waiting = tokio::spawn({
+            let queue = queue.clone();
+            async move { queue.push_with_room(Bytes::from_static(b"2")).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        let mut out = Vec::new();
+        assert!(outbound.recv_many(&mut out, 10).await);
+        assert_eq!(waiting.await.unwrap(), Pushed::Queued);
+        assert!(outbound.recv_many(&mut out, 10).await);
+        assert_eq!(out, vec![Bytes::from_static(b"1"), Bytes::from_static(b"2")]);
+    }
+}
