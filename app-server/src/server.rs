@@ -213,6 +213,8 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
             let limits = StdioLimits {
                 max_line_bytes: limits.max_message_bytes,
                 shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
+                queue_capacity: limits.outbound_queue_messages,
+                stall: Duration::from_secs(limits.outbound_stall_secs),
             };
             transport::stdio::serve(ingress, shutdown.clone(), limits).await;
         }
@@ -228,6 +230,8 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
                 max_message_bytes: limits.max_message_bytes,
                 max_connections: limits.max_connections,
                 handshake_timeout: Duration::from_secs(limits.handshake_timeout_secs),
+                queue_capacity: limits.outbound_queue_messages,
+                stall: Duration::from_secs(limits.outbound_stall_secs),
             };
             transport::ws::serve(listener, options, limits, ingress, shutdown.clone())
                 .await

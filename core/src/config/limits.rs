@@ -18,6 +18,12 @@ pub struct Limits {
     pub handshake_timeout_secs: u64,
     /// Seconds stdio waits, after stdin's end, for the answers to requests already read.
     pub shutdown_grace_secs: u64,
+    /// Messages a connection's outbound queue holds before consecutive deltas of one item are
+    /// merged (and MCP progress of one call replaced); four times this is its hard bound.
+    pub outbound_queue_messages: usize,
+    /// Seconds a connection's socket (or stdout) may take nothing while output waits for it
+    /// before the connection is closed (on stdio, the daemon then shuts down).
+    pub outbound_stall_secs: u64,
 }
 
 impl Default for Limits {
@@ -27,6 +33,8 @@ impl Default for Limits {
             max_connections: 256,
             handshake_timeout_secs: 10,
             shutdown_grace_secs: 10,
+            outbound_queue_messages: 4096,
+            outbound_stall_secs: 60,
         }
     }
 }
@@ -34,6 +42,9 @@ impl Default for Limits {
 impl Limits {
     /// Smallest `max_message_bytes` accepted: any real request fits in it.
     pub const MIN_MESSAGE_BYTES: usize = 1024;
+
+    /// Smallest `outbound_queue_messages` accepted: room for a turn's non-delta messages.
+    pub const MIN_QUEUE_MESSAGES: usize = 64;
 
     pub(super) fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
         let invalid = |key: &str, message: &str| ConfigError::Invalid {
@@ -52,6 +63,15 @@ impl Limits {
         }
         if self.handshake_timeout_secs == 0 {
             return Err(invalid("handshake_timeout_secs", "must be at least 1"));
+        }
+        if self.outbound_queue_messages < Self::MIN_QUEUE_MESSAGES {
+            return Err(invalid(
+                "outbound_queue_messages",
+                &format!("must be at least {}", Self::MIN_QUEUE_MESSAGES),
+            ));
+        }
+        if self.outbound_stall_secs == 0 {
+            return Err(invalid("outbound_stall_secs", "must be at least 1"));
         }
         Ok(self)
     }
