@@ -11,10 +11,13 @@
 //! Each root is searched breadth-first, at most 6 levels deep and 2000 directories, skipping
 //! names that start with `.` and following symlinked directories. Skills are sorted repo scope
 //! first, then by name and path; a file reached twice is listed once. A `SKILL.md` that cannot
-//! be loaded is reported as an error with its path. Results are cached per cwd until
-//! `forceReload`.
+//! be loaded is reported as an error with its path, and so is an `agents/openai.yaml` that
+//! cannot be read. Only regular files up to `[limits] max_skill_file_bytes` are read, and the
+//! whole scan stops at `[limits] skills_scan_timeout_secs` (`read.rs`). Results are cached per
+//! cwd until `forceReload`; a scan cut short by its deadline is not cached.
 
 mod parse;
+mod read;
 mod scan;
 
 use std::collections::HashMap;
@@ -24,13 +27,17 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use weft_protocol::skills_api::{SkillErrorInfo, SkillMetadata, SkillScope};
 
+pub use read::ScanLimits;
+
 /// What one cwd sees.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillsOutcome {
     /// The skills, sorted.
     pub skills: Vec<SkillMetadata>,
-    /// The files that could not be loaded.
+    /// The files that could not be loaded (and the root a scan out of time stopped in).
     pub errors: Vec<SkillErrorInfo>,
+    /// The scan ran out of time: `skills` may miss some.
+    pub incomplete: bool,
 }
 
 /// Finds skills and caches them per cwd.
@@ -53,14 +60,29 @@ impl Skills {
     }
 
     /// The skills seen from `cwd` (absolute): from the cache unless `force_reload` or not yet
-    /// scanned. Reads the disk: call it off the async runtime's workers.
-    pub fn list(&self, cwd: &Path, force_reload: bool) -> Arc<SkillsOutcome> {
+    /// scanned, within `limits`. Reads the disk: call it off the async runtime's workers.
+    pub fn list(&self, cwd: &Path, force_reload: bool, limits: &ScanLimits) -> Arc<SkillsOutcome> {
         if !force_reload && let Some(cached) = self.cache.lock().get(cwd) {
             return cached.clone();
         }
-        let outcome = Arc::new(scan::load(&self.roots(cwd)));
-        self.cache.lock().insert(cwd.to_path_buf(), outcome.clone());
+        let outcome = Arc::new(scan::load(&self.roots(cwd), limits));
+        if !outcome.incomplete {
+            self.cache.lock().insert(cwd.to_path_buf(), outcome.clone());
+        }
         outcome
+    }
+
+    /// What a scan that did not come back by its deadline answers for `cwd` (a read blocked
+    /// in the kernel, which no deadline check can interrupt): no skills, one error.
+    pub fn timed_out(cwd: &Path, limits: &ScanLimits) -> SkillsOutcome {
+        SkillsOutcome {
+            skills: Vec::new(),
+            errors: vec![SkillErrorInfo {
+                path: cwd.display().to_string(),
+                message: scan::timed_out_message(limits),
+            }],
+            incomplete: true,
+        }
     }
 
     /// The roots searched for `cwd`, in the order the reference searches them.

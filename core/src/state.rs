@@ -38,7 +38,7 @@ use crate::rollout;
 pub use goals::{GoalError, GoalSet, GoalUpdate};
 pub use list::{
     DEFAULT_LIST_LIMIT, INTERACTIVE_SOURCE_KINDS, Lineage, ListPage, ListQuery, ListSortKey,
-    MAX_LIST_LIMIT,
+    MAX_LIST_LIMIT, check_search_term,
 };
 pub use row::{ThreadRow, source_kind};
 pub use thread_state::ReadStateError;
@@ -51,14 +51,22 @@ const COLUMNS: &str = "id, rollout_path, cwd, model, model_provider, reasoning_e
      archived, forked_from_id, recency_at, parent_thread_id, agent_closed";
 
 /// Why a state DB operation failed.
+///
+/// The database's own error text (SQL fragments, parser messages such as `unterminated
+/// string`) never reaches a client: it is logged where the error arises (the `From`
+/// conversions below), and the error's text is a generic one, since errors of this type end
+/// up in JSON-RPC error messages (SECURITY.md, "Skills and thread search").
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    /// The database said no.
-    #[error("state db: {0}")]
-    Db(#[from] sqlx::Error),
-    /// A migration failed (or the DB is newer than this Weft).
-    #[error("state db migration: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database said no (the detail is in the daemon's log).
+    #[error("the thread index (state DB) failed; the daemon's log has the details")]
+    Db(#[source] sqlx::Error),
+    /// A migration failed, or the DB is newer than this Weft (the detail is in the log).
+    #[error("the thread index (state DB) could not be migrated; the daemon's log has the details")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    /// A `thread/list` search term the index cannot search for.
+    #[error("{0}")]
+    InvalidSearchTerm(String),
     /// File system trouble around the DB or the rollouts.
     #[error("state db: {}: {source}", path.display())]
     Io {
@@ -89,6 +97,20 @@ pub enum StateError {
         /// Why `source_json` does not parse.
         source: serde_json::Error,
     },
+}
+
+impl From<sqlx::Error> for StateError {
+    fn from(err: sqlx::Error) -> StateError {
+        tracing::error!(%err, "state db error");
+        StateError::Db(err)
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StateError {
+    fn from(err: sqlx::migrate::MigrateError) -> StateError {
+        tracing::error!(%err, "state db migration error");
+        StateError::Migrate(err)
+    }
 }
 
 /// What a rebuild did.

@@ -8,3 +8,4 @@ mod connections;
 mod durability;
 mod fs;
 mod hostile_files;
+mod search_terms;

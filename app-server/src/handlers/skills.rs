@@ -1,17 +1,25 @@
 //! `skills/list`: the skills seen from each cwd, cached per cwd until `forceReload`
-//! (docs/protocol.md §7.23; the search itself is `weft_core::skills`).
+//! (docs/protocol.md §7.23; the search itself is `weft_core::skills`), within `[limits]
+//! max_skill_file_bytes` and `skills_scan_timeout_secs`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
+use weft_core::skills::{ScanLimits, Skills};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::skills_api::{SkillsListEntry, SkillsListParams, SkillsListResponse};
 
 use crate::handlers::daemon_cwd;
 use crate::state::AppState;
 
+/// After the scan's deadline, how long the answer waits for the scan to hand back what it found
+/// before answering without it (a read blocked in the kernel never checks the deadline).
+const HAND_BACK: Duration = Duration::from_secs(1);
+
 /// `skills/list`: one entry per cwd, in request order; an empty list means the daemon's cwd.
-/// A relative cwd is taken from the daemon's cwd and echoed as given.
+/// A relative cwd is taken from the daemon's cwd and echoed as given. The whole request is one
+/// scan with one deadline.
 pub async fn list(
     state: &AppState,
     params: SkillsListParams,
@@ -24,11 +32,16 @@ pub async fn list(
     };
     let skills = Arc::clone(&state.skills);
     let force_reload = params.force_reload;
-    let data = tokio::task::spawn_blocking(move || {
+    let limits = ScanLimits::new(
+        state.config.limits.max_skill_file_bytes,
+        Duration::from_secs(state.config.limits.skills_scan_timeout_secs),
+    );
+    let requested = cwds.clone();
+    let scan = tokio::task::spawn_blocking(move || {
         cwds.into_iter()
             .map(|cwd| {
                 let path: PathBuf = base.join(&cwd);
-                let outcome = skills.list(&path, force_reload);
+                let outcome = skills.list(&path, force_reload, &limits);
                 SkillsListEntry {
                     cwd,
                     skills: outcome.skills.clone(),
@@ -36,8 +49,26 @@ pub async fn list(
                 }
             })
             .collect()
-    })
-    .await
-    .map_err(|err| JsonRpcError::internal(format!("skills/list failed: {err}")))?;
+    });
+    let data = match tokio::time::timeout(limits.timeout + HAND_BACK, scan).await {
+        Ok(done) => {
+            done.map_err(|err| JsonRpcError::internal(format!("skills/list failed: {err}")))?
+        }
+        Err(_) => {
+            tracing::warn!("skills/list: the scan did not come back in time; answering without it");
+            let base = daemon_cwd();
+            requested
+                .into_iter()
+                .map(|cwd| {
+                    let outcome = Skills::timed_out(&base.join(&cwd), &limits);
+                    SkillsListEntry {
+                        cwd,
+                        skills: outcome.skills,
+                        errors: outcome.errors,
+                    }
+                })
+                .collect()
+        }
+    };
     Ok(SkillsListResponse { data })
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use weft_core::state::{Lineage, ListQuery, ListSortKey};
+use weft_core::state::{Lineage, ListQuery, ListSortKey, check_search_term};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::thread_api::{ThreadListParams, ThreadListResponse};
 use weft_protocol::{ThreadSortKey, wire_name};
@@ -27,6 +27,12 @@ pub async fn list(
             INVALID_PARAMS,
             "originator filtering is not supported by the local app-server",
         ));
+    }
+    // A term SQLite cannot search for (a control character) is the client's mistake.
+    if let Some(term) = &params.search_term
+        && let Err(err) = check_search_term(term)
+    {
+        return Err(JsonRpcError::new(INVALID_PARAMS, err.to_string()));
     }
     let included_ids = params
         .included_thread_ids

@@ -24,6 +24,12 @@ pub struct Limits {
     /// Seconds a connection's socket (or stdout) may take nothing while output waits for it
     /// before the connection is closed (on stdio, the daemon then shuts down).
     pub outbound_stall_secs: u64,
+    /// Largest `SKILL.md` or `agents/openai.yaml` that `skills/list` reads, in bytes; a larger
+    /// one is reported as an error (SECURITY.md, "Skills").
+    pub max_skill_file_bytes: u64,
+    /// Seconds one `skills/list` may spend searching the disk; then it answers what it found,
+    /// with an error naming where it stopped.
+    pub skills_scan_timeout_secs: u64,
 }
 
 impl Default for Limits {
@@ -35,6 +41,8 @@ impl Default for Limits {
             shutdown_grace_secs: 10,
             outbound_queue_messages: 4096,
             outbound_stall_secs: 60,
+            max_skill_file_bytes: 1024 * 1024,
+            skills_scan_timeout_secs: 5,
         }
     }
 }
@@ -72,6 +80,12 @@ impl Limits {
         }
         if self.outbound_stall_secs == 0 {
             return Err(invalid("outbound_stall_secs", "must be at least 1"));
+        }
+        if self.max_skill_file_bytes == 0 {
+            return Err(invalid("max_skill_file_bytes", "must be at least 1"));
+        }
+        if self.skills_scan_timeout_secs == 0 {
+            return Err(invalid("skills_scan_timeout_secs", "must be at least 1"));
         }
         Ok(self)
     }

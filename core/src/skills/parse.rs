@@ -6,8 +6,11 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 use weft_protocol::skills_api::{
-    SkillDependencies, SkillInterface, SkillMetadata, SkillScope, SkillToolDependency,
+    SkillDependencies, SkillErrorInfo, SkillInterface, SkillMetadata, SkillScope,
+    SkillToolDependency,
 };
+
+use super::read::{ReadError, read_capped};
 
 const MAX_NAME_LEN: usize = 64;
 const MAX_DESCRIPTION_LEN: usize = 1024;
@@ -16,7 +19,7 @@ const MAX_DESCRIPTION_LEN: usize = 1024;
 #[derive(Debug, thiserror::Error)]
 pub(super) enum SkillParseError {
     #[error("failed to read file: {0}")]
-    Read(#[from] std::io::Error),
+    Read(#[from] ReadError),
     #[error("missing YAML frontmatter delimited by ---")]
     MissingFrontmatter,
     #[error("invalid YAML: {0}")]
@@ -78,12 +81,16 @@ struct ToolYaml {
     url: Option<String>,
 }
 
-/// Loads the skill whose `SKILL.md` is at `path`.
+/// Loads the skill whose `SKILL.md` is at `path`, reading files of at most `max_bytes`. An
+/// `agents/openai.yaml` beside it that cannot be read is added to `errors` (the skill is
+/// loaded without it).
 pub(super) fn parse_skill_file(
     path: &Path,
     scope: SkillScope,
+    max_bytes: u64,
+    errors: &mut Vec<SkillErrorInfo>,
 ) -> Result<SkillMetadata, SkillParseError> {
-    let contents = std::fs::read_to_string(path)?;
+    let contents = read_capped(path, max_bytes)?;
     let frontmatter = extract_frontmatter(&contents).ok_or(SkillParseError::MissingFrontmatter)?;
     let parsed: Frontmatter = serde_yaml::from_str(&frontmatter)?;
     let name = parsed
@@ -109,7 +116,7 @@ pub(super) fn parse_skill_file(
         validate_len(short, MAX_DESCRIPTION_LEN, "metadata.short-description")?;
     }
     let skill_dir = path.parent().unwrap_or(Path::new("/"));
-    let metadata = read_metadata_file(skill_dir);
+    let metadata = read_metadata_file(skill_dir, max_bytes, errors);
     let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     Ok(SkillMetadata {
         name,
@@ -168,11 +175,25 @@ fn validate_len(value: &str, max: usize, field: &'static str) -> Result<(), Skil
     Ok(())
 }
 
-/// `agents/openai.yaml`; optional, so anything wrong with it is logged and ignored.
-fn read_metadata_file(skill_dir: &Path) -> MetadataFile {
+/// `agents/openai.yaml`; optional: a missing file or invalid YAML is ignored (the latter
+/// logged), a file that cannot be read (not a regular file, too large, unreadable) is reported
+/// in `errors`.
+fn read_metadata_file(
+    skill_dir: &Path,
+    max_bytes: u64,
+    errors: &mut Vec<SkillErrorInfo>,
+) -> MetadataFile {
     let path = skill_dir.join("agents").join("openai.yaml");
-    let Ok(contents) = std::fs::read_to_string(&path) else {
-        return MetadataFile::default();
+    let contents = match read_capped(&path, max_bytes) {
+        Ok(contents) => contents,
+        Err(err) if err.is_not_found() => return MetadataFile::default(),
+        Err(err) => {
+            errors.push(SkillErrorInfo {
+                path: path.display().to_string(),
+                message: SkillParseError::Read(err).to_string(),
+            });
+            return MetadataFile::default();
+        }
     };
     serde_yaml::from_str(&contents).unwrap_or_else(|err| {
         tracing::warn!(path = %path.display(), %err, "ignoring an invalid skill metadata file");

@@ -7,6 +7,7 @@ use weft_protocol::skills_api::{SkillErrorInfo, SkillScope};
 
 use super::SkillsOutcome;
 use super::parse::parse_skill_file;
+use super::read::ScanLimits;
 
 /// Levels below a root searched.
 const MAX_SCAN_DEPTH: usize = 6;
@@ -14,11 +15,20 @@ const MAX_SCAN_DEPTH: usize = 6;
 const MAX_DIRS_PER_ROOT: usize = 2000;
 const SKILL_FILE: &str = "SKILL.md";
 
-/// Every skill under `roots`, sorted (scope, name, path) and each file once.
-pub(super) fn load(roots: &[(PathBuf, SkillScope)]) -> SkillsOutcome {
+/// Every skill under `roots`, sorted (scope, name, path) and each file once. A scan that runs
+/// past `limits.deadline` stops there: what it found is listed, with an error naming the root
+/// it was searching, and the outcome is marked `incomplete`.
+pub(super) fn load(roots: &[(PathBuf, SkillScope)], limits: &ScanLimits) -> SkillsOutcome {
     let mut outcome = SkillsOutcome::default();
     for (root, scope) in roots {
-        search_root(root, *scope, &mut outcome);
+        if !search_root(root, *scope, limits, &mut outcome) {
+            outcome.incomplete = true;
+            outcome.errors.push(SkillErrorInfo {
+                path: root.display().to_string(),
+                message: timed_out_message(limits),
+            });
+            break;
+        }
     }
     let mut seen = HashSet::new();
     outcome
@@ -37,15 +47,36 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-fn search_root(root: &Path, scope: SkillScope, outcome: &mut SkillsOutcome) {
+/// The error of a scan stopped by its deadline.
+pub(super) fn timed_out_message(limits: &ScanLimits) -> String {
+    format!(
+        "skills scan stopped after {} s (limits.skills_scan_timeout_secs); skills not reached \
+         by then are not listed",
+        limits.timeout.as_secs()
+    )
+}
+
+/// Search one root; `false` when the deadline stopped it.
+fn search_root(
+    root: &Path,
+    scope: SkillScope,
+    limits: &ScanLimits,
+    outcome: &mut SkillsOutcome,
+) -> bool {
+    if limits.expired() {
+        return false;
+    }
     let root = canonical(root);
     if !root.is_dir() {
-        return;
+        return true;
     }
     let mut visited = HashSet::from([root.clone()]);
     let mut queue = VecDeque::from([(root.clone(), 0usize)]);
     let mut truncated = false;
     while let Some((dir, depth)) = queue.pop_front() {
+        if limits.expired() {
+            return false;
+        }
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(err) => {
@@ -59,6 +90,9 @@ fn search_root(root: &Path, scope: SkillScope, outcome: &mut SkillsOutcome) {
             .collect();
         names.sort();
         for name in names {
+            if limits.expired() {
+                return false;
+            }
             if name.to_string_lossy().starts_with('.') {
                 continue;
             }
@@ -79,8 +113,9 @@ fn search_root(root: &Path, scope: SkillScope, outcome: &mut SkillsOutcome) {
                 if visited.insert(resolved.clone()) {
                     queue.push_back((resolved, depth + 1));
                 }
-            } else if metadata.is_file() && name == SKILL_FILE {
-                match parse_skill_file(&path, scope) {
+            } else if name == SKILL_FILE {
+                // Whatever it is: a FIFO or a device is reported, never opened.
+                match parse_skill_file(&path, scope, limits.max_file_bytes, &mut outcome.errors) {
                     Ok(skill) => outcome.skills.push(skill),
                     Err(err) => outcome.errors.push(SkillErrorInfo {
                         path: path.display().to_string(),
@@ -96,4 +131,5 @@ fn search_root(root: &Path, scope: SkillScope, outcome: &mut SkillsOutcome) {
             "skills search stopped after {MAX_DIRS_PER_ROOT} directories"
         );
     }
+    true
 }

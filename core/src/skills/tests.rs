@@ -1,8 +1,14 @@
 use std::path::Path;
+use std::time::Duration;
 
 use weft_protocol::skills_api::SkillScope;
 
 use super::*;
+
+/// The default limits: 1 MiB files, and time enough.
+fn limits() -> ScanLimits {
+    ScanLimits::new(1024 * 1024, Duration::from_secs(60))
+}
 
 fn skill(dir: &Path, front: &str) {
     std::fs::create_dir_all(dir).unwrap();
@@ -65,7 +71,7 @@ fn finds_repo_then_user_skills_sorted_by_name() {
     let layout = Layout::new();
     let outcome = layout
         .skills()
-        .list(&layout.root.join("ws/sub/deeper"), false);
+        .list(&layout.root.join("ws/sub/deeper"), false, &limits());
     let names: Vec<(&str, SkillScope)> = outcome
         .skills
         .iter()
@@ -117,7 +123,9 @@ fn finds_repo_then_user_skills_sorted_by_name() {
 #[test]
 fn outside_a_repository_only_the_cwd_and_user_roots_count() {
     let layout = Layout::new();
-    let outcome = layout.skills().list(Path::new("/nonexistent/x"), false);
+    let outcome = layout
+        .skills()
+        .list(Path::new("/nonexistent/x"), false, &limits());
     assert!(outcome.skills.iter().all(|s| s.scope == SkillScope::User));
     assert_eq!(outcome.skills.len(), 3);
 }
@@ -127,14 +135,14 @@ fn results_are_cached_until_force_reload() {
     let layout = Layout::new();
     let skills = layout.skills();
     let cwd = layout.root.join("ws");
-    assert_eq!(skills.list(&cwd, false).skills.len(), 5);
+    assert_eq!(skills.list(&cwd, false, &limits()).skills.len(), 5);
     skill(
         &layout.root.join("ws/.agents/skills/late"),
         "name: late\ndescription: l",
     );
-    assert_eq!(skills.list(&cwd, false).skills.len(), 5);
-    assert_eq!(skills.list(&cwd, true).skills.len(), 6);
-    assert_eq!(skills.list(&cwd, false).skills.len(), 6);
+    assert_eq!(skills.list(&cwd, false, &limits()).skills.len(), 5);
+    assert_eq!(skills.list(&cwd, true, &limits()).skills.len(), 6);
+    assert_eq!(skills.list(&cwd, false, &limits()).skills.len(), 6);
 }
 
 #[test]
@@ -147,7 +155,9 @@ fn interface_and_dependencies_come_from_openai_yaml() {
         "interface:\n  display_name: No Name\n  icon_small: ./assets/s.svg\n  icon_large: ../x.png\n  brand_color: '#A1B2C3'\ndependencies:\n  tools:\n    - type: mcp\n      value: srv\n    - value: missing-type\n",
     )
     .unwrap();
-    let outcome = layout.skills().list(Path::new("/nonexistent"), true);
+    let outcome = layout
+        .skills()
+        .list(Path::new("/nonexistent"), true, &limits());
     let skill = outcome.skills.iter().find(|s| s.name == "noname").unwrap();
     let interface = skill.interface.as_ref().unwrap();
     assert_eq!(interface.display_name.as_deref(), Some("No Name"));
@@ -160,6 +170,135 @@ fn interface_and_dependencies_come_from_openai_yaml() {
     let tools = &skill.dependencies.as_ref().unwrap().tools;
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].kind, "mcp");
+}
+
+/// Make a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// The errors of an outcome whose path ends with `suffix`.
+fn errors_for<'a>(outcome: &'a SkillsOutcome, suffix: &str) -> Vec<&'a str> {
+    outcome
+        .errors
+        .iter()
+        .filter(|e| e.path.ends_with(suffix))
+        .map(|e| e.message.as_str())
+        .collect()
+}
+
+/// Issue 24 §6: an `agents/openai.yaml` that is a symlink to `/dev/zero` or a FIFO, a
+/// `SKILL.md` that is a FIFO and a sparse 1 GiB `SKILL.md` are reported, never read; the
+/// skills beside them still load.
+#[test]
+fn hostile_skill_files_are_reported_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let skills_root = root.join("weft/skills");
+    skill(&skills_root.join("zero"), "name: zero\ndescription: z");
+    std::fs::create_dir_all(skills_root.join("zero/agents")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", skills_root.join("zero/agents/openai.yaml")).unwrap();
+    skill(&skills_root.join("pipe"), "name: pipe\ndescription: p");
+    std::fs::create_dir_all(skills_root.join("pipe/agents")).unwrap();
+    mkfifo(&skills_root.join("pipe/agents/openai.yaml"));
+    std::fs::create_dir_all(skills_root.join("fifo")).unwrap();
+    mkfifo(&skills_root.join("fifo/SKILL.md"));
+    std::fs::create_dir_all(skills_root.join("sparse")).unwrap();
+    let sparse = std::fs::File::create(skills_root.join("sparse/SKILL.md")).unwrap();
+    sparse.set_len(1 << 30).unwrap();
+    skill(&skills_root.join("fine"), "name: fine\ndescription: f");
+
+    let skills = Skills::new(root.join("weft"), None);
+    let outcome = skills.list(Path::new("/nonexistent"), false, &limits());
+    let names: Vec<&str> = outcome.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fine", "pipe", "zero"]);
+    assert!(!outcome.incomplete);
+    assert_eq!(
+        errors_for(&outcome, "zero/agents/openai.yaml"),
+        ["failed to read file: not a regular file (a character device)"]
+    );
+    assert_eq!(
+        errors_for(&outcome, "pipe/agents/openai.yaml"),
+        ["failed to read file: not a regular file (a FIFO)"]
+    );
+    assert_eq!(
+        errors_for(&outcome, "fifo/SKILL.md"),
+        ["failed to read file: not a regular file (a FIFO)"]
+    );
+    assert_eq!(
+        errors_for(&outcome, "sparse/SKILL.md"),
+        ["failed to read file: larger than 1048576 bytes (limits.max_skill_file_bytes)"]
+    );
+    assert_eq!(outcome.errors.len(), 4, "{:?}", outcome.errors);
+}
+
+#[test]
+fn files_over_the_limit_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let dir = root.join("weft/skills/big");
+    skill(&dir, "name: big\ndescription: a description long enough");
+    std::fs::create_dir_all(dir.join("agents")).unwrap();
+    std::fs::write(dir.join("agents/openai.yaml"), "interface: {}\n").unwrap();
+    let skills = Skills::new(root.join("weft"), None);
+    let small = ScanLimits::new(16, Duration::from_secs(60));
+    let outcome = skills.list(Path::new("/nonexistent"), false, &small);
+    assert!(outcome.skills.is_empty());
+    assert_eq!(
+        errors_for(&outcome, "big/SKILL.md"),
+        ["failed to read file: larger than 16 bytes (limits.max_skill_file_bytes)"]
+    );
+    // The front matter fits; the metadata file beside it does not.
+    let fits = ScanLimits::new(64, Duration::from_secs(60));
+    std::fs::write(dir.join("agents/openai.yaml"), "x".repeat(65)).unwrap();
+    let outcome = skills.list(Path::new("/nonexistent"), true, &fits);
+    assert_eq!(outcome.skills.len(), 1, "{:?}", outcome.errors);
+    assert_eq!(
+        errors_for(&outcome, "big/agents/openai.yaml"),
+        ["failed to read file: larger than 64 bytes (limits.max_skill_file_bytes)"]
+    );
+}
+
+/// A file that grows past the limit after it was checked stops at the limit (`take()`).
+#[test]
+fn reads_stop_at_the_limit() {
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let err = read::read_at_most(zero, 4096).unwrap_err();
+    assert!(
+        matches!(err, read::ReadError::TooLarge { max: 4096 }),
+        "{err}"
+    );
+}
+
+/// A scan out of time lists what it found by then, names where it stopped, and is not cached.
+#[test]
+fn a_scan_out_of_time_stops_and_is_not_cached() {
+    let layout = Layout::new();
+    let skills = layout.skills();
+    let cwd = layout.root.join("ws");
+    let expired = ScanLimits::new(1024 * 1024, Duration::ZERO);
+    let outcome = skills.list(&cwd, false, &expired);
+    assert!(outcome.incomplete);
+    assert!(outcome.skills.is_empty());
+    assert_eq!(outcome.errors.len(), 1, "{:?}", outcome.errors);
+    assert_eq!(
+        outcome.errors[0].message,
+        "skills scan stopped after 0 s (limits.skills_scan_timeout_secs); skills not reached by \
+         then are not listed"
+    );
+    assert_eq!(
+        outcome.errors[0].path,
+        cwd.join(".codex/skills").display().to_string()
+    );
+    assert_eq!(
+        skills.list(&cwd, false, &limits()).skills.len(),
+        5,
+        "not cached"
+    );
 }
 
 #[test]

@@ -174,6 +174,9 @@ impl StateDb {
             SortDirection::Asc => (">", "ASC"),
         };
         let search = query.search_term.as_deref().filter(|t| !t.is_empty());
+        if let Some(term) = search {
+            check_search_term(term)?;
+        }
         let narrowed = match search {
             Some(term) => self.few_search_matches(term).await?,
             None => false,
@@ -350,6 +353,19 @@ fn push_list<'a>(sql: &mut QueryBuilder<Sqlite>, values: impl Iterator<Item = &'
     let mut separated = sql.separated(", ");
     for value in values {
         separated.push_bind(value.to_string());
+    }
+}
+
+/// Refuse a search term with a control character. SQLite reads `LIKE` patterns and FTS5
+/// queries as C strings: a NUL would cut the term short (matching every thread, or failing to
+/// parse), and no name or preview a person searches for holds control characters.
+pub fn check_search_term(term: &str) -> Result<(), StateError> {
+    match term.chars().find(|c| c.is_control()) {
+        None => Ok(()),
+        Some(c) => Err(StateError::InvalidSearchTerm(format!(
+            "invalid searchTerm: control character U+{:04X} is not allowed",
+            u32::from(c)
+        ))),
     }
 }
 

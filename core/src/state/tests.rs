@@ -511,3 +511,35 @@ fn source_kinds() {
     assert_eq!(expand_source_kinds(None), INTERACTIVE_SOURCE_KINDS);
     assert_eq!(escape_like(r"a%b_c\d"), r"a\%b\_c\\d");
 }
+
+/// Issue 24 §7: the database's own text (here a parser message) is not in the error's text,
+/// which is what a client is answered; the source keeps it for the log.
+#[tokio::test]
+async fn database_error_text_stays_out_of_the_message() {
+    let home = tempfile::tempdir().unwrap();
+    let db = open(home.path()).await;
+    let raw = sqlx::query("SELECT * FROM threads_search WHERE threads_search MATCH '\"plain'")
+        .fetch_all(db.pool().await.unwrap())
+        .await
+        .unwrap_err();
+    let detail = raw.to_string();
+    assert!(detail.contains("unterminated string"), "{detail}");
+    let err = StateError::from(raw);
+    let core = crate::thread::CoreError::from(err);
+    let message = core.to_string();
+    assert_eq!(
+        message,
+        "the thread index (state DB) failed; the daemon's log has the details"
+    );
+    let mut chain = Vec::new();
+    let mut next = std::error::Error::source(&core);
+    while let Some(source) = next {
+        chain.push(source.to_string());
+        next = source.source();
+    }
+    assert!(
+        chain.iter().any(|s| s.contains("unterminated string")),
+        "{chain:?}"
+    );
+    db.close().await;
+}

@@ -188,3 +188,39 @@ async fn every_page_shape_is_served_by_an_index() {
     }
     db.close().await;
 }
+
+/// Issue 24 §7: a term with a NUL (or any control character) is refused before SQLite sees
+/// it; it would otherwise fail to parse as an FTS5 query (`unterminated string`) or, cut
+/// short, match every thread.
+#[tokio::test]
+async fn a_search_term_with_a_control_character_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    for n in 1..=3 {
+        db.upsert(&row(n, 100 * n as i64)).await.unwrap();
+    }
+    for (term, code) in [
+        ("plain\u{0}NOPE", "U+0000"),
+        ("\u{0}", "U+0000"),
+        ("tab\there", "U+0009"),
+        ("\u{7f}", "U+007F"),
+    ] {
+        let err = db
+            .list(&ListQuery {
+                search_term: Some(term.into()),
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, super::super::StateError::InvalidSearchTerm(_)),
+            "{term:?}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("invalid searchTerm: control character {code} is not allowed")
+        );
+    }
+    assert!(super::check_search_term("plain ünïcode \"quotes\" %_\\").is_ok());
+    db.close().await;
+}
