@@ -5,6 +5,7 @@ mod backpressure;
 mod cli;
 mod envelope;
 mod handshake;
+mod http_client;
 mod lifecycle;
 mod opt_out;
 mod websocket;
