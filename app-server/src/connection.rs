@@ -19,14 +19,11 @@ use tokio_util::sync::CancellationToken;
 use weft_protocol::InitializeParams;
 use weft_protocol::notifications::ServerNotification;
 
-pub use self::outbound::Outbound;
+pub use self::outbound::{Outbound, QueueLimits};
 use self::outbound::{Pushed, Queue};
 
 /// Identifies a connection for the lifetime of the process.
 pub type ConnectionId = u64;
-
-/// Default capacity of each connection's outbound queue (messages), `limits.outbound_queue_messages`.
-pub const OUTBOUND_CAPACITY: usize = outbound::DEFAULT_CAPACITY;
 
 /// How answers to the connection's own requests meet a full outbound queue. Notifications and
 /// server requests never wait, on either transport: one slow connection must not hold up a
@@ -87,24 +84,24 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A new connection with the default queue capacity, and the receiving end of its
+    /// A new connection with the default queue limits, and the receiving end of its
     /// outbound queue, for the transport writer.
     pub fn new(
         id: ConnectionId,
         backpressure: Backpressure,
         closed: CancellationToken,
     ) -> (Connection, Outbound) {
-        Connection::with_capacity(id, backpressure, closed, OUTBOUND_CAPACITY)
+        Connection::with_limits(id, backpressure, closed, QueueLimits::default())
     }
 
-    /// [`Connection::new`] with `capacity` messages queued before coalescing starts.
-    pub fn with_capacity(
+    /// [`Connection::new`] with these queue limits (`[limits]`).
+    pub fn with_limits(
         id: ConnectionId,
         backpressure: Backpressure,
         closed: CancellationToken,
-        capacity: usize,
+        limits: QueueLimits,
     ) -> (Connection, Outbound) {
-        let queue = Queue::new(capacity);
+        let queue = Queue::new(limits);
         let rx = Outbound::new(queue.clone());
         let connection = Connection {
             id,
@@ -267,14 +264,28 @@ impl Drop for Connection {
 mod tests {
     use super::*;
 
+    fn small(messages: usize) -> QueueLimits {
+        QueueLimits {
+            messages,
+            bytes: 1 << 20,
+        }
+    }
+
     #[tokio::test]
     async fn a_websocket_queue_past_its_hard_bound_is_disconnected() {
-        let (conn, _rx) =
-            Connection::with_capacity(1, Backpressure::Disconnect, CancellationToken::new(), 8);
+        let (conn, _rx) = Connection::with_limits(
+            1,
+            Backpressure::Disconnect,
+            CancellationToken::new(),
+            small(8),
+        );
         for _ in 0..8 * outbound::HARD_BOUND_FACTOR {
             assert!(conn.send(Bytes::from_static(b"{}")).await);
         }
-        assert!(!conn.closed.is_cancelled(), "full is not yet too far behind");
+        assert!(
+            !conn.closed.is_cancelled(),
+            "full is not yet too far behind"
+        );
         assert!(!conn.send(Bytes::from_static(b"{}")).await);
         assert!(conn.closed.is_cancelled());
     }
@@ -282,8 +293,12 @@ mod tests {
     #[tokio::test]
     async fn a_full_queue_merges_deltas_instead_of_disconnecting() {
         use weft_protocol::notifications::AgentMessageDeltaNotification;
-        let (conn, mut rx) =
-            Connection::with_capacity(1, Backpressure::Disconnect, CancellationToken::new(), 8);
+        let (conn, mut rx) = Connection::with_limits(
+            1,
+            Backpressure::Disconnect,
+            CancellationToken::new(),
+            small(8),
+        );
         for i in 0..10_000 {
             let delta: ServerNotification = AgentMessageDeltaNotification {
                 thread_id: "t".to_string().into(),
@@ -313,7 +328,7 @@ mod tests {
     #[tokio::test]
     async fn a_stdio_answer_waits_for_room_until_closed() {
         let closed = CancellationToken::new();
-        let (conn, _rx) = Connection::with_capacity(1, Backpressure::Wait, closed.clone(), 1);
+        let (conn, _rx) = Connection::with_limits(1, Backpressure::Wait, closed.clone(), small(1));
         assert!(conn.send(Bytes::from_static(b"1")).await);
         let conn = std::sync::Arc::new(conn);
         let waiting = tokio::spawn({

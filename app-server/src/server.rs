@@ -12,6 +12,7 @@ use weft_core::config::{Config, ConfigError};
 use weft_core::thread::ThreadManager;
 
 use crate::cli::{AppServerArgs, Listen, ListenError, WsAuthMode};
+use crate::connection::QueueLimits;
 use crate::processor;
 use crate::state::AppState;
 use crate::transport;
@@ -213,7 +214,10 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
             let limits = StdioLimits {
                 max_line_bytes: limits.max_message_bytes,
                 shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
-                queue_capacity: limits.outbound_queue_messages,
+                queue: QueueLimits {
+                    messages: limits.outbound_queue_messages,
+                    bytes: limits.outbound_queue_bytes,
+                },
                 stall: Duration::from_secs(limits.outbound_stall_secs),
             };
             transport::stdio::serve(ingress, shutdown.clone(), limits).await;
@@ -230,7 +234,10 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
                 max_message_bytes: limits.max_message_bytes,
                 max_connections: limits.max_connections,
                 handshake_timeout: Duration::from_secs(limits.handshake_timeout_secs),
-                queue_capacity: limits.outbound_queue_messages,
+                queue: QueueLimits {
+                    messages: limits.outbound_queue_messages,
+                    bytes: limits.outbound_queue_bytes,
+                },
                 stall: Duration::from_secs(limits.outbound_stall_secs),
             };
             transport::ws::serve(listener, options, limits, ingress, shutdown.clone())

@@ -55,7 +55,11 @@ impl Connections {
     /// Send a notification to every initialized connection.
     pub async fn broadcast(&self, notification: &ServerNotification) {
         let targets = self.broadcast_targets(notification.method());
-        send_all(&targets, &outgoing::notification(notification), Some(notification));
+        send_all(
+            &targets,
+            &outgoing::notification(notification),
+            Some(notification),
+        );
     }
 }
 
@@ -210,7 +214,11 @@ impl ThreadSubscribers {
     /// Sends `notification` to the thread's subscribers that want it.
     pub async fn notify(&self, notification: &ServerNotification) {
         let targets = self.subscriber_targets(notification.method());
-        send_all(&targets, &outgoing::notification(notification), Some(notification));
+        send_all(
+            &targets,
+            &outgoing::notification(notification),
+            Some(notification),
+        );
     }
 
     /// The subscribed connections.

@@ -24,6 +24,20 @@ pub fn is_mergeable(notification: &ServerNotification) -> bool {
     )
 }
 
+/// Bytes of a mergeable notification's text (its `delta`, or a progress message); 0 otherwise.
+pub fn text_len(notification: &ServerNotification) -> usize {
+    use ServerNotification as N;
+    match notification {
+        N::AgentMessageDelta(n) => n.delta.len(),
+        N::CommandExecutionOutputDelta(n) => n.delta.len(),
+        N::FileChangeOutputDelta(n) => n.delta.len(),
+        N::ReasoningSummaryTextDelta(n) => n.delta.len(),
+        N::ReasoningTextDelta(n) => n.delta.len(),
+        N::McpToolCallProgress(n) => n.message.len(),
+        _ => 0,
+    }
+}
+
 /// Merge `next` into `tail` when they are deltas of one item (and part) or progress of one
 /// call. Returns false, leaving `tail` as it was, for anything else.
 pub fn absorb(tail: &mut ServerNotification, next: &ServerNotification) -> bool {
@@ -126,14 +140,13 @@ mod tests {
         assert!(absorb(&mut part, &summary(0)));
         assert_eq!(text_of(&part), "ss");
         assert_eq!(text_of(&tail), "x", "a refused merge changes nothing");
-        let completed: ServerNotification = serde_json::from_value::<ItemCompletedNotification>(
-            serde_json::json!({
+        let completed: ServerNotification =
+            serde_json::from_value::<ItemCompletedNotification>(serde_json::json!({
                 "item": {"type": "agentMessage", "id": "a", "text": "x"},
                 "threadId": "t", "turnId": "u", "completedAtMs": 0
-            }),
-        )
-        .unwrap()
-        .into();
+            }))
+            .unwrap()
+            .into();
         assert!(!is_mergeable(&completed));
         assert!(is_mergeable(&tail));
     }

@@ -3,9 +3,9 @@
 //! notification that can be merged into the queued tail is (see [`super::coalesce`]), so a
 //! client that reads, however slowly, loses nothing and the queue does not grow with the
 //! number of deltas. Anything that cannot be merged is still queued, up to `4 × capacity`
-//! messages; a connection past that bound is not keeping up at all and is closed. The other
-//! half of the slow-client rule, the stall clock, is the transport writer's
-//! (`transport::stall`).
+//! messages or `limits.outbound_queue_bytes`; a connection past that bound is not keeping up
+//! at all and is closed. The other half of the slow-client rule, the stall clock, is the
+//! transport writer's (`transport::stall`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -19,11 +19,27 @@ use weft_protocol::notifications::ServerNotification;
 use super::coalesce;
 use crate::outgoing;
 
-/// Default capacity (messages) before coalescing starts.
-pub const DEFAULT_CAPACITY: usize = 4096;
-
 /// How many times the capacity the queue may hold, counting messages that could not be merged.
 pub const HARD_BOUND_FACTOR: usize = 4;
+
+/// What bounds one queue (`[limits]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueLimits {
+    /// Messages queued before deltas are merged (`outbound_queue_messages`).
+    pub messages: usize,
+    /// Bytes a queue past `messages` may hold before its connection is closed
+    /// (`outbound_queue_bytes`).
+    pub bytes: usize,
+}
+
+impl Default for QueueLimits {
+    fn default() -> Self {
+        QueueLimits {
+            messages: 4096,
+            bytes: 32 * 1024 * 1024,
+        }
+    }
+}
 
 /// What was done with a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +59,24 @@ enum Entry {
     Merged {
         notification: Box<ServerNotification>,
         emitted_at_ms: i64,
+        /// What it counts for in [`State::bytes`]: the first frame's size plus what was merged.
+        bytes: usize,
     },
+}
+
+impl Entry {
+    fn bytes(&self) -> usize {
+        match self {
+            Entry::Frame(frame) => frame.len(),
+            Entry::Merged { bytes, .. } => *bytes,
+        }
+    }
 }
 
 struct State {
     entries: VecDeque<Entry>,
+    /// Bytes queued (serialized frames; merged text as it was added).
+    bytes: usize,
     closed: bool,
 }
 
@@ -56,6 +85,7 @@ pub(super) struct Queue {
     state: Mutex<State>,
     capacity: usize,
     hard_bound: usize,
+    max_bytes: usize,
     /// Wakes the writer when the queue goes from empty to not empty, or closes.
     ready: Notify,
     /// Wakes senders waiting for room below the capacity.
@@ -71,15 +101,17 @@ impl std::fmt::Debug for Queue {
 }
 
 impl Queue {
-    pub(super) fn new(capacity: usize) -> Arc<Queue> {
-        let capacity = capacity.max(1);
+    pub(super) fn new(limits: QueueLimits) -> Arc<Queue> {
+        let capacity = limits.messages.max(1);
         Arc::new(Queue {
             state: Mutex::new(State {
                 entries: VecDeque::new(),
+                bytes: 0,
                 closed: false,
             }),
             capacity,
             hard_bound: capacity.saturating_mul(HARD_BOUND_FACTOR),
+            max_bytes: limits.bytes,
             ready: Notify::new(),
             room: Notify::new(),
         })
@@ -94,6 +126,7 @@ impl Queue {
         }
         let len = state.entries.len();
         if len < self.capacity {
+            state.bytes += frame.len();
             state.entries.push_back(Entry::Frame(frame));
             drop(state);
             if len == 0 {
@@ -102,30 +135,42 @@ impl Queue {
             return Pushed::Queued;
         }
         // Full: the slow path.
+        let state = &mut *state;
+        let over = len >= self.hard_bound || state.bytes >= self.max_bytes;
         match notification.filter(|n| coalesce::is_mergeable(n)) {
             Some(next) => {
                 if let Some(Entry::Merged {
                     notification: tail,
                     emitted_at_ms,
+                    bytes,
                 }) = state.entries.back_mut()
-                    && coalesce::absorb(tail, next)
                 {
-                    *emitted_at_ms = now_ms();
-                    return Pushed::Queued;
+                    let before = coalesce::text_len(tail);
+                    if coalesce::absorb(tail, next) {
+                        // A replaced progress message may also shrink.
+                        let after = coalesce::text_len(tail);
+                        *bytes = (*bytes + after).saturating_sub(before);
+                        state.bytes = (state.bytes + after).saturating_sub(before);
+                        *emitted_at_ms = now_ms();
+                        return Pushed::Queued;
+                    }
                 }
-                if len >= self.hard_bound {
+                if over {
                     return Pushed::Overflow;
                 }
                 // Later deltas of the same item merge into this one.
+                state.bytes += frame.len();
                 state.entries.push_back(Entry::Merged {
                     notification: Box::new(next.clone()),
                     emitted_at_ms: now_ms(),
+                    bytes: frame.len(),
                 });
             }
             None => {
-                if len >= self.hard_bound {
+                if over {
                     return Pushed::Overflow;
                 }
+                state.bytes += frame.len();
                 state.entries.push_back(Entry::Frame(frame));
             }
         }
@@ -139,6 +184,7 @@ impl Queue {
         if state.closed || len >= self.capacity {
             return false;
         }
+        state.bytes += frame.len();
         state.entries.push_back(Entry::Frame(frame));
         drop(state);
         if len == 0 {
@@ -219,7 +265,10 @@ impl Outbound {
             }
             let was_full = state.entries.len() >= self.queue.capacity;
             let n = max.max(1).min(state.entries.len());
-            self.taken.extend(state.entries.drain(..n));
+            let mut bytes = 0;
+            self.taken
+                .extend(state.entries.drain(..n).inspect(|e| bytes += e.bytes()));
+            state.bytes -= bytes;
             was_full
         };
         if was_full {
@@ -232,6 +281,7 @@ impl Outbound {
                 Entry::Merged {
                     notification,
                     emitted_at_ms,
+                    ..
                 } => out.push(outgoing::notification_at(&notification, emitted_at_ms)),
             }
         }
@@ -271,6 +321,13 @@ mod tests {
         .into()
     }
 
+    fn limits(messages: usize) -> QueueLimits {
+        QueueLimits {
+            messages,
+            bytes: 1 << 20,
+        }
+    }
+
     fn push_delta(queue: &Queue, item: &str, text: &str) -> Pushed {
         let notification = delta(item, text);
         queue.push(outgoing::notification(&notification), Some(&notification))
@@ -286,7 +343,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_merges_deltas_of_one_item_in_order() {
-        let queue = Queue::new(4);
+        let queue = Queue::new(limits(4));
         let mut outbound = Outbound::new(queue.clone());
         for i in 0..4 {
             assert_eq!(push_delta(&queue, "a", &format!("{i}")), Pushed::Queued);
@@ -326,7 +383,7 @@ mod tests {
 
     #[test]
     fn below_the_capacity_nothing_is_merged() {
-        let queue = Queue::new(8);
+        let queue = Queue::new(limits(8));
         let mut outbound = Outbound::new(queue.clone());
         for i in 0..5 {
             push_delta(&queue, "a", &i.to_string());
@@ -336,7 +393,7 @@ mod tests {
 
     #[test]
     fn what_cannot_merge_is_bounded() {
-        let queue = Queue::new(2);
+        let queue = Queue::new(limits(2));
         let _outbound = Outbound::new(queue.clone());
         for _ in 0..2 * HARD_BOUND_FACTOR {
             assert_eq!(queue.push(Bytes::from_static(b"{}"), None), Pushed::Queued);
@@ -349,15 +406,44 @@ mod tests {
     }
 
     #[test]
+    fn past_the_capacity_the_bytes_are_bounded_too() {
+        let queue = Queue::new(QueueLimits {
+            messages: 2,
+            bytes: 10_000,
+        });
+        let mut outbound = Outbound::new(queue.clone());
+        let big = Bytes::from(vec![b'x'; 4_000]);
+        for _ in 0..3 {
+            assert_eq!(queue.push(big.clone(), None), Pushed::Queued);
+        }
+        assert_eq!(queue.push(big.clone(), None), Pushed::Overflow);
+        // Taking gives the bytes back.
+        let mut out = Vec::new();
+        assert!(outbound.try_recv_many(&mut out, 2));
+        assert_eq!(queue.push(big.clone(), None), Pushed::Queued);
+        // Merged text counts as it grows.
+        let queue = Queue::new(QueueLimits {
+            messages: 1,
+            bytes: 2_000,
+        });
+        let _outbound = Outbound::new(queue.clone());
+        let chunk = "y".repeat(500);
+        for _ in 0..6 {
+            assert_eq!(push_delta(&queue, "a", &chunk), Pushed::Queued);
+        }
+        assert_eq!(queue.push(big, None), Pushed::Overflow);
+    }
+
+    #[test]
     fn a_dropped_writer_closes_the_queue() {
-        let queue = Queue::new(2);
+        let queue = Queue::new(limits(2));
         drop(Outbound::new(queue.clone()));
         assert_eq!(queue.push(Bytes::from_static(b"{}"), None), Pushed::Closed);
     }
 
     #[tokio::test]
     async fn answers_wait_for_room_below_the_capacity() {
-        let queue = Queue::new(1);
+        let queue = Queue::new(limits(1));
         let mut outbound = Outbound::new(queue.clone());
         queue.push(Bytes::from_static(b"1"), None);
         let waiting = tokio::spawn({
@@ -370,6 +456,9 @@ mod tests {
         assert!(outbound.recv_many(&mut out, 10).await);
         assert_eq!(waiting.await.unwrap(), Pushed::Queued);
         assert!(outbound.recv_many(&mut out, 10).await);
-        assert_eq!(out, vec![Bytes::from_static(b"1"), Bytes::from_static(b"2")]);
+        assert_eq!(
+            out,
+            vec![Bytes::from_static(b"1"), Bytes::from_static(b"2")]
+        );
     }
 }

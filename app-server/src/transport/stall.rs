@@ -103,9 +103,6 @@ mod tests {
     #[tokio::test]
     async fn a_ready_write_needs_no_timer() {
         let progress = Progress::default();
-        assert_eq!(
-            watched(async { 7 }, &progress, Duration::ZERO).await,
-            Ok(7)
-        );
+        assert_eq!(watched(async { 7 }, &progress, Duration::ZERO).await, Ok(7));
     }
 }

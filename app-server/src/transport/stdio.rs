@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::connection::{Backpressure, Connection, Outbound};
+use crate::connection::{Backpressure, Connection, Outbound, QueueLimits};
 use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
 use crate::transport::stall::{Progress, Stalled, watched};
 
@@ -28,8 +28,8 @@ pub struct StdioLimits {
     pub max_line_bytes: usize,
     /// How long, after stdin's end, the answers to requests already read may take.
     pub shutdown_grace: Duration,
-    /// Messages queued before deltas are merged (`limits.outbound_queue_messages`).
-    pub queue_capacity: usize,
+    /// What bounds the outbound queue.
+    pub queue: QueueLimits,
     /// How long stdout may take nothing before the connection is closed.
     pub stall: Duration,
 }
@@ -38,11 +38,11 @@ pub struct StdioLimits {
 /// cancelled. Cancels `shutdown` itself on EOF or a stall, and returns once queued output is
 /// written.
 pub async fn serve(ingress: Ingress, shutdown: CancellationToken, limits: StdioLimits) {
-    let (connection, outbound) = Connection::with_capacity(
+    let (connection, outbound) = Connection::with_limits(
         ingress.next_connection_id(),
         Backpressure::Wait,
         shutdown.child_token(),
-        limits.queue_capacity,
+        limits.queue,
     );
     let connection = Arc::new(connection);
     let span = connection.span().clone();
@@ -150,7 +150,13 @@ async fn write_lines(mut outbound: Outbound, connection: Arc<Connection>, stall:
             return;
         }
         gather(&mut outbound, &mut frames, &mut buf);
-        match watched(write_batch(&mut stdout, &mut buf, &progress), &progress, stall).await {
+        match watched(
+            write_batch(&mut stdout, &mut buf, &progress),
+            &progress,
+            stall,
+        )
+        .await
+        {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return,
             Err(Stalled) => {

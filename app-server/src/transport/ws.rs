@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use self::listener::{Handshake, LimitedListener};
-use crate::connection::{Backpressure, Connection, Outbound};
+use crate::connection::{Backpressure, Connection, Outbound, QueueLimits};
 use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
 use crate::transport::stall::{Progress, Stalled, watched};
 
@@ -56,8 +56,8 @@ pub struct WsLimits {
     pub max_connections: usize,
     /// Time a connection has to complete its upgrade.
     pub handshake_timeout: Duration,
-    /// Messages queued per connection before deltas are merged.
-    pub queue_capacity: usize,
+    /// What bounds each connection's outbound queue.
+    pub queue: QueueLimits,
     /// How long a connection's socket may take nothing before the connection is closed.
     pub stall: Duration,
 }
@@ -68,7 +68,7 @@ struct WsState {
     auth: Arc<WsAuth>,
     shutdown: CancellationToken,
     max_message_bytes: usize,
-    queue_capacity: usize,
+    queue: QueueLimits,
     stall: Duration,
 }
 
@@ -94,7 +94,7 @@ pub async fn serve(
         auth: Arc::new(options.auth),
         shutdown: shutdown.clone(),
         max_message_bytes: limits.max_message_bytes,
-        queue_capacity: limits.queue_capacity,
+        queue: limits.queue,
         stall: limits.stall,
     };
     let app = Router::new()
@@ -163,11 +163,11 @@ async fn upgrade(
 async fn connection(socket: WebSocket, state: WsState, written: Arc<Progress>) {
     let ingress = state.ingress;
     let closed = state.shutdown.child_token();
-    let (connection, outbound) = Connection::with_capacity(
+    let (connection, outbound) = Connection::with_limits(
         ingress.next_connection_id(),
         Backpressure::Disconnect,
         closed.clone(),
-        state.queue_capacity,
+        state.queue,
     );
     let connection = Arc::new(connection);
     let span = connection.span().clone();
@@ -181,8 +181,14 @@ async fn connection(socket: WebSocket, state: WsState, written: Arc<Progress>) {
             after: state.stall,
         };
         let writer = tokio::spawn(
-            write_frames(sink, outbound, connection.clone(), stall, close_frame.clone())
-                .instrument(tracing::Span::current()),
+            write_frames(
+                sink,
+                outbound,
+                connection.clone(),
+                stall,
+                close_frame.clone(),
+            )
+            .instrument(tracing::Span::current()),
         );
         let max = state.max_message_bytes;
         if let Some(frame) = read_frames(stream, &ingress, &connection, &closed, max).await {

@@ -21,6 +21,9 @@ pub struct Limits {
     /// Messages a connection's outbound queue holds before consecutive deltas of one item are
     /// merged (and MCP progress of one call replaced); four times this is its hard bound.
     pub outbound_queue_messages: usize,
+    /// Bytes a connection's outbound queue may hold once past `outbound_queue_messages`; a
+    /// connection whose queue goes past this is closed.
+    pub outbound_queue_bytes: usize,
     /// Seconds a connection's socket (or stdout) may take nothing while output waits for it
     /// before the connection is closed (on stdio, the daemon then shuts down).
     pub outbound_stall_secs: u64,
@@ -40,6 +43,7 @@ impl Default for Limits {
             handshake_timeout_secs: 10,
             shutdown_grace_secs: 10,
             outbound_queue_messages: 4096,
+            outbound_queue_bytes: 32 * 1024 * 1024,
             outbound_stall_secs: 60,
             max_skill_file_bytes: 1024 * 1024,
             skills_scan_timeout_secs: 5,
@@ -76,6 +80,12 @@ impl Limits {
             return Err(invalid(
                 "outbound_queue_messages",
                 &format!("must be at least {}", Self::MIN_QUEUE_MESSAGES),
+            ));
+        }
+        if self.outbound_queue_bytes < Self::MIN_MESSAGE_BYTES {
+            return Err(invalid(
+                "outbound_queue_bytes",
+                &format!("must be at least {}", Self::MIN_MESSAGE_BYTES),
             ));
         }
         if self.outbound_stall_secs == 0 {

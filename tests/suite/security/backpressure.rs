@@ -157,7 +157,9 @@ async fn read_turn(subscriber: &mut Subscriber, pause: Duration) -> Seen {
                 seen.text.push_str(delta);
             }
             Some("item/completed") if message["params"]["item"]["type"] == "agentMessage" => {
-                seen.completed = message["params"]["item"]["text"].as_str().map(str::to_owned);
+                seen.completed = message["params"]["item"]["text"]
+                    .as_str()
+                    .map(str::to_owned);
             }
             Some("turn/completed") => return seen,
             _ => {}
