@@ -174,3 +174,7 @@ pub fn mcp_client() -> Result<reqwest::Client, HttpClientError> {
 #[cfg(test)]
 #[path = "http_client_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "http_client_tls_tests.rs"]
+mod tls_tests;

@@ -7,19 +7,9 @@ use weft_mock_model::{MockModel, Reply};
 
 use super::*;
 
-/// A self-signed CA certificate (EC P-256), only ever used as a trusted root in these tests.
-const TEST_CA: &str = "-----BEGIN CERTIFICATE-----
-MIIBhTCCASugAwIBAgIUGLq5LRAlkGlnDZ/qrFPihpfG9n8wCgYIKoZIzj0EAwIw
-FzEVMBMGA1UEAwwMV2VmdCB0ZXN0IENBMCAXDTI2MTIwMzA3MjgxNFoYDzIxMjYx
-MTA5MDcyODE0WjAXMRUwEwYDVQQDDAxXZWZ0IHRlc3QgQ0EwWTATBgcqhkjOPQIB
-BggqhkjOPQMBBwNCAAT8J1A1V8noq7+b446XKyI34yqlmZXRmfsiyDht9DQwvu2y
-jaRjhHkPq20D0+EOcTmspxuudXpmjvONhIIVI7oDo1MwUTAdBgNVHQ4EFgQU9ZY/
-RW8xpzBA4RiohUM6BD9IVVQwHwYDVR0jBBgwFoAU9ZY/RW8xpzBA4RiohUM6BD9I
-VVQwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEA2HShkbbhd2Ak
-5d/KE/zvuGERgSG00kzg+7a/M30m7G8CIB4a3GTaLamUSu+SnbwxLpdB7pZgiKo+
-+XBGB9sKpUwT
------END CERTIFICATE-----
-";
+/// A self-signed CA (EC P-256) made for these tests only; `localhost.pem` (IP 127.0.0.1) is
+/// signed by it.
+pub(crate) const TEST_CA: &str = include_str!("../testdata/http/ca.pem");
 
 /// Generous bound for "fails within the timeout" (the configured timeouts are far smaller).
 const BOUND: Duration = Duration::from_secs(20);
