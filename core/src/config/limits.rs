@@ -28,7 +28,7 @@ pub struct Limits {
     /// before the connection is closed (on stdio, the daemon then shuts down).
     pub outbound_stall_secs: u64,
     /// Largest `SKILL.md` or `agents/openai.yaml` that `skills/list` reads, in bytes; a larger
-    /// one is reported as an error (SECURITY.md, "Skills").
+    /// one is reported as an error (SECURITY.md, "Skills and thread search").
     pub max_skill_file_bytes: u64,
     /// Seconds one `skills/list` may spend searching the disk; then it answers what it found,
     /// with an error naming where it stopped.

@@ -5,7 +5,7 @@
 //! never opened), opened with `O_NONBLOCK` and `O_NOCTTY` (a FIFO swapped in after the check
 //! does not block the open, a terminal is not made the daemon's), checked again on the open
 //! handle, and read through `take()` up to [`ScanLimits::max_file_bytes`], so a sparse or
-//! growing file costs at most that much memory (SECURITY.md, "Skills").
+//! growing file costs at most that much memory (SECURITY.md, "Skills and thread search").
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
