@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use weft_mock_model::{MockModel, Reply};
-use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config};
+use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config, run_weft};
 
 use crate::turns::{Harness, Setup, run_turn_on, start_thread_on};
 
@@ -182,4 +182,23 @@ async fn proxy_variables_are_honoured() {
         run.messages
     );
     assert_eq!(mock.requests().len(), 1);
+}
+
+/// An `[http] ca_certificate` that holds no certificate stops the daemon at start-up with a
+/// message naming the key and the file.
+#[tokio::test]
+async fn bad_ca_certificate_stops_the_daemon() {
+    let home = TestHome::new();
+    home.write_file("corp-ca.pem", "not a certificate\n");
+    home.write_config(&format!(
+        "{}\n[http]\nca_certificate = \"corp-ca.pem\"\n",
+        mock_model_config("http://127.0.0.1:9/v1", "responses")
+    ));
+    let output = run_weft(&home, &["app-server"]).await;
+    assert!(!output.status.success(), "{output:?}");
+    assert!(
+        output.stderr.contains("http.ca_certificate") && output.stderr.contains("corp-ca.pem"),
+        "{}",
+        output.stderr
+    );
 }
