@@ -18,7 +18,8 @@ impl Progress {
         self.0.fetch_add(n as u64, Ordering::Relaxed);
     }
 
-    fn count(&self) -> u64 {
+    /// Bytes taken so far.
+    pub fn count(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
 }

@@ -208,3 +208,27 @@ impl Connected<IncomingStream<'_, LimitedListener>> for Handshake {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_connection_counts_what_its_socket_takes() {
+        let inner = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = inner.local_addr().unwrap();
+        let mut listener = LimitedListener::new(inner, 4, Duration::from_secs(10));
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let (mut stream, _) = listener.accept().await;
+        stream.upgraded.store(true, Ordering::Release);
+        let written = stream.written.clone();
+        assert_eq!(written.count(), 0);
+        stream.write_all(b"hello, world").await.unwrap();
+        let mut got = [0u8; 12];
+        client.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"hello, world");
+        assert_eq!(written.count(), 12);
+    }
+}
