@@ -5,7 +5,9 @@
 
 pub mod config;
 pub mod connection;
+pub mod names;
 pub mod pool;
+mod questions;
 
 pub use config::{ApprovalMode, McpServerConfig, McpServers, McpTransport};
 pub use connection::{CallError, Connection, Progress, StartError};

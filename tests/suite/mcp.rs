@@ -9,6 +9,8 @@ mod calls;
 mod client_methods;
 mod limits;
 mod pool;
+mod questions;
+mod tool_names;
 pub mod tool_search;
 
 use std::path::PathBuf;

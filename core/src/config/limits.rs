@@ -33,6 +33,9 @@ pub struct Limits {
     /// Seconds one `skills/list` may spend searching the disk; then it answers what it found,
     /// with an error naming where it stopped.
     pub skills_scan_timeout_secs: u64,
+    /// Questions (`elicitation/create`) one MCP tool call may have open at once; more are
+    /// declined (docs/mcp.md §5).
+    pub max_mcp_questions_per_call: usize,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             outbound_stall_secs: 60,
             max_skill_file_bytes: 1024 * 1024,
             skills_scan_timeout_secs: 5,
+            max_mcp_questions_per_call: 8,
         }
     }
 }
@@ -96,6 +100,9 @@ impl Limits {
         }
         if self.skills_scan_timeout_secs == 0 {
             return Err(invalid("skills_scan_timeout_secs", "must be at least 1"));
+        }
+        if self.max_mcp_questions_per_call == 0 {
+            return Err(invalid("max_mcp_questions_per_call", "must be at least 1"));
         }
         Ok(self)
     }

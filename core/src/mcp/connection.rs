@@ -81,18 +81,13 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// Asks the user on behalf of a server (its `elicitation/create`, docs/mcp.md §5): takes the
-/// request as JSON (`{mode, message, requestedSchema, _meta}`) and gives the answer as JSON
-/// (`{action, content, _meta}`).
-pub type Asker = Arc<dyn Fn(Value) -> futures::future::BoxFuture<'static, Value> + Send + Sync>;
+use super::questions::Questions;
+pub use super::questions::{AskFn, Asker, WarnFn};
 
 /// What the client handler shares with the connection.
-#[derive(Default)]
 struct Shared {
-    /// The calls in flight that can take a question from the server, newest last.
-    askers: Mutex<Vec<(u64, Asker)>>,
-    /// Numbers the entries of `askers`.
-    next_asker: std::sync::atomic::AtomicU64,
+    /// The requests in flight, to which the server's questions are attributed.
+    questions: Questions,
     /// Progress token → the call waiting for its progress.
     progress: Mutex<HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<Progress>>>,
     /// The server's tools (JSON `Tool` objects), refreshed on `list_changed`.
@@ -119,28 +114,14 @@ impl ClientHandler for Handler {
         info
     }
 
-    /// A question from the server: asked of the clients of the call in flight (the newest,
-    /// when there are several); declined when no call is waiting, since nobody could answer.
+    /// A question from the server: asked of the clients of the call that asked it, when
+    /// Weft can tell which did (`questions.rs`).
     async fn create_elicitation(
         &self,
         request: rmcp::model::ElicitRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        let asker = self
-            .shared
-            .askers
-            .lock()
-            .last()
-            .map(|(_, asker)| Arc::clone(asker));
-        let decline = rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Decline);
-        let Some(asker) = asker else {
-            tracing::info!(server = %self.shared.name, "MCP elicitation outside any call: declined");
-            return Ok(decline);
-        };
-        let answer = asker(to_json(&request)).await;
-        Ok(serde_json::from_value(answer).unwrap_or_else(|_| {
-            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Cancel)
-        }))
+        self.shared.questions.ask(to_json(&request), &context).await
     }
 
     async fn on_progress(
@@ -207,14 +188,15 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Starts the server `config` describes (its environment: `env`, already filtered by the
-    /// shell environment policy) and lists its tools, all within `startup_timeout_sec`.
+    /// shell environment policy) and lists its tools, all within `startup_timeout_sec`. One
+    /// call may hold `max_questions` open questions of the server.
     pub async fn start(
         config: &McpServerConfig,
         env: &[(String, String)],
+        max_questions: usize,
     ) -> Result<Connection, StartError> {
         let shared = Arc::new(Shared {
-            askers: Mutex::new(Vec::new()),
-            next_asker: std::sync::atomic::AtomicU64::new(0),
+            questions: Questions::new(&config.name, max_questions),
             progress: Mutex::new(HashMap::new()),
             tools: RwLock::new(Vec::new()),
             name: config.name.clone(),
@@ -347,8 +329,9 @@ impl Connection {
     }
 
     /// Calls `tool`: the `CallToolResult` as JSON. Progress notifications go to `progress`,
-    /// questions the server asks meanwhile to `asker`; `cancel` or the timeout end the wait and
-    /// send the server `notifications/cancelled`.
+    /// the questions the server asks for this call to `asker` (docs/mcp.md §5); `cancel` or
+    /// the timeout end the wait and send the server `notifications/cancelled`. When the call
+    /// is over, the questions it left open are withdrawn and answered `cancel`.
     pub async fn call_tool(
         &self,
         tool: &str,
@@ -358,20 +341,11 @@ impl Connection {
         asker: Option<Asker>,
         cancel: &CancellationToken,
     ) -> Result<Value, CallError> {
-        let asker_id = asker.map(|asker| {
-            let id = self
-                .shared
-                .next_asker
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.shared.askers.lock().push((id, asker));
-            id
-        });
+        let in_flight = self.shared.questions.begin(asker);
         let result = self
-            .call_tool_inner(tool, arguments, timeout, progress, cancel)
+            .call_tool_inner(tool, arguments, timeout, progress, cancel, &in_flight)
             .await;
-        if let Some(id) = asker_id {
-            self.shared.askers.lock().retain(|(other, _)| *other != id);
-        }
+        in_flight.end().await;
         result
     }
 
@@ -382,6 +356,7 @@ impl Connection {
         timeout: Duration,
         progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
         cancel: &CancellationToken,
+        in_flight: &super::questions::InFlightGuard<'_>,
     ) -> Result<Value, CallError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
@@ -393,6 +368,7 @@ impl Connection {
             .await
             .map_err(|err| CallError::Closed(err.to_string()))?;
         let token = handle.progress_token.clone();
+        in_flight.sent(handle.id.clone(), token.clone());
         if let Some(progress) = progress {
             self.shared.progress.lock().insert(token.clone(), progress);
         }
@@ -422,6 +398,7 @@ impl Connection {
 
     /// `resources/list` (one page).
     pub async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CallError> {
+        let _in_flight = self.shared.questions.begin(None);
         let page = self
             .service
             .peer()
@@ -435,6 +412,7 @@ impl Connection {
         &self,
         cursor: Option<String>,
     ) -> Result<Value, CallError> {
+        let _in_flight = self.shared.questions.begin(None);
         let page = self
             .service
             .peer()
@@ -445,6 +423,7 @@ impl Connection {
 
     /// `resources/read`.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        let _in_flight = self.shared.questions.begin(None);
         self.service
             .peer()
             .read_resource(ReadResourceRequestParams::new(uri.to_string()))

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{McpServerConfig, McpServers};
 use super::connection::Connection;
+use super::names::model_names;
 
 /// The first retry after a failure waits this long; each further failure doubles it.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -55,6 +56,8 @@ pub struct Server {
     current: RwLock<Option<Arc<Connection>>>,
     /// Where it is.
     status: RwLock<ServerStatus>,
+    /// What the last warning said was renamed or dropped of its tool list (warned once).
+    name_notes: parking_lot::Mutex<Vec<String>>,
 }
 
 /// A running server's tools, as a step offers them.
@@ -64,8 +67,18 @@ pub struct OfferedServer {
     pub config: McpServerConfig,
     /// `instructions` of its `initialize` answer.
     pub instructions: Option<String>,
-    /// Its tools (MCP `Tool` JSON), filtered by `enabled_tools` / `disabled_tools`.
+    /// Its tools (MCP `Tool` JSON), filtered by `enabled_tools` / `disabled_tools`, each
+    /// `name` as the model sees it (docs/mcp.md §4, "Tool names").
     pub tools: Vec<serde_json::Value>,
+    /// The model's name → the server's, for the tools whose names were changed.
+    pub renamed: BTreeMap<String, String>,
+}
+
+impl OfferedServer {
+    /// The server's own name of the tool the model calls `name`.
+    pub fn server_tool_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.renamed.get(name).map_or(name, String::as_str)
+    }
 }
 
 /// The pool.
@@ -80,19 +93,27 @@ pub struct McpPool {
     closed: CancellationToken,
     /// Seconds a stopping server gets between SIGTERM and SIGKILL.
     grace: Duration,
+    /// `[limits] max_mcp_questions_per_call`.
+    max_questions: usize,
 }
 
 impl McpPool {
     /// A pool of the configured servers (nothing is started yet). `env` is the environment
-    /// every stdio server gets (the shell environment policy's), before its entry's `env`.
-    pub fn new(servers: McpServers, env: Vec<(String, String)>, grace: Duration) -> Arc<McpPool> {
+    /// every stdio server gets (the shell environment policy's), before its entry's `env`;
+    /// `limits` gives the stop grace and how many questions one call may leave open.
+    pub fn new(
+        servers: McpServers,
+        env: Vec<(String, String)>,
+        limits: &crate::config::Limits,
+    ) -> Arc<McpPool> {
         let pool = McpPool {
             servers: RwLock::new(BTreeMap::new()),
             invalid: RwLock::new(servers.invalid.clone()),
             eager_start: servers.eager_start,
             env,
             closed: CancellationToken::new(),
-            grace,
+            grace: Duration::from_secs(limits.shutdown_grace_secs.max(1)),
+            max_questions: limits.max_mcp_questions_per_call,
         };
         for warning in &servers.warnings {
             tracing::warn!("{warning}");
@@ -107,7 +128,11 @@ impl McpPool {
 
     /// A pool with no servers.
     pub fn empty() -> Arc<McpPool> {
-        McpPool::new(McpServers::default(), Vec::new(), Duration::from_secs(2))
+        McpPool::new(
+            McpServers::default(),
+            Vec::new(),
+            &crate::config::Limits::default(),
+        )
     }
 
     /// The configured servers, by name.
@@ -166,7 +191,7 @@ impl McpPool {
             _ => 0,
         };
         server.set_status(ServerStatus::Starting);
-        match Connection::start(&server.config, &self.env).await {
+        match Connection::start(&server.config, &self.env, self.max_questions).await {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 *server.current.write() = Some(Arc::clone(&connection));
@@ -231,10 +256,13 @@ impl McpPool {
                             .is_some_and(|name| server.config.tool_allowed(name))
                     })
                     .collect();
+                let names = model_names(tools);
+                server.warn_names(&names.notes);
                 Some(OfferedServer {
                     config: server.config.clone(),
                     instructions: connection.instructions.clone(),
-                    tools,
+                    tools: names.tools,
+                    renamed: names.renamed,
                 })
             })
             .collect()
@@ -301,6 +329,24 @@ impl Server {
             starting: tokio::sync::Mutex::new(()),
             current: RwLock::new(None),
             status: RwLock::new(status),
+            name_notes: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Logs what was renamed or dropped of the tool list, once for each list that needs it.
+    fn warn_names(&self, notes: &[String]) {
+        let mut warned = self.name_notes.lock();
+        if warned.as_slice() == notes {
+            return;
+        }
+        *warned = notes.to_vec();
+        if !notes.is_empty() {
+            tracing::warn!(
+                server = %self.config.name,
+                "MCP server `{}`: tool names the model API refuses: {}",
+                self.config.name,
+                notes.join("; ")
+            );
         }
     }
 

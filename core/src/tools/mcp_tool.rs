@@ -121,10 +121,9 @@ pub async fn call(
 ) -> ToolOutput {
     let Target { server, tool } = target;
     let started = Instant::now();
-    let tool_name = tool
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    // The server's own name: the model may know the tool by a sanitised one (`mcp::names`).
+    let tool_name = server
+        .server_tool_name(tool.get("name").and_then(Value::as_str).unwrap_or_default())
         .to_string();
     let arguments: Value = if arguments.trim().is_empty() {
         json!({})
@@ -159,7 +158,7 @@ pub async fn call(
             return item.refused(turn, started, NEVER_APPROVED).await;
         }
         let wait = waits.begin(turn).await;
-        let params = approval_params(turn, &server, &tool, &arguments);
+        let params = approval_params(turn, &server, &tool_name, &tool, &arguments);
         let outcome =
             approval::ask(turn, ServerRequestParams::McpElicitation(Box::new(params))).await;
         wait.release().await;
@@ -232,9 +231,29 @@ pub async fn call(
     }
 }
 
-/// Forwards the server's own questions during the call to the thread's clients, as
-/// `mcpServer/elicitation/request` (docs/mcp.md §5); nobody answering is `cancel`.
+/// Forwards the server's questions attributed to this call to the thread's clients, as
+/// `mcpServer/elicitation/request` (docs/mcp.md §5); nobody answering is `cancel`. Warnings
+/// about questions Weft answered itself go to the thread as `warning`s.
 fn asker(turn: &ToolTurn, server: &str) -> crate::mcp::connection::Asker {
+    let warn_turn = turn.clone();
+    let warn: crate::mcp::connection::WarnFn = Arc::new(move |message: String| {
+        let turn = warn_turn.clone();
+        Box::pin(async move {
+            let event = ThreadEvent::Warning {
+                turn_id: Some(turn.turn_id.clone()),
+                message,
+            };
+            turn.sink.emit(&turn.thread_id, event).await;
+        })
+    });
+    crate::mcp::connection::Asker {
+        thread: turn.thread_id.to_string(),
+        ask: ask_clients(turn, server),
+        warn,
+    }
+}
+
+fn ask_clients(turn: &ToolTurn, server: &str) -> crate::mcp::connection::AskFn {
     let turn = turn.clone();
     let server = server.to_string();
     Arc::new(move |request: Value| {
@@ -282,10 +301,10 @@ fn form_for_clients(mut request: Value) -> Value {
 fn approval_params(
     turn: &ToolTurn,
     server: &OfferedServer,
+    name: &str,
     tool: &Value,
     arguments: &Value,
 ) -> McpServerElicitationRequestParams {
-    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
     let display: Vec<Value> = arguments
         .as_object()
         .map(|map| {
