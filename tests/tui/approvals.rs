@@ -1,80 +1,51 @@
 //! The approval overlays for commands and patches (Weft's `approval_policy = "untrusted"`:
 //! every non-read-only command and every patch asks), and an `on-request` escalation: approve,
 //! decline, approve for the session. The options are picked by their label, with the key the
-//! overlay shows for them, so the test does not depend on their order.
+//! overlay shows for them, so the test does not depend on their order; each key is pressed
+//! once the overlay shows whole and has settled (tests/tui/overlay.rs).
 
 use weft_mock_model::Reply;
 use weft_test_support::Tui;
 
+use crate::overlay::{COMMAND, Overlay, PATCH};
 use crate::{Session, exec_call, patch_call, wait_idle, wait_turn_done};
-
-const COMMAND_OVERLAY: &str = "Would you like to run the following command?";
-const PATCH_OVERLAY: &str = "Would you like to make the following edits?";
-
-/// Press the key of the overlay option whose label contains `label` (its `(key)` suffix). The
-/// TUI ignores keys for a moment after an overlay opens (so typing cannot approve by accident),
-/// so the key is pressed again until the overlay's options are gone.
-async fn choose(tui: &Tui, screen: &str, label: &str) {
-    let line = screen
-        .lines()
-        .find(|l| l.contains(label) && l.trim_end().ends_with(')'))
-        .unwrap_or_else(|| panic!("no option `{label}` on the overlay:\n{screen}"));
-    let line = line.trim_end().to_string();
-    let open = line.rfind('(').expect("an option key");
-    let key = match &line[open + 1..line.len() - 1] {
-        "esc" => "Escape".to_string(),
-        other => other.to_string(),
-    };
-    for _ in 0..10 {
-        tui.press(&key);
-        let gone = tokio::time::timeout(std::time::Duration::from_millis(1500), async {
-            while tui.screen().contains(&line) {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-        })
-        .await;
-        if gone.is_ok() {
-            return;
-        }
-    }
-    panic!("the overlay did not take `{key}`:\n{}", tui.screen());
-}
 
 /// A Weft session under `untrusted` whose model first runs `touch <file>`; returns once the
 /// command overlay shows.
-async fn command_overlay(file: &str) -> (Session, Tui, String) {
+async fn command_overlay(file: &str) -> (Session, Tui, Overlay) {
     let s = Session::start("untrusted").await;
     let tui = s.ready_tui().await;
     s.push(exec_call("call_touch", &format!("touch {file}")));
     s.push(Reply::new().text("Done with the file."));
     tui.submit("Create the file").await;
-    let screen = tui.wait_for_text(COMMAND_OVERLAY).await;
+    let overlay = COMMAND.wait(&tui).await;
+    let screen = overlay.screen();
     assert!(screen.contains(&format!("touch {file}")), "{screen}");
     assert!(!s.path(file).exists(), "ran before the approval");
-    (s, tui, screen)
+    (s, tui, overlay)
 }
 
 #[tokio::test]
 async fn command_approved() {
-    let (s, tui, screen) = command_overlay("approved.txt").await;
-    choose(&tui, &screen, "Yes, proceed").await;
+    let (s, tui, overlay) = command_overlay("approved.txt").await;
+    overlay.choose(&tui, "Yes, proceed").await;
     let screen = wait_turn_done(&tui, "Done with the file.").await;
     assert!(s.path("approved.txt").exists(), "not created:\n{screen}");
 }
 
 #[tokio::test]
 async fn command_declined() {
-    let (s, tui, screen) = command_overlay("declined.txt").await;
-    choose(&tui, &screen, "No").await;
+    let (s, tui, overlay) = command_overlay("declined.txt").await;
+    overlay.choose(&tui, "No").await;
     let screen = wait_idle(&tui).await;
-    assert!(!screen.contains(COMMAND_OVERLAY), "{screen}");
+    assert!(!screen.contains(COMMAND.question), "{screen}");
     assert!(!s.path("declined.txt").exists(), "ran although declined");
 }
 
 #[tokio::test]
 async fn command_approved_for_session() {
-    let (s, tui, screen) = command_overlay("again.txt").await;
-    choose(&tui, &screen, "don't ask again").await;
+    let (s, tui, overlay) = command_overlay("again.txt").await;
+    overlay.choose(&tui, "don't ask again").await;
     wait_turn_done(&tui, "Done with the file.").await;
     std::fs::remove_file(s.path("again.txt")).unwrap();
     // The same command in the next turn runs without asking.
@@ -83,7 +54,7 @@ async fn command_approved_for_session() {
     tui.submit("Once more").await;
     let screen = tui.wait_for_text("Done once more.").await;
     assert!(
-        screen.matches(COMMAND_OVERLAY).count() == 0,
+        screen.matches(COMMAND.question).count() == 0,
         "asked again:\n{screen}"
     );
     assert!(s.path("again.txt").exists());
@@ -93,22 +64,23 @@ const ADD_HELLO: &str =
     "*** Begin Patch\n*** Add File: hello.txt\n+hello from the patch\n*** End Patch\n";
 
 /// A session under `untrusted` whose model first applies a patch adding `hello.txt`.
-async fn patch_overlay() -> (Session, Tui, String) {
+async fn patch_overlay() -> (Session, Tui, Overlay) {
     let s = Session::start("untrusted").await;
     let tui = s.ready_tui().await;
     s.push(patch_call("call_patch", ADD_HELLO));
     s.push(Reply::new().text("Done with the patch."));
     tui.submit("Add a hello file").await;
-    let screen = tui.wait_for_text(PATCH_OVERLAY).await;
+    let overlay = PATCH.wait(&tui).await;
+    let screen = overlay.screen();
     assert!(screen.contains("hello.txt"), "{screen}");
     assert!(!s.path("hello.txt").exists(), "applied before the approval");
-    (s, tui, screen)
+    (s, tui, overlay)
 }
 
 #[tokio::test]
 async fn patch_approved() {
-    let (s, tui, screen) = patch_overlay().await;
-    choose(&tui, &screen, "Yes, proceed").await;
+    let (s, tui, overlay) = patch_overlay().await;
+    overlay.choose(&tui, "Yes, proceed").await;
     wait_turn_done(&tui, "Done with the patch.").await;
     assert_eq!(
         std::fs::read_to_string(s.path("hello.txt")).unwrap(),
@@ -118,17 +90,17 @@ async fn patch_approved() {
 
 #[tokio::test]
 async fn patch_declined() {
-    let (s, tui, screen) = patch_overlay().await;
-    choose(&tui, &screen, "No").await;
+    let (s, tui, overlay) = patch_overlay().await;
+    overlay.choose(&tui, "No").await;
     let screen = wait_idle(&tui).await;
-    assert!(!screen.contains(PATCH_OVERLAY), "{screen}");
+    assert!(!screen.contains(PATCH.question), "{screen}");
     assert!(!s.path("hello.txt").exists(), "applied although declined");
 }
 
 #[tokio::test]
 async fn patch_approved_for_session() {
-    let (s, tui, screen) = patch_overlay().await;
-    choose(&tui, &screen, "don't ask again").await;
+    let (s, tui, overlay) = patch_overlay().await;
+    overlay.choose(&tui, "don't ask again").await;
     wait_turn_done(&tui, "Done with the patch.").await;
     // A later patch to the same file applies without asking.
     let update = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello from the patch\n+hello again\n*** End Patch\n";
@@ -137,7 +109,7 @@ async fn patch_approved_for_session() {
     tui.submit("Change the hello file").await;
     let screen = tui.wait_for_text("Patched once more.").await;
     assert_eq!(
-        screen.matches(PATCH_OVERLAY).count(),
+        screen.matches(PATCH.question).count(),
         0,
         "asked again:\n{screen}"
     );
@@ -166,12 +138,13 @@ async fn on_request_escalation_asks_with_the_reason() {
     );
     s.push(Reply::new().text("Escalated and done."));
     tui.submit("Run it outside the sandbox").await;
-    let screen = tui.wait_for_text(COMMAND_OVERLAY).await;
+    let overlay = COMMAND.wait(&tui).await;
+    let screen = overlay.screen();
     assert!(
         screen.contains("The test wants it unsandboxed."),
         "{screen}"
     );
-    choose(&tui, &screen, "Yes, proceed").await;
+    overlay.choose(&tui, "Yes, proceed").await;
     tui.wait_for_text("Escalated and done.").await;
     assert!(s.path("escalated.txt").exists());
 }

@@ -2,13 +2,15 @@
 //! through tmux with `--remote ws://…`, `codex exec --remote …`, and the start-up sequence of
 //! an editor extension over stdio. Each test starts its own mock model, Weft daemon (WebSocket,
 //! in the client's workspace) and client with a scratch home. The client binary comes from
-//! `tests/tui/install.sh`; without it (or tmux) the tests fail and say so.
+//! `tests/tui/install.sh` (run by `tests/install.sh`); without it, tmux or bubblewrap the tests
+//! fail and say so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agents;
 mod approvals;
 mod exec;
 mod mcp;
+mod overlay;
 mod resume;
 mod slash;
 mod startup;
@@ -92,6 +94,7 @@ impl Session {
 
     /// Start `codex ARGS… --remote URL` in tmux (not waiting for anything).
     pub fn tui(&self, args: &[&str]) -> Tui {
+        check_bubblewrap(&self.client);
         let url = self.url();
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--remote", &url]);
@@ -117,6 +120,22 @@ impl Session {
     pub fn path(&self, relative: &str) -> std::path::PathBuf {
         self.client.workspace().join(relative)
     }
+}
+
+/// Fail clearly when `bwrap` is not on the client's `PATH`: without it the TUI shows a start-up
+/// warning (`⚠ 1 warning`) that the tests would take for one of Weft's (docs/tui-tests.md §1).
+fn check_bubblewrap(client: &ClientHome) {
+    let path = client
+        .env()
+        .into_iter()
+        .find_map(|(key, value)| (key == "PATH").then_some(value))
+        .expect("the client's PATH");
+    let found = std::env::split_paths(&path).any(|dir| dir.join("bwrap").is_file());
+    assert!(
+        found,
+        "bubblewrap (`bwrap`) is not on the client's PATH ({path}): the Codex TUI warns on its \
+         screen without it. Run tests/install.sh, which installs it (docs/tui-tests.md)"
+    );
 }
 
 /// Wait until the TUI's start-up is done: the header, the composer and its footer show.

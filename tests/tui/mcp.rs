@@ -1,11 +1,13 @@
 //! An MCP server in the Codex TUI (docs/mcp.md): the real FastMCP test server configured in
 //! Weft, its tool called by the model and shown by the TUI, and the TUI's approval of an MCP
-//! tool call (`mcpServer/elicitation/request`) answered on screen.
+//! tool call (`mcpServer/elicitation/request`) answered on screen once it has settled
+//! (tests/tui/overlay.rs).
 
 use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::mcp_servers;
 
+use crate::overlay::MCP_TOOL;
 use crate::{Session, screen_problems, wait_turn_done};
 
 /// A model reply calling `tool` of the `weft` MCP server (a Responses API namespaced call).
@@ -55,11 +57,12 @@ async fn an_mcp_approval_is_answered_on_screen() {
     s.push(weft_call("call_add", "add", json!({"a": 20, "b": 22})));
     s.push(Reply::new().text("Added with approval."));
     tui.submit("Add the numbers").await;
-    let screen = tui
-        .wait_for_text("Allow the weft MCP server to run tool")
-        .await;
+    let overlay = MCP_TOOL.wait(&tui).await;
+    let screen = overlay.screen();
     assert!(screen.contains("Calling weft.add"), "{screen}");
-    tui.press("Enter");
+    assert!(screen.contains(r#"run tool "add"?"#), "{screen}");
+    // Enter picks the selected option, `Allow`.
+    overlay.choose(&tui, "Run the tool and continue").await;
     let screen = wait_turn_done(&tui, "Added with approval.").await;
     let requests = s.wait_for_requests(2).await;
     let output = requests[1]
