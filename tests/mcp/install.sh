@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the MCP servers that Weft's MCP client end-to-end tests talk to (tests/mcp/README.md)
 # into target/mcp-servers/ (or $WEFT_MCP_SERVERS_DIR). Both come from their registries at pinned
-# versions, so the client is tested against servers that nobody on the project wrote:
+# versions, so the client is tested against servers that nobody on the project wrote (run by
+# tests/install.sh, the install step of the README's test command):
 #
 #   venv/  a Python virtualenv with the official MCP Python SDK (mcp, the version pinned in
 #          tests/mcp/python/requirements.lock), which runs tests/mcp/servers/weft_test_server.py

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the pinned Codex client (npm package @openai/codex, the version locked in
 # tests/reference/npm/package-lock.json) into target/codex-client/, for the TUI end-to-end tests
-# (docs/tui-tests.md). Idempotent: when the installed lockfile matches the pinned one and the
-# native binary is there, it does nothing.
+# (docs/tui-tests.md). tests/install.sh, the install step of the README's test command, runs it.
+# Idempotent: when the installed lockfile matches the pinned one and the native binary is there,
+# it does nothing.
 #
 #   tests/tui/install.sh           install if needed; prints the path of the native binary
 #   tests/tui/install.sh --path    only print where the binary is (or would be)
