@@ -9,13 +9,15 @@ With --http, PORT 0 picks a free port, and once the server accepts connections i
 line to stderr: `weft_edge_server: listening on http://127.0.0.1:<port>/mcp`.
 
 Question tools:
-    ask_after(question, seconds=0, echo_token=false)
-        sleeps `seconds`, then asks `question` (elicitation/create, form mode, sent as related
-        to the call); with `echo_token`, the request's `_meta.progressToken` is the call's own
-        progress token. Returns the answer, "declined" or "cancelled"; an error answer makes
-        the call fail with the error's message.
-    wait(seconds)
-        sleeps `seconds`; returns "waited".
+    ask_after(question, seconds=0, echo_token=false, after_file="")
+        waits until the file `after_file` exists (when given; at most 60 s), sleeps `seconds`,
+        then asks `question` (elicitation/create, form mode, sent as related to the call);
+        with `echo_token`, the request's `_meta.progressToken` is the call's own progress
+        token. Returns the answer, "declined" or "cancelled"; an error answer makes the call
+        fail with the error's message.
+    wait(seconds, until_file="")
+        sleeps `seconds`, or with `until_file` waits until that file exists (at most 60 s);
+        returns "waited".
     flood(count, seconds)
         asks `count` questions at once without waiting for their answers, then returns
         "asked <count>" after `seconds`; the questions stay the server's until answered.
@@ -72,6 +74,13 @@ server = FastMCP("weft-edge-server", log_level="WARNING")
 _background: set[asyncio.Task[None]] = set()
 
 
+async def _until(path: str) -> None:
+    """Wait until the file exists (the test's signal), at most 60 s."""
+    with anyio.move_on_after(60):
+        while not os.path.exists(path):
+            await anyio.sleep(0.02)
+
+
 async def _ask(ctx: Context, question: str, meta: dict[str, Any] | None) -> types.ElicitResult:
     params = types.ElicitRequestFormParams(message=question, requestedSchema=SCHEMA)
     if meta is not None:
@@ -86,13 +95,17 @@ async def _ask(ctx: Context, question: str, meta: dict[str, Any] | None) -> type
 
 
 @server.tool()
-async def ask_after(question: str, ctx: Context, seconds: float = 0.0, echo_token: bool = False) -> str:
-    """Sleeps `seconds`, then asks `question`; returns the answer, "declined" or "cancelled"."""
+async def ask_after(
+    question: str, ctx: Context, seconds: float = 0.0, echo_token: bool = False, after_file: str = ""
+) -> str:
+    """Waits for `after_file` and `seconds`, then asks `question`; returns the answer, "declined" or "cancelled"."""
     meta = None
     if echo_token:
         own = ctx.request_context.meta
         token = own.progressToken if own is not None else None
         meta = {"progressToken": token}
+    if after_file:
+        await _until(after_file)
     await anyio.sleep(seconds)
     record_event(f"asked {question}")
     try:
@@ -107,9 +120,12 @@ async def ask_after(question: str, ctx: Context, seconds: float = 0.0, echo_toke
 
 
 @server.tool()
-async def wait(seconds: float) -> str:
-    """Sleeps `seconds`; returns "waited"."""
-    await anyio.sleep(seconds)
+async def wait(seconds: float, until_file: str = "") -> str:
+    """Sleeps `seconds`, or waits until `until_file` exists; returns "waited"."""
+    if until_file:
+        await _until(until_file)
+    else:
+        await anyio.sleep(seconds)
     return "waited"
 
 

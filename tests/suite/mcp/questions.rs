@@ -34,7 +34,7 @@ struct Two {
     other: Client,
     ws: PathBuf,
     events: PathBuf,
-    _scratch: tempfile::TempDir,
+    scratch: tempfile::TempDir,
     /// The edge server over streamable HTTP, when the test runs it so.
     _http: Option<tokio::process::Child>,
 }
@@ -81,7 +81,7 @@ impl Two {
             other,
             ws,
             events,
-            _scratch: scratch,
+            scratch,
             _http: child,
         }
     }
@@ -182,9 +182,12 @@ async fn overlap(
     let a = t.thread(true).await;
     let b = t.thread(false).await;
     let question = format!("A's secret question ({a_first}, {echo_token})");
-    let ask = json!({"question": question, "seconds": if a_first { 2.0 } else { 0.5 },
-                     "echo_token": echo_token});
-    let wait = json!({"seconds": 4.0});
+    // A asks, and B's call ends, when the test says so (by creating these files).
+    let go_a = t.scratch.path().join(format!("go_a_{a_first}"));
+    let go_b = t.scratch.path().join(format!("go_b_{a_first}"));
+    let ask = json!({"question": question, "echo_token": echo_token,
+                     "after_file": go_a.display().to_string()});
+    let wait = json!({"seconds": 0, "until_file": go_b.display().to_string()});
     if a_first {
         t.call(true, &a, "call_a", "ask_after", ask).await;
         t.call(false, &b, "call_b", "wait", wait).await;
@@ -194,7 +197,8 @@ async fn overlap(
     }
     t.h.push(Reply::new().text("a done"));
     t.h.push(Reply::new().text("b done"));
-    let mut a_messages = Vec::new();
+    // Both calls run now, in the order chosen: A's asks.
+    std::fs::write(&go_a, "").expect("signal A");
     if attributable {
         // Attributed (by the echoed progress token, or the stream it came on): A's client is
         // asked, and answers.
@@ -211,7 +215,9 @@ async fn overlap(
         )
         .await;
     }
-    a_messages.extend(read_through_turn_completed(&mut t.h.client).await);
+    // A's turn ends while B's call still runs; then B's call ends.
+    let a_messages = read_through_turn_completed(&mut t.h.client).await;
+    std::fs::write(&go_b, "").expect("signal B");
     let b_messages = read_through_turn_completed(&mut t.other).await;
     let a_item = completed_item(&a_messages, "call_a").clone();
     let b_item = completed_item(&b_messages, "call_b").clone();
