@@ -312,6 +312,7 @@ async fn a_client_that_stops_reading_is_dropped_after_the_stall_limit() {
     }
     assert!(!got_the_end, "the stalled client was served to the end");
     let growth_mib = peak.saturating_sub(before) / 1024;
+    eprintln!("the daemon grew by {growth_mib} MiB");
     assert!(
         growth_mib < 256,
         "the daemon grew by {growth_mib} MiB for a stalled client"
@@ -345,6 +346,7 @@ async fn a_stalled_stdio_client_keeps_memory_bounded_and_the_daemon_exits() {
     let status = t.h.daemon.wait_exit_within(Duration::from_secs(120)).await;
     let peak = sampler.peak();
     let growth_mib = peak.saturating_sub(before) / 1024;
+    eprintln!("the daemon grew by {growth_mib} MiB");
     assert!(
         status.is_some(),
         "the daemon kept running with a stalled stdout (grew by {growth_mib} MiB)"
