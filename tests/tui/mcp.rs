@@ -23,8 +23,12 @@ fn weft_call(call_id: &str, tool: &str, arguments: serde_json::Value) -> Reply {
         .raw_event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
 }
 
+/// Weft with the FastMCP test server as `weft`. Its start-up may take up to a minute: on a
+/// loaded two-core machine the Python SDK's imports alone took more than the default 10 s, and
+/// these tests are about what the TUI shows, not how fast a server starts (docs/mcp.md §2).
 async fn session(approval: &str) -> Session {
-    Session::start_with(approval, &mcp_servers().test_server_toml("weft", "")).await
+    let server = mcp_servers().test_server_toml("weft", "startup_timeout_sec = 60");
+    Session::start_with(approval, &server).await
 }
 
 #[tokio::test]
