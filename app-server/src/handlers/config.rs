@@ -136,6 +136,23 @@ fn effective(config: &Config) -> config_api::Config {
             "max_connections": limits.max_connections,
             "handshake_timeout_secs": limits.handshake_timeout_secs,
             "shutdown_grace_secs": limits.shutdown_grace_secs,
+            "outbound_queue_messages": limits.outbound_queue_messages,
+            "outbound_queue_bytes": limits.outbound_queue_bytes,
+            "outbound_stall_secs": limits.outbound_stall_secs,
+            "max_skill_file_bytes": limits.max_skill_file_bytes,
+            "skills_scan_timeout_secs": limits.skills_scan_timeout_secs,
+            "max_mcp_questions_per_call": limits.max_mcp_questions_per_call,
+        }),
+    );
+    let http = &config.http;
+    additional.insert(
+        "http".to_string(),
+        json!({
+            "connect_timeout_ms": http.connect_timeout_ms,
+            "read_timeout_ms": http.read_timeout_ms,
+            "pool_max_idle_per_host": http.pool_max_idle_per_host,
+            "pool_idle_timeout_secs": http.pool_idle_timeout_secs,
+            "ca_certificate": http.ca_certificate,
         }),
     );
     additional.insert(

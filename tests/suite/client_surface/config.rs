@@ -9,6 +9,7 @@ on_both_transports!(
     effective_values_origins_and_layers,
     without_include_layers_layers_are_null,
     secrets_are_not_echoed,
+    limits_and_http_settings_are_reported,
 );
 
 /// `sha256:` of `value` as sorted compact JSON (the reference's layer version).
@@ -142,4 +143,48 @@ async fn secrets_are_not_echoed(transport: Transport) {
     let mock = &answer["config"]["model_providers"]["mock"];
     assert_eq!(mock["experimental_bearer_token"], "<redacted>");
     assert_eq!(mock["http_headers"], json!({"X-Api-Key": "<redacted>"}));
+}
+
+/// Every `[limits]` and `[http]` key is reported with its effective value: the file's where it
+/// sets one, the default elsewhere.
+async fn limits_and_http_settings_are_reported(transport: Transport) {
+    let mut s = Surface::start(
+        transport,
+        "",
+        "[limits]\nmax_mcp_questions_per_call = 3\noutbound_stall_secs = 30\n\n\
+         [http]\nconnect_timeout_ms = 2500\n",
+        &[],
+    )
+    .await;
+    let answer = s
+        .client
+        .request("config/read", json!({"cwd": "."}))
+        .await
+        .unwrap();
+    let config = &answer["config"];
+    assert_eq!(
+        config["limits"],
+        json!({
+            "max_message_bytes": 4194304,
+            "max_connections": 256,
+            "handshake_timeout_secs": 10,
+            "shutdown_grace_secs": 10,
+            "outbound_queue_messages": 4096,
+            "outbound_queue_bytes": 33554432,
+            "outbound_stall_secs": 30,
+            "max_skill_file_bytes": 1048576,
+            "skills_scan_timeout_secs": 5,
+            "max_mcp_questions_per_call": 3,
+        })
+    );
+    assert_eq!(
+        config["http"],
+        json!({
+            "connect_timeout_ms": 2500,
+            "read_timeout_ms": 300000,
+            "pool_max_idle_per_host": 8,
+            "pool_idle_timeout_secs": 90,
+            "ca_certificate": null,
+        })
+    );
 }
