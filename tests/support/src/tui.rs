@@ -284,9 +284,9 @@ fn check_tmux() {
         .is_ok_and(|o| o.status.success());
     assert!(
         found,
-        "tmux is not installed; the TUI tests drive the Codex TUI through it: install it \
-         (`apt-get install -y tmux`; .ci/run does) and run tests/tui/install.sh for the client \
-         (docs/tui-tests.md)"
+        "tmux is not installed; the TUI tests drive the Codex TUI through it: run \
+         tests/install.sh (the README's test command does), which installs it with the pinned \
+         client (docs/tui-tests.md)"
     );
 }
 
