@@ -1,0 +1,180 @@
+//! Finding a chunk's lines in a file: seek passes, Unicode folding, anchors, end of file and
+//! newlines.
+
+use super::*;
+
+#[test]
+fn seek_passes_in_order() {
+    let lines = strings(&["a  ", "  b", "x", "b"]);
+    // Exact match later beats a fuzzy match earlier.
+    assert_eq!(seek_sequence(&lines, &strings(&["b"]), 0, false), Some(3));
+    // trim_end.
+    assert_eq!(seek_sequence(&lines, &strings(&["a"]), 0, false), Some(0));
+    // trim.
+    assert_eq!(
+        seek_sequence(&lines, &strings(&["a", "b"]), 0, false),
+        Some(0)
+    );
+    // From the start index only.
+    assert_eq!(seek_sequence(&lines, &strings(&["a"]), 1, false), None);
+    // Empty pattern, too-long pattern.
+    assert_eq!(seek_sequence(&lines, &[], 2, false), Some(2));
+    assert_eq!(
+        seek_sequence(&lines, &strings(&["a", "b", "c", "d", "e"]), 0, false),
+        None
+    );
+    assert_eq!(seek_sequence(&[], &strings(&["a"]), 0, false), None);
+    // EOF prefers the last window, else falls back to the forward search.
+    let dup = strings(&["x", "y", "x"]);
+    assert_eq!(seek_sequence(&dup, &strings(&["x"]), 0, true), Some(2));
+    assert_eq!(seek_sequence(&dup, &strings(&["y"]), 0, true), Some(1));
+}
+
+#[test]
+fn unicode_punctuation_is_folded() {
+    let file = "let s = \u{201C}hello\u{201D}; // it\u{2019}s \u{2014} ok\u{00A0}\n";
+    let out = apply_text(
+        file,
+        &update("@@\n-let s = \"hello\"; // it's - ok\n+let s = 1;"),
+    )
+    .unwrap();
+    assert_eq!(out, "let s = 1;\n");
+    // And the other way round: ASCII in the file, typographic characters in the patch.
+    let out = apply_text(
+        "a - 'b'\n",
+        &update("@@\n-a \u{2013} \u{2018}b\u{2019}\n+c"),
+    )
+    .unwrap();
+    assert_eq!(out, "c\n");
+}
+
+#[test]
+fn unicode_content_round_trips() {
+    let file = "héllo wörld\n日本語\n🦀 crab\n";
+    let out = apply_text(file, &update("@@\n 日本語\n-🦀 crab\n+🦀 ferris")).unwrap();
+    assert_eq!(out, "héllo wörld\n日本語\n🦀 ferris\n");
+}
+
+#[test]
+fn hunk_that_matches_nowhere_fails_with_the_reference_text() {
+    let err = apply_text("a\nb\n", &update("@@\n-zzz\n-yyy\n+c")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Failed to find expected lines in /f.txt:\nzzz\nyyy"
+    );
+    assert_eq!(
+        err.model_text(),
+        "apply_patch verification failed: Failed to find expected lines in /f.txt:\nzzz\nyyy"
+    );
+    let err = apply_text("a\nb\n", &update("@@ fn missing()\n-a\n+c")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Failed to find context 'fn missing()' in /f.txt"
+    );
+}
+
+#[test]
+fn ambiguous_lines_take_the_first_match_and_anchors_disambiguate() {
+    let file = "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n";
+    let first = apply_text(file, &update("@@\n-    x = 1;\n+    x = 2;")).unwrap();
+    assert_eq!(first, "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 1;\n}\n");
+    let anchored = apply_text(file, &update("@@ fn b() {\n-    x = 1;\n+    x = 2;")).unwrap();
+    assert_eq!(
+        anchored,
+        "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 2;\n}\n"
+    );
+    // Chunks search forward from the previous one: the second chunk finds the second copy.
+    let both = apply_text(
+        file,
+        &update("@@\n-    x = 1;\n+    x = 2;\n@@\n-    x = 1;\n+    x = 3;"),
+    )
+    .unwrap();
+    assert_eq!(both, "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 3;\n}\n");
+    // Chunks out of file order fail rather than matching backwards.
+    let err = apply_text("a\nb\n", &update("@@\n-b\n+B\n@@\n-a\n+A")).unwrap_err();
+    assert!(err.to_string().starts_with("Failed to find expected lines"));
+}
+
+#[test]
+fn end_of_file_marker_targets_the_tail() {
+    let file = "x\nend\nx\nend\n";
+    let out = apply_text(file, &update("@@\n x\n-end\n+END\n*** End of File")).unwrap();
+    assert_eq!(out, "x\nend\nx\nEND\n");
+}
+
+#[test]
+fn pure_additions() {
+    // No anchor: appended at the end.
+    assert_eq!(
+        apply_text("a\nb\n", &update("@@\n+c")).unwrap(),
+        "a\nb\nc\n"
+    );
+    // Anchored: right after the anchor line.
+    assert_eq!(
+        apply_text(
+            "class A:\n    pass\nx = 1\n",
+            &update("@@ class A:\n+    y = 2")
+        )
+        .unwrap(),
+        "class A:\n    y = 2\n    pass\nx = 1\n"
+    );
+    // Into an empty file.
+    assert_eq!(apply_text("", &update("@@\n+first")).unwrap(), "first\n");
+}
+
+#[test]
+fn trailing_newline_handling() {
+    // A missing final newline is added.
+    assert_eq!(apply_text("a\nb", &update("@@\n-a\n+A")).unwrap(), "A\nb\n");
+    // A file ending in a blank line keeps it.
+    assert_eq!(apply_text("a\n\n", &update("@@\n-a\n+A")).unwrap(), "A\n\n");
+    // Deleting every line leaves an empty file.
+    assert_eq!(apply_text("a\nb\n", &update("@@\n-a\n-b")).unwrap(), "");
+    // A trailing empty old line (the final newline) is retried without it.
+    assert_eq!(
+        apply_text("a\nb\n", &update("@@\n-b\n+B\n")).unwrap(),
+        "a\nB\n"
+    );
+}
+
+#[test]
+fn whitespace_insensitive_matching() {
+    let file = "    indented   \n\tlast\n";
+    let out = apply_text(file, &update("@@\n-indented\n+done\n-last\n")).unwrap();
+    assert_eq!(out, "done\n");
+}
+
+#[test]
+fn crlf_files_keep_crlf() {
+    let file = "one\r\ntwo\r\nthree\r\n";
+    let out = apply_text(file, &update("@@\n one\n-two\n+TWO\n+2.5")).unwrap();
+    assert_eq!(out, "one\r\nTWO\r\n2.5\r\nthree\r\n");
+    // A file with mixed endings is treated as LF; its CRs stay where they were.
+    let mixed = "a\r\nb\nc\n";
+    assert_eq!(
+        apply_text(mixed, &update("@@\n-b\n+B")).unwrap(),
+        "a\r\nB\nc\n"
+    );
+}
+
+#[test]
+fn ten_thousand_line_file() {
+    let file: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+    let start = std::time::Instant::now();
+    let patch = update(
+        "@@\n line 4998\n-line 4999\n+changed 4999\n line 5000\n@@ line 9990\n-line 9999\n+last\n*** End of File",
+    );
+    let out = apply_text(&file, &patch).unwrap();
+    assert!(out.contains("line 4998\nchanged 4999\nline 5000\n"));
+    assert!(out.ends_with("line 9998\nlast\n"));
+    assert_eq!(out.lines().count(), 10_000);
+    // A miss scans the whole file through all four passes.
+    assert!(apply_text(&file, &update("@@\n-not there\n+x")).is_err());
+    let diff = unified_hunks(&file, &out, 1);
+    assert_eq!(
+        diff,
+        "@@ -4999,3 +4999,3 @@\n line 4998\n-line 4999\n+changed 4999\n line 5000\n\
+         @@ -9999,2 +9999,2 @@\n line 9998\n-line 9999\n+last\n"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
