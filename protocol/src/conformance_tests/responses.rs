@@ -1,0 +1,213 @@
+//! Responses Weft writes validate against both schemas and write every key.
+
+use super::*;
+
+#[test]
+fn responses_validate_and_write_every_key() {
+    let mut schemas = Schemas::load();
+    let thread = sample_thread(vec![
+        sample_turn(TurnStatus::Completed),
+        sample_turn(TurnStatus::Failed),
+    ]);
+    let policies = [
+        (
+            AskForApproval::Never,
+            SandboxPolicy::from_mode(SandboxMode::WorkspaceWrite),
+        ),
+        (
+            AskForApproval::OnRequest,
+            SandboxPolicy::from_mode(SandboxMode::ReadOnly),
+        ),
+        (
+            AskForApproval::Granular {
+                sandbox_approval: true,
+                rules: true,
+                mcp_elicitations: false,
+                request_permissions: false,
+                skill_approval: false,
+            },
+            SandboxPolicy::ExternalSandbox {
+                network_access: NetworkAccess::Enabled,
+            },
+        ),
+        (AskForApproval::Untrusted, SandboxPolicy::DangerFullAccess),
+    ];
+    for (approval_policy, sandbox) in policies {
+        let start = ThreadStartResponse {
+            thread: thread.clone(),
+            model: "gpt-5.5".into(),
+            model_provider: "openai".into(),
+            service_tier: None,
+            cwd: "/w".into(),
+            instruction_sources: vec!["/w/AGENTS.md".into()],
+            approval_policy,
+            approvals_reviewer: ApprovalsReviewer::User,
+            sandbox: sandbox.clone(),
+            reasoning_effort: None,
+            disabled_plugin_ids: vec![],
+            active_permission_profile: None,
+        };
+        schemas.check(
+            "v2/ThreadStartResponse.json",
+            &to_value(&start),
+            "thread/start",
+        );
+        let fork = ThreadForkResponse {
+            thread: thread.clone(),
+            model: start.model.clone(),
+            model_provider: start.model_provider.clone(),
+            service_tier: None,
+            cwd: start.cwd.clone(),
+            instruction_sources: vec![],
+            approval_policy,
+            approvals_reviewer: ApprovalsReviewer::AutoReview,
+            sandbox: sandbox.clone(),
+            reasoning_effort: Some("low".into()),
+            disabled_plugin_ids: vec![],
+            active_permission_profile: Some(ActivePermissionProfile::builtin(":workspace")),
+        };
+        schemas.check(
+            "v2/ThreadForkResponse.json",
+            &to_value(&fork),
+            "thread/fork",
+        );
+        let resume = ThreadResumeResponse {
+            thread: thread.clone(),
+            model: start.model.clone(),
+            model_provider: start.model_provider.clone(),
+            service_tier: Some("flex".into()),
+            cwd: start.cwd.clone(),
+            instruction_sources: vec![],
+            approval_policy,
+            approvals_reviewer: ApprovalsReviewer::GuardianSubagent,
+            sandbox,
+            reasoning_effort: None,
+            disabled_plugin_ids: vec![],
+            initial_turns_page: None,
+            turns_backwards_cursor: None,
+            items_backwards_cursor: None,
+            collaboration_mode: Some(CollaborationMode {
+                mode: ModeKind::Plan,
+                settings: CollaborationModeSettings {
+                    model: "m".into(),
+                    reasoning_effort: None,
+                    developer_instructions: None,
+                },
+            }),
+            active_permission_profile: None,
+        };
+        schemas.check(
+            "v2/ThreadResumeResponse.json",
+            &to_value(&resume),
+            "thread/resume",
+        );
+    }
+    let init = InitializeResponse {
+        user_agent: "x/0.1.0".into(),
+        codex_home: "/home/me/.weft".into(),
+        platform_family: "unix".into(),
+        platform_os: "linux".into(),
+    };
+    schemas.check("v1/InitializeResponse.json", &to_value(&init), "initialize");
+    let list = ThreadListResponse {
+        data: vec![sample_thread(vec![])],
+        next_cursor: Some("c".into()),
+        backwards_cursor: None,
+        read_states: Some(
+            [(
+                "t".to_string(),
+                ThreadReadState::initial(&ThreadId::from("t")),
+            )]
+            .into(),
+        ),
+    };
+    schemas.check(
+        "v2/ThreadListResponse.json",
+        &to_value(&list),
+        "thread/list",
+    );
+    schemas.check(
+        "v2/ThreadReadResponse.json",
+        &to_value(&ThreadReadResponse {
+            thread: thread.clone(),
+            read_state: Some(ThreadReadState {
+                first_unread: Some(ThreadUnreadPosition::ThreadStart),
+                revision: "r".into(),
+            }),
+        }),
+        "thread/read",
+    );
+    schemas.check(
+        "v2/ThreadUnarchiveResponse.json",
+        &to_value(&ThreadUnarchiveResponse { thread }),
+        "thread/unarchive",
+    );
+    let loaded = ThreadLoadedListResponse {
+        data: vec!["a".into()],
+        next_cursor: None,
+    };
+    schemas.check(
+        "v2/ThreadLoadedListResponse.json",
+        &to_value(&loaded),
+        "thread/loaded/list",
+    );
+    for status in [
+        ThreadUnsubscribeStatus::NotLoaded,
+        ThreadUnsubscribeStatus::NotSubscribed,
+        ThreadUnsubscribeStatus::Unsubscribed,
+    ] {
+        schemas.check(
+            "v2/ThreadUnsubscribeResponse.json",
+            &to_value(&ThreadUnsubscribeResponse { status }),
+            "thread/unsubscribe",
+        );
+    }
+    schemas.check(
+        "v2/ThreadArchiveResponse.json",
+        &to_value(&ThreadArchiveResponse {}),
+        "thread/archive",
+    );
+    schemas.check(
+        "v2/ThreadSetNameResponse.json",
+        &to_value(&ThreadSetNameResponse {}),
+        "thread/name/set",
+    );
+    schemas.check(
+        "v2/ThreadCompactStartResponse.json",
+        &to_value(&ThreadCompactStartResponse {}),
+        "thread/compact/start",
+    );
+    schemas.check(
+        "v2/TurnInterruptResponse.json",
+        &to_value(&TurnInterruptResponse {}),
+        "turn/interrupt",
+    );
+    let turn = Turn {
+        items_view: TurnItemsView::NotLoaded,
+        started_at: None,
+        ..sample_turn(TurnStatus::InProgress)
+    };
+    let turn_json = to_value(&TurnStartResponse { turn });
+    assert_eq!(
+        turn_json,
+        json!({"turn": {"id": "turn1", "rootTurnId": "turn1", "items": [], "itemsView": "notLoaded",
+            "status": "inProgress", "error": null, "startedAt": null, "completedAt": null, "durationMs": null}})
+    );
+    schemas.check("v2/TurnStartResponse.json", &turn_json, "turn/start");
+    schemas.check(
+        "v2/TurnSteerResponse.json",
+        &to_value(&TurnSteerResponse {
+            turn_id: "t".into(),
+        }),
+        "turn/steer",
+    );
+    let models = ModelListResponse {
+        data: vec![sample_model()],
+        next_cursor: None,
+    };
+    schemas.check(
+        "v2/ModelListResponse.json",
+        &to_value(&models),
+        "model/list",
+    );
+}
