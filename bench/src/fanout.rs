@@ -4,11 +4,13 @@
 //! Per repetition and K (1,000 and 10,000 deltas, interleaved): connection 0 starts a thread,
 //! connections 1–9 `thread/resume` it (so they are subscribed), the mock gets a reply of K
 //! deltas, connection 0 sends `turn/start`; the span ends when every connection has read
-//! `turn/completed`, and every connection must have received exactly K deltas. The CPU per
-//! delta is the slope of the median CPU over K, as in `turns.rs`. CPU time comes from
-//! `/proc/PID/task/*/schedstat` (nanoseconds), not the 10 ms ticks of `/proc/PID/stat`.
-//! The WebSocket series also run at K = 1,000 / 3,000, under Weft's per-connection queue of
-//! 4,096 messages, because a burst of 10,000 deltas makes Weft drop some of ten subscribers.
+//! `turn/completed`, and every connection must have received exactly K deltas (a frame counts
+//! for each scripted delta it carries: since issue 24 a connection whose queue fills gets
+//! consecutive deltas merged instead of being dropped). The CPU per delta is the slope of the
+//! median CPU over K, as in `turns.rs`. CPU time comes from `/proc/PID/task/*/schedstat`
+//! (nanoseconds), not the 10 ms ticks of `/proc/PID/stat`. The WebSocket series also run at
+//! K = 1,000 / 3,000, under Weft's per-connection queue of 4,096 messages, where nothing is
+//! merged (before issue 24, a burst of 10,000 deltas made Weft drop some of ten subscribers).
 //!
 //! With `--callgrind`, Weft also runs under `valgrind --tool=callgrind`: the counters are zeroed
 //! before and dumped after a K = 1,000 and a K = 3,000 turn, so instructions per delta =

@@ -4,8 +4,9 @@
 //! waits for them, notifications into a queue. Agent-message deltas are the bulk of the traffic
 //! (a fleet run delivers a million of them), so they are not parsed: the reader recognises them
 //! by their `method` member and only counts them per `threadId`, found by a substring search
-//! ([`delta_thread`]). That keeps the reader far faster than the server's writer, so the bench
-//! never makes the server's per-connection queue overflow by reading slowly.
+//! ([`delta_thread`]). That keeps the reader fast. A server whose per-connection queue fills
+//! anyway may merge consecutive deltas into one frame (Weft does, docs/protocol.md §2.5), so a
+//! frame counts for the scripted deltas it carries ([`scripted_deltas`]).
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -261,6 +262,13 @@ pub fn delta_thread(text: &str) -> Option<&str> {
     Some(&text[start..start + len])
 }
 
+/// How many of the bench's scripted deltas (`tokN `, `target::reply_of_deltas`) a delta frame
+/// carries: one, or more when the server merged them. Nothing else in the frame can contain
+/// `tok` (ids are hexadecimal or `msg_…`); a frame of other text counts as one.
+pub fn scripted_deltas(text: &str) -> u64 {
+    (text.matches("tok").count() as u64).max(1)
+}
+
 async fn read_loop(
     mut stream: SplitStream<Ws>,
     sink: Sink,
@@ -276,14 +284,15 @@ async fn read_loop(
         };
         shared.frames.fetch_add(1, Ordering::Relaxed);
         if let Some(thread) = delta_thread(text.as_str()) {
+            let carried = scripted_deltas(text.as_str());
             let mut deltas = lock(&shared.deltas);
             match deltas.get_mut(thread) {
-                Some(count) => *count += 1,
+                Some(count) => *count += carried,
                 None => {
-                    deltas.insert(thread.to_string(), 1);
+                    deltas.insert(thread.to_string(), carried);
                 }
             }
-            shared.total_deltas.fetch_add(1, Ordering::Relaxed);
+            shared.total_deltas.fetch_add(carried, Ordering::Relaxed);
             continue;
         }
         let at = Instant::now();
@@ -410,7 +419,15 @@ impl WsServer {
 
 #[cfg(test)]
 mod tests {
-    use super::delta_thread;
+    use super::{delta_thread, scripted_deltas};
+
+    #[test]
+    fn a_merged_delta_counts_for_each_scripted_one() {
+        let one = r#"{"method":"item/agentMessage/delta","params":{"threadId":"019a-1","turnId":"t","itemId":"msg_1_0","delta":"tok1 "}}"#;
+        assert_eq!(scripted_deltas(one), 1);
+        let merged = r#"{"method":"item/agentMessage/delta","params":{"threadId":"019a-1","turnId":"t","itemId":"msg_1_0","delta":"tok1 tok2 tok3 "}}"#;
+        assert_eq!(scripted_deltas(merged), 3);
+    }
 
     #[test]
     fn finds_the_thread_of_a_delta_only() {
