@@ -25,6 +25,7 @@ pub mod notifications;
 pub mod policy;
 pub mod requests;
 pub mod schema;
+mod schema_base;
 pub mod server_requests;
 pub mod settings_api;
 pub mod skills_api;

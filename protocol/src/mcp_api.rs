@@ -294,7 +294,7 @@ pub struct McpResourceReadTarget {
     /// The connector.
     pub connector_id: String,
     /// The account link; required but nullable: `null` asks for access without one.
-    #[schemars(required, schema_with = "crate::schema::nullable_string")]
+    #[schemars(required, schema_with = "crate::schema_base::nullable_string")]
     pub link_id: Option<String>,
 }
 

@@ -367,7 +367,7 @@ macro_rules! server_notifications {
             }
         )*
 
-        pub(crate) fn server_notification_schemas(roots: &mut crate::schema::Roots) {
+        pub(crate) fn server_notification_schemas(roots: &mut crate::schema_base::Roots) {
             $(roots.add::<$params>(concat!("v2/", stringify!($params), ".json"));)*
         }
     };

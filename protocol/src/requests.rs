@@ -148,7 +148,7 @@ macro_rules! client_requests {
             )*
         }
 
-        pub(crate) fn client_request_schemas(roots: &mut crate::schema::Roots) {
+        pub(crate) fn client_request_schemas(roots: &mut crate::schema_base::Roots) {
             $(
                 // A method without params has no params file (as in the reference).
                 if stringify!($params) != "NoParams" {

@@ -16,8 +16,6 @@
 
 use std::path::{Path, PathBuf};
 
-use schemars::generate::{SchemaGenerator, SchemaSettings};
-use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{
@@ -26,63 +24,30 @@ use crate::jsonrpc::{
 };
 use crate::notifications::ServerNotification;
 use crate::requests::{ClientNotification, ClientRequest};
+use crate::schema_base::{Roots, settings};
 use crate::server_requests::ServerRequest;
-
-/// Schema of a required-but-nullable string field (`{"type": ["string", "null"]}`).
-pub(crate) fn nullable_string(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({ "type": ["string", "null"] })
-}
 
 /// File name of the bundle holding every definition.
 pub const BUNDLE_FILE: &str = "weft_app_server_protocol.schemas.json";
 
-type RootFn = fn() -> Schema;
-type SubFn = fn(&mut SchemaGenerator) -> Schema;
-
-/// The list of root types and the file each one is written to.
-pub(crate) struct Roots {
-    entries: Vec<(String, RootFn, SubFn)>,
-}
-
-fn settings() -> SchemaSettings {
-    SchemaSettings::draft07()
-}
-
-fn root_schema<T: JsonSchema>() -> Schema {
-    settings().into_generator().into_root_schema_for::<T>()
-}
-
-fn sub_schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<T>()
-}
-
-impl Roots {
-    /// Registers `T` to be written to `path`.
-    pub(crate) fn add<T: JsonSchema>(&mut self, path: &str) {
-        self.entries
-            .push((path.to_owned(), root_schema::<T>, sub_schema::<T>));
-    }
-
-    fn all() -> Self {
-        let mut roots = Roots {
-            entries: Vec::new(),
-        };
-        roots.add::<ClientRequest>("ClientRequest.json");
-        roots.add::<ClientNotification>("ClientNotification.json");
-        roots.add::<ServerNotification>("ServerNotification.json");
-        roots.add::<ServerRequest>("ServerRequest.json");
-        roots.add::<RequestId>("RequestId.json");
-        roots.add::<JsonRpcErrorResponse>("JSONRPCError.json");
-        roots.add::<JsonRpcError>("JSONRPCErrorError.json");
-        roots.add::<JsonRpcMessage>("JSONRPCMessage.json");
-        roots.add::<JsonRpcRequest>("JSONRPCRequest.json");
-        roots.add::<JsonRpcNotification>("JSONRPCNotification.json");
-        roots.add::<JsonRpcResponse>("JSONRPCResponse.json");
-        crate::requests::client_request_schemas(&mut roots);
-        crate::notifications::server_notification_schemas(&mut roots);
-        crate::server_requests::server_request_schemas(&mut roots);
-        roots
-    }
+/// Every root type: the envelopes, then each method table's params and results.
+fn all_roots() -> Roots {
+    let mut roots = Roots::default();
+    roots.add::<ClientRequest>("ClientRequest.json");
+    roots.add::<ClientNotification>("ClientNotification.json");
+    roots.add::<ServerNotification>("ServerNotification.json");
+    roots.add::<ServerRequest>("ServerRequest.json");
+    roots.add::<RequestId>("RequestId.json");
+    roots.add::<JsonRpcErrorResponse>("JSONRPCError.json");
+    roots.add::<JsonRpcError>("JSONRPCErrorError.json");
+    roots.add::<JsonRpcMessage>("JSONRPCMessage.json");
+    roots.add::<JsonRpcRequest>("JSONRPCRequest.json");
+    roots.add::<JsonRpcNotification>("JSONRPCNotification.json");
+    roots.add::<JsonRpcResponse>("JSONRPCResponse.json");
+    crate::requests::client_request_schemas(&mut roots);
+    crate::notifications::server_notification_schemas(&mut roots);
+    crate::server_requests::server_request_schemas(&mut roots);
+    roots
 }
 
 /// Recursively rebuilds objects with sorted keys (independent of serde_json's `preserve_order`)
@@ -125,8 +90,8 @@ fn render(value: Value) -> String {
 
 fn bundle(roots: &Roots) -> Value {
     let mut generator = settings().into_generator();
-    for (_, _, sub) in &roots.entries {
-        sub(&mut generator);
+    for entry in roots.entries() {
+        (entry.sub)(&mut generator);
     }
     let definitions = generator.take_definitions(true);
     let mut map = Map::new();
@@ -145,11 +110,16 @@ fn bundle(roots: &Roots) -> Value {
 
 /// Every schema file as `(relative path, contents)`, in a stable order.
 pub fn schema_files() -> Vec<(PathBuf, String)> {
-    let roots = Roots::all();
+    let roots = all_roots();
     let mut files: Vec<(PathBuf, String)> = roots
-        .entries
+        .entries()
         .iter()
-        .map(|(path, root, _)| (PathBuf::from(path), render(root().to_value())))
+        .map(|entry| {
+            (
+                PathBuf::from(&entry.path),
+                render((entry.root)().to_value()),
+            )
+        })
         .collect();
     files.push((PathBuf::from(BUNDLE_FILE), render(bundle(&roots))));
     files.sort_by(|a, b| a.0.cmp(&b.0));

@@ -322,7 +322,7 @@ macro_rules! server_requests {
             )*
         }
 
-        pub(crate) fn server_request_schemas(roots: &mut crate::schema::Roots) {
+        pub(crate) fn server_request_schemas(roots: &mut crate::schema_base::Roots) {
             $(
                 roots.add::<$params>(concat!(stringify!($params), ".json"));
                 roots.add::<$response>(concat!(stringify!($response), ".json"));

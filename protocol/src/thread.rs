@@ -220,7 +220,7 @@ pub struct Thread {
     #[serde(default)]
     pub section_entered_at: Option<i64>,
     /// Project id; required but nullable — always written.
-    #[schemars(required, schema_with = "crate::schema::nullable_string")]
+    #[schemars(required, schema_with = "crate::schema_base::nullable_string")]
     pub project_id: Option<String>,
     /// History storage mode.
     #[serde(default)]
