@@ -57,11 +57,54 @@ pub struct Args {
     pub full_resume_rss_cap_mib: u64,
 
     #[command(flatten)]
-    pub idle: crate::idle::IdleArgs,
+    pub idle: IdleArgs,
     #[command(flatten)]
-    pub fanout: crate::fanout::FanoutArgs,
+    pub fanout: FanoutArgs,
     #[command(flatten)]
-    pub fleet: crate::fleet::FleetArgs,
+    pub fleet: FleetArgs,
+}
+
+/// The idle-threads options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IdleArgs {
+    /// idle: loaded idle threads on Weft.
+    #[arg(long, default_value_t = 10_000)]
+    pub idle_threads: usize,
+    /// idle: loaded idle threads on the reference (it takes about 570 KiB each).
+    #[arg(long, default_value_t = 1_000)]
+    pub idle_reference_threads: usize,
+    /// idle: also run Weft under `valgrind --tool=massif` with this many idle threads (0: no).
+    #[arg(long, default_value_t = 0)]
+    pub idle_massif: usize,
+}
+
+/// The fan-out options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FanoutArgs {
+    /// fanout: also count instructions per delta of Weft under `valgrind --tool=callgrind`
+    /// (slow: about a minute per transport).
+    #[arg(long)]
+    pub callgrind: bool,
+}
+
+/// The fleet options (`--quick` defaults in parentheses).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FleetArgs {
+    /// fleet: concurrent turns on Weft [default: 1,000 (200)].
+    #[arg(long)]
+    pub fleet_turns: Option<usize>,
+    /// fleet: deltas per turn on Weft [default: 1,000 (200)].
+    #[arg(long)]
+    pub fleet_deltas: Option<usize>,
+    /// fleet: threads per connection.
+    #[arg(long, default_value_t = 20)]
+    pub fleet_per_connection: usize,
+    /// fleet: concurrent turns on the reference.
+    #[arg(long, default_value_t = 200)]
+    pub fleet_reference_turns: usize,
+    /// fleet: deltas per turn on the reference.
+    #[arg(long, default_value_t = 200)]
+    pub fleet_reference_deltas: usize,
 }
 
 /// The measurements, in the order they run.

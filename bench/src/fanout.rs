@@ -43,15 +43,6 @@ const KS: [usize; 2] = [1_000, 10_000];
 const KS_UNDER_QUEUE: [usize; 2] = [1_000, 3_000];
 const TURN_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The fan-out options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct FanoutArgs {
-    /// fanout: also count instructions per delta of Weft under `valgrind --tool=callgrind`
-    /// (slow: about a minute per transport).
-    #[arg(long)]
-    pub callgrind: bool,
-}
-
 // ---- CPU time in nanoseconds ----
 
 /// A reading of a process's CPU time: per thread (`/proc/PID/task/TID/schedstat`, ns on CPU)

@@ -28,26 +28,6 @@ use crate::ws_client::{WsClient, WsPending, WsServer};
 
 pub const GROUP: &str = "Fleet: concurrent streaming turns over WebSocket connections";
 
-/// The fleet options (`--quick` defaults in parentheses).
-#[derive(Debug, Clone, clap::Args)]
-pub struct FleetArgs {
-    /// fleet: concurrent turns on Weft [default: 1,000 (200)].
-    #[arg(long)]
-    pub fleet_turns: Option<usize>,
-    /// fleet: deltas per turn on Weft [default: 1,000 (200)].
-    #[arg(long)]
-    pub fleet_deltas: Option<usize>,
-    /// fleet: threads per connection.
-    #[arg(long, default_value_t = 20)]
-    pub fleet_per_connection: usize,
-    /// fleet: concurrent turns on the reference.
-    #[arg(long, default_value_t = 200)]
-    pub fleet_reference_turns: usize,
-    /// fleet: deltas per turn on the reference.
-    #[arg(long, default_value_t = 200)]
-    pub fleet_reference_deltas: usize,
-}
-
 /// The size of one fleet run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size {

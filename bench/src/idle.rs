@@ -28,20 +28,6 @@ pub const GROUP: &str = "Idle threads at scale (loaded, no turn)";
 const SETTLE: Duration = Duration::from_millis(500);
 const TURN_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The idle-threads options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct IdleArgs {
-    /// idle: loaded idle threads on Weft.
-    #[arg(long, default_value_t = 10_000)]
-    pub idle_threads: usize,
-    /// idle: loaded idle threads on the reference (it takes about 570 KiB each).
-    #[arg(long, default_value_t = 1_000)]
-    pub idle_reference_threads: usize,
-    /// idle: also run Weft under `valgrind --tool=massif` with this many idle threads (0: no).
-    #[arg(long, default_value_t = 0)]
-    pub idle_massif: usize,
-}
-
 /// The thread counts at which RSS is read: 1,000, 5,000 and 10,000 where ≤ `n`, and `n`.
 pub fn checkpoints(n: usize) -> Vec<usize> {
     let mut points: Vec<usize> = [1_000, 5_000, 10_000]

@@ -28,11 +28,12 @@ mod turns;
 mod ws_client;
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use crate::cli::{Args, Measure};
+use crate::cli::{Args, Measure, Reps};
 use crate::report::{Goal, Report};
 use crate::target::{Kind, Target};
 
@@ -131,7 +132,7 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
                 Measure::Idle => idle::run(target, &args, &mut report).await,
                 Measure::Fanout => fanout::run(target, &args, &mut report).await,
                 Measure::Fleet => fleet::run(target, &args, &mut report).await,
-                scale => stored::run_scenario(scale, target, &args, &reps, &mut report).await,
+                scale => run_stored_scenario(scale, target, &args, &reps, &mut report).await,
             };
             if let Err(err) = outcome {
                 report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
@@ -139,13 +140,13 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
         }
     }
     // Issue 15's scenarios run only when `--only` names them.
-    for measure in stored::SCENARIOS
+    for measure in STORED_SCENARIOS
         .into_iter()
         .filter(|m| args.only.contains(m))
     {
         for target in &targets {
             eprintln!("[{}] {measure:?} …", target.name());
-            let outcome = stored::run_scenario(measure, target, &args, &reps, &mut report).await;
+            let outcome = run_stored_scenario(measure, target, &args, &reps, &mut report).await;
             if let Err(err) = outcome {
                 report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
             }
@@ -163,6 +164,35 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
         std::fs::write(path, &text).with_context(|| format!("write {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The scenarios of issue 15, in the order they run; each only when `--only` names it.
+const STORED_SCENARIOS: [Measure; 3] = [Measure::StoredStartup, Measure::List, Measure::BigResume];
+
+/// Run one scenario of issue 15 for `target`.
+async fn run_stored_scenario(
+    measure: Measure,
+    target: &Target,
+    args: &Args,
+    reps: &Reps,
+    report: &mut Report,
+) -> Result<()> {
+    match measure {
+        Measure::StoredStartup => stored_startup::run(target, reps, report).await,
+        Measure::List => list::run(target, reps, report).await,
+        Measure::BigResume => {
+            let limits = big_resume::Limits {
+                weft_mib: args
+                    .big_resume_mib
+                    .unwrap_or(if args.quick { 256 } else { 1024 }),
+                reference_mib: args.big_resume_reference_mib,
+                full_timeout: Duration::from_secs(args.full_resume_timeout_s),
+                rss_cap_mib: args.full_resume_rss_cap_mib,
+            };
+            big_resume::run(target, reps.resume, limits, report).await
+        }
+        other => bail!("{other:?} is not a stored-threads scenario"),
+    }
 }
 
 fn absolute(path: &std::path::Path) -> Result<std::path::PathBuf> {

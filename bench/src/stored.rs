@@ -17,8 +17,6 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::cli::{Args, Measure, Reps};
-use crate::report::Report;
 use crate::target::{Home, Kind, REQUEST_TIMEOUT, Session, Target, turn_start_params};
 
 /// The prompt of a seed thread's turn; each copy replaces it with its own preview.
@@ -506,35 +504,6 @@ fn renumber_ordinal(line: &str, ordinal: usize) -> String {
         return line.to_string();
     }
     format!("{}{ordinal}{}", &line[..start], &line[start + digits..])
-}
-
-/// The scenarios of issue 15, in the order they run; each only when `--only` names it.
-pub const SCENARIOS: [Measure; 3] = [Measure::StoredStartup, Measure::List, Measure::BigResume];
-
-/// Run one scenario of issue 15 for `target`.
-pub async fn run_scenario(
-    measure: Measure,
-    target: &Target,
-    args: &Args,
-    reps: &Reps,
-    report: &mut Report,
-) -> Result<()> {
-    match measure {
-        Measure::StoredStartup => crate::stored_startup::run(target, reps, report).await,
-        Measure::List => crate::list::run(target, reps, report).await,
-        Measure::BigResume => {
-            let limits = crate::big_resume::Limits {
-                weft_mib: args
-                    .big_resume_mib
-                    .unwrap_or(if args.quick { 256 } else { 1024 }),
-                reference_mib: args.big_resume_reference_mib,
-                full_timeout: Duration::from_secs(args.full_resume_timeout_s),
-                rss_cap_mib: args.full_resume_rss_cap_mib,
-            };
-            crate::big_resume::run(target, reps.resume, limits, report).await
-        }
-        other => bail!("{other:?} is not a stored-threads scenario"),
-    }
 }
 
 #[cfg(test)]
