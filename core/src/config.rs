@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::config_base::one_line;
 use crate::exec::{ShellEnvironmentPolicy, ShellEnvironmentPolicyToml};
 use crate::hooks::StopHookConfig;
 use crate::hooks::config::{HooksOrigin, SESSION_FLAGS_PATH, StopHooks};
@@ -18,12 +19,13 @@ use crate::model::provider::{ProviderConfig, WireApi};
 
 mod agents;
 mod features;
-mod layers;
 mod limits;
 
+pub use crate::config_base::{
+    ConfigError, ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of,
+};
 pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
-pub use layers::{ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of};
 pub use limits::Limits;
 
 /// Keys of the top level of `config.toml` that Weft understands.
@@ -53,40 +55,6 @@ pub const KNOWN_KEYS: &[&str] = &[
 pub const DEFAULT_MODEL: &str = "gpt-5.5";
 /// The default provider id.
 pub const DEFAULT_PROVIDER: &str = "openai";
-
-/// Why the configuration could not be loaded. Its `Display` is one line naming file and key.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file exists but could not be read.
-    #[error("{path}: cannot read: {source}")]
-    Read {
-        /// The config file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The file is not valid TOML.
-    #[error("{path}: invalid TOML: {message}")]
-    Parse {
-        /// The config file.
-        path: PathBuf,
-        /// The parser's message, folded onto one line.
-        message: String,
-    },
-    /// A known key has a value of the wrong type or an invalid value.
-    #[error("{path}: key `{key}`: {message}")]
-    Invalid {
-        /// The config file (or `command line` for overrides).
-        path: PathBuf,
-        /// The dotted key.
-        key: String,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// A `-c key=value` override is malformed.
-    #[error("invalid override `{0}`: expected key=value")]
-    Override(String),
-}
 
 /// The raw, typed view of the known keys. Everything is optional: defaults are applied in
 /// [`Config::from_toml`].
@@ -183,15 +151,9 @@ pub struct LoadReport {
 }
 
 impl Config {
-    /// The home directory: `$WEFT_HOME`, else `~/.weft`.
+    /// The home directory: `$WEFT_HOME`, else `~/.weft` ([`crate::config_base::default_home`]).
     pub fn default_home() -> PathBuf {
-        if let Some(home) = std::env::var_os("WEFT_HOME").filter(|v| !v.is_empty()) {
-            return PathBuf::from(home);
-        }
-        let user_home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."));
-        user_home.join(".weft")
+        crate::config_base::default_home()
     }
 
     /// Load `home/config.toml` (if present) with `overrides` (`key=value` strings, value parsed
@@ -442,10 +404,6 @@ fn set_dotted(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<
     }
     current.insert(last.to_string(), value);
     Ok(())
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -1,13 +1,70 @@
-//! The layers a config is built from, kept as written: the user's `config.toml` and the
-//! command line's `-c` / `--enable` / `--disable` overrides (highest precedence). `config/read`
-//! reports them with a version each and the layer every effective key came from
-//! (docs/protocol.md §7.20).
+//! The pieces of configuration shared by [`crate::config`] and the sections it reads
+//! ([`crate::hooks::config`], [`crate::mcp::config`], [`crate::sandbox`],
+//! [`crate::http_client`]): the error of a config that cannot be loaded, Weft's home
+//! directory, the one-line form of parser messages, and the layers a config is built from.
+//! A leaf: it imports nothing of the config, so the config depends on its sections and
+//! never the other way round.
+//!
+//! The layers are kept as written: the user's `config.toml` and the command line's `-c` /
+//! `--enable` / `--disable` overrides (highest precedence). `config/read` reports them with a
+//! version each and the layer every effective key came from (docs/protocol.md §7.20).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+/// Why the configuration could not be loaded. Its `Display` is one line naming file and key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML.
+    #[error("{path}: invalid TOML: {message}")]
+    Parse {
+        /// The config file.
+        path: PathBuf,
+        /// The parser's message, folded onto one line.
+        message: String,
+    },
+    /// A known key has a value of the wrong type or an invalid value.
+    #[error("{path}: key `{key}`: {message}")]
+    Invalid {
+        /// The config file (or `command line` for overrides).
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A `-c key=value` override is malformed.
+    #[error("invalid override `{0}`: expected key=value")]
+    Override(String),
+}
+
+/// The home directory: `$WEFT_HOME`, else `~/.weft`.
+pub fn default_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("WEFT_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    let user_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    user_home.join(".weft")
+}
+
+/// `text` on one line: every run of whitespace (newlines included) becomes one space, so a
+/// parser's message fits in a one-line error.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
 
 /// Which layer a key came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

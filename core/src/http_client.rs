@@ -13,7 +13,7 @@ use std::time::Duration;
 use parking_lot::RwLock;
 use serde::Deserialize;
 
-use crate::config::ConfigError;
+use crate::config_base::ConfigError;
 
 /// The `User-Agent` of every request the daemon sends.
 pub const USER_AGENT: &str = concat!("weft/", env!("CARGO_PKG_VERSION"));

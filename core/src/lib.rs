@@ -6,6 +6,7 @@ pub mod agents;
 pub mod collaboration;
 pub mod compact;
 pub mod config;
+pub mod config_base;
 pub mod env_context;
 pub mod events;
 pub mod exec;

@@ -28,6 +28,8 @@ use std::path::{Component, Path, PathBuf};
 
 use weft_protocol::SandboxPolicy;
 
+use crate::config_base::default_home;
+
 mod beneath;
 #[cfg(target_os = "linux")]
 mod linux;
@@ -162,7 +164,7 @@ impl SandboxSpec {
                     fs: FileSystemAccess::WorkspaceWrite,
                     writable_roots: resolved,
                     protected,
-                    home: resolve_for_write(&crate::config::Config::default_home()),
+                    home: resolve_for_write(&default_home()),
                     network: *network_access,
                     cwd,
                 }
@@ -171,7 +173,7 @@ impl SandboxSpec {
     }
 
     /// The same sandbox with `home` (instead of `$WEFT_HOME`, see
-    /// [`crate::config::Config::default_home`]) as Weft's protected home; no effect outside
+    /// [`default_home`]) as Weft's protected home; no effect outside
     /// workspace-write.
     pub fn with_home(mut self, home: &Path) -> SandboxSpec {
         if self.fs == FileSystemAccess::WorkspaceWrite {

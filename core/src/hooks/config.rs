@@ -3,7 +3,7 @@
 //! daemon, and `hooks/list` reports what was skipped (docs/protocol.md §7.22).
 
 use super::StopHookConfig;
-use crate::config::LayerSource;
+use crate::config_base::{LayerSource, one_line};
 
 /// Where the stop hooks were configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,10 +100,6 @@ impl StopHooks {
     pub fn configs(&self) -> Vec<StopHookConfig> {
         self.hooks.iter().map(|entry| entry.hook.clone()).collect()
     }
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

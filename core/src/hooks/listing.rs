@@ -8,7 +8,7 @@ use weft_protocol::hooks_api::{
 
 use super::HookCommand;
 use super::config::StopHooks;
-use crate::config::{LayerSource, version_of};
+use crate::config_base::{LayerSource, version_of};
 
 /// One `HookMetadata` per stop hook that runs, in run order.
 pub fn list_stop_hooks(hooks: &StopHooks) -> Vec<HookMetadata> {

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::config_base::{ConfigLayers, one_line};
+
 /// Seconds a server may take to start and list its tools, unless configured.
 pub const DEFAULT_STARTUP_TIMEOUT_SECS: f64 = 10.0;
 /// Seconds one tool call may take, unless configured.
@@ -192,7 +194,7 @@ impl McpServers {
 
 /// The `mcp_servers` section as the config file says now, with the command line's overrides
 /// on top (`config/mcpServer/reload`): the file is read again; the rest of the config is not.
-pub fn reread(layers: &crate::config::ConfigLayers) -> Result<McpServers, String> {
+pub fn reread(layers: &ConfigLayers) -> Result<McpServers, String> {
     let mut section = match std::fs::read_to_string(&layers.file_path) {
         Ok(text) => text
             .parse::<toml::Table>()
@@ -317,10 +319,6 @@ fn seconds(key: &str, secs: f64) -> Result<Duration, String> {
             "`{key}` must be a number of seconds above 0 and at most 86400"
         ))
     }
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
