@@ -221,7 +221,8 @@ impl Queue {
         self.room.notify_waiters();
     }
 
-    pub(super) fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.state.lock().entries.len()
     }
 }
@@ -286,16 +287,6 @@ impl Outbound {
             }
         }
         true
-    }
-
-    /// Messages waiting.
-    pub fn len(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// Whether nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

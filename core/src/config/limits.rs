@@ -107,3 +107,41 @@ impl Limits {
         Ok(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outbound_queue_limits_refuse_what_cannot_work() {
+        let path = Path::new("config.toml");
+        assert!(Limits::default().validated(path).is_ok());
+        let refused = [
+            (
+                Limits {
+                    outbound_queue_messages: Limits::MIN_QUEUE_MESSAGES - 1,
+                    ..Limits::default()
+                },
+                "limits.outbound_queue_messages",
+            ),
+            (
+                Limits {
+                    outbound_queue_bytes: 10,
+                    ..Limits::default()
+                },
+                "limits.outbound_queue_bytes",
+            ),
+            (
+                Limits {
+                    outbound_stall_secs: 0,
+                    ..Limits::default()
+                },
+                "limits.outbound_stall_secs",
+            ),
+        ];
+        for (limits, key) in refused {
+            let err = limits.validated(path).unwrap_err();
+            assert!(err.to_string().contains(key), "{err}");
+        }
+    }
+}
