@@ -19,6 +19,7 @@ mod procfs;
 mod proxy;
 mod report;
 mod resume;
+mod rpc;
 mod startup;
 mod stats;
 mod stored;

@@ -1,14 +1,16 @@
-//! A small JSON-RPC client for an app-server on WebSocket: one JSON message per text frame.
+//! The WebSocket transport of the bench's JSON-RPC client ([`crate::rpc`]): one JSON message
+//! per text frame.
 //!
-//! Like `client.rs`, a reader task stamps and routes every frame: responses to the request that
-//! waits for them, notifications into a queue. Agent-message deltas are the bulk of the traffic
-//! (a fleet run delivers a million of them), so they are not parsed: the reader recognises them
-//! by their `method` member and only counts them per `threadId`, found by a substring search
-//! ([`delta_thread`]). That keeps the reader fast. A server whose per-connection queue fills
-//! anyway may merge consecutive deltas into one frame (Weft does, docs/protocol.md §2.5), so a
-//! frame counts for the scripted deltas it carries ([`scripted_deltas`]).
+//! A reader task stamps and routes every frame ([`Router::route`]). Agent-message deltas are the
+//! bulk of the traffic (a fleet run delivers a million of them), so they are not parsed: the
+//! reader recognises them by their `method` member and only counts them per `threadId`, found
+//! by a substring search ([`delta_thread`]). That keeps the reader fast. A server whose
+//! per-connection queue fills anyway may merge consecutive deltas into one frame (Weft does,
+//! docs/protocol.md §2.5), so a frame counts for the scripted deltas it carries
+//! ([`scripted_deltas`]).
 
 use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,21 +19,24 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
-use serde_json::{Value, json};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use weft_mock_model::MockModel;
 
-use crate::client::{Answer, Note};
 use crate::proxy::Proxy;
+use crate::rpc::{Ended, Router, Rpc, WRITE_TIMEOUT, Wire, lock, refusal};
 use crate::target::{EXIT_TIMEOUT, Home, REQUEST_TIMEOUT, Target};
 
+pub use crate::rpc::Pending as WsPending;
+
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-type Sink = Arc<tokio::sync::Mutex<SplitSink<Ws, Message>>>;
-type PendingMap = Arc<Mutex<HashMap<u64, oneshot::Sender<(Answer, Instant)>>>>;
+
+const ENDED: Ended = Ended {
+    before_answer: "the connection ended before answering",
+    notes: "the connection ended",
+};
 
 /// The `method` member of a delta notification, as a compact serializer writes it.
 const DELTA_METHOD: &str = r#""method":"item/agentMessage/delta""#;
@@ -52,39 +57,37 @@ struct Shared {
     closing: AtomicBool,
 }
 
-/// A request sent but not answered yet.
-pub struct WsPending {
-    rx: oneshot::Receiver<(Answer, Instant)>,
-    method: String,
-}
+/// The sending half of the connection.
+pub struct WsWire(tokio::sync::Mutex<SplitSink<Ws, Message>>);
 
-impl WsPending {
-    /// Wait for the answer and the instant it was read.
-    pub async fn answer(self, timeout: Duration) -> Result<(Answer, Instant)> {
-        match tokio::time::timeout(timeout, self.rx).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(_)) => bail!("the connection ended before {} was answered", self.method),
-            Err(_) => bail!("no answer to {} within {timeout:?}", self.method),
-        }
-    }
-
-    /// Wait for a successful result.
-    pub async fn result(self, timeout: Duration) -> Result<Value> {
-        let method = self.method.clone();
-        match self.answer(timeout).await?.0 {
-            Ok(result) => Ok(result),
-            Err(error) => bail!("{method} failed: {error}"),
+impl Wire for WsWire {
+    async fn write(&self, text: String) -> Result<()> {
+        let mut sink = self.0.lock().await;
+        match tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::text(text))).await {
+            Ok(sent) => sent.context("write a frame"),
+            Err(_) => bail!("the server did not read a frame within {WRITE_TIMEOUT:?}"),
         }
     }
 }
 
-/// One WebSocket connection to an app-server.
+/// One WebSocket connection to an app-server; the requests and notifications other than deltas
+/// are [`Rpc`]'s (through `Deref`), the deltas are only counted.
 pub struct WsClient {
-    sink: Sink,
-    pending: PendingMap,
-    notes: mpsc::UnboundedReceiver<Note>,
+    rpc: Rpc<WsWire>,
     shared: Arc<Shared>,
-    next_id: AtomicU64,
+}
+
+impl Deref for WsClient {
+    type Target = Rpc<WsWire>;
+    fn deref(&self) -> &Rpc<WsWire> {
+        &self.rpc
+    }
+}
+
+impl DerefMut for WsClient {
+    fn deref_mut(&mut self) -> &mut Rpc<WsWire> {
+        &mut self.rpc
+    }
 }
 
 impl WsClient {
@@ -102,106 +105,18 @@ impl WsClient {
             }
         };
         let (sink, stream) = ws.split();
-        let sink: Sink = Arc::new(tokio::sync::Mutex::new(sink));
-        let pending: PendingMap = Arc::default();
+        let wire = Arc::new(WsWire(tokio::sync::Mutex::new(sink)));
         let shared = Arc::new(Shared::default());
-        let (notes_tx, notes) = mpsc::unbounded_channel();
-        tokio::spawn(read_loop(
-            stream,
-            sink.clone(),
-            pending.clone(),
-            notes_tx,
-            shared.clone(),
-        ));
-        Ok(WsClient {
-            sink,
-            pending,
-            notes,
-            shared,
-            next_id: AtomicU64::new(1),
-        })
+        let (rpc, router) = Rpc::new(wire.clone(), ENDED);
+        tokio::spawn(read_loop(stream, wire, router, shared.clone()));
+        Ok(WsClient { rpc, shared })
     }
 
     /// Connect and do the handshake (`initialize`, then `initialized`).
     pub async fn connect_initialized(url: &str, timeout: Duration) -> Result<WsClient> {
         let client = WsClient::connect(url, timeout).await?;
-        let params = json!({
-            "clientInfo": {"name": "weft-bench", "title": "Weft benchmarks", "version": "0.1.0"}
-        });
-        client.request("initialize", params, timeout).await?;
-        client.notify("initialized").await?;
+        client.initialize(timeout).await?;
         Ok(client)
-    }
-
-    async fn write(&self, text: String) -> Result<()> {
-        let mut sink = self.sink.lock().await;
-        match tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::text(text))).await {
-            Ok(sent) => sent.context("write a frame"),
-            Err(_) => bail!("the server did not read a frame within {WRITE_TIMEOUT:?}"),
-        }
-    }
-
-    /// Send a request without waiting; returns the pending answer and the instant just before
-    /// the frame was written.
-    pub async fn send(&self, method: &str, params: Value) -> Result<(WsPending, Instant)> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id, tx);
-        let text = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let sent = Instant::now();
-        self.write(text.to_string())
-            .await
-            .with_context(|| format!("send {method}"))?;
-        let pending = WsPending {
-            rx,
-            method: method.to_string(),
-        };
-        Ok((pending, sent))
-    }
-
-    /// Send a request and wait for its successful result.
-    pub async fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value> {
-        let (pending, _) = self.send(method, params).await?;
-        pending.result(timeout).await
-    }
-
-    /// Send a notification.
-    pub async fn notify(&self, method: &str) -> Result<()> {
-        self.write(json!({"jsonrpc": "2.0", "method": method}).to_string())
-            .await
-    }
-
-    /// The next notification other than a delta (deltas are only counted).
-    pub async fn next_note(&mut self, timeout: Duration) -> Result<Note> {
-        match tokio::time::timeout(timeout, self.notes.recv()).await {
-            Ok(Some(note)) => Ok(note),
-            Ok(None) => bail!("the connection ended"),
-            Err(_) => bail!("no notification within {timeout:?}"),
-        }
-    }
-
-    /// Drop notifications until one matches; `deadline` bounds the whole wait.
-    pub async fn wait_note(
-        &mut self,
-        what: &str,
-        deadline: Instant,
-        mut matches: impl FnMut(&Note) -> bool,
-    ) -> Result<Note> {
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let note = self
-                .next_note(left)
-                .await
-                .with_context(|| format!("waiting for {what}"))?;
-            if matches(&note) {
-                return Ok(note);
-            }
-        }
-    }
-
-    /// Drop notifications already queued.
-    pub fn drain_notes(&mut self) {
-        while self.notes.try_recv().is_ok() {}
     }
 
     /// Deltas received so far on `thread_id`.
@@ -236,18 +151,9 @@ impl WsClient {
     /// Send a close frame (best effort).
     pub async fn close(&self) {
         self.shared.closing.store(true, Ordering::Relaxed);
-        let mut sink = self.sink.lock().await;
+        let mut sink = self.rpc.wire().0.lock().await;
         let _ = tokio::time::timeout(Duration::from_secs(2), sink.close()).await;
     }
-}
-
-/// How long one frame may take to write.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The `threadId` of an agent-message delta notification, without parsing it; `None` for any
@@ -269,11 +175,11 @@ pub fn scripted_deltas(text: &str) -> u64 {
     (text.matches("tok").count() as u64).max(1)
 }
 
+/// Read frames until the connection ends; count deltas, route the rest, refuse server requests.
 async fn read_loop(
     mut stream: SplitStream<Ws>,
-    sink: Sink,
-    pending: PendingMap,
-    notes: mpsc::UnboundedSender<Note>,
+    wire: Arc<WsWire>,
+    router: Router,
     shared: Arc<Shared>,
 ) {
     while let Some(frame) = stream.next().await {
@@ -296,54 +202,15 @@ async fn read_loop(
             continue;
         }
         let at = Instant::now();
-        let Ok(mut message) = serde_json::from_str::<Value>(text.as_str()) else {
-            continue;
-        };
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let id = message.get("id").cloned();
-        match (method, id) {
-            (Some(method), None) => {
-                let params = message.get_mut("params").map(Value::take);
-                let _ = notes.send(Note {
-                    method,
-                    params: params.unwrap_or(Value::Null),
-                    at,
-                });
-            }
-            (Some(_), Some(id)) => {
-                // Server requests (approvals) are not expected with no tools offered.
-                let refusal = json!({"jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32601, "message": "weft-bench answers no server requests"}});
-                let sink = sink.clone();
-                tokio::spawn(async move {
-                    let _ = sink
-                        .lock()
-                        .await
-                        .send(Message::text(refusal.to_string()))
-                        .await;
-                });
-            }
-            (None, Some(id)) => {
-                let Some(tx) = id.as_u64().and_then(|id| lock(&pending).remove(&id)) else {
-                    continue;
-                };
-                let answer = match message.get_mut("error") {
-                    Some(error) => Err(error.take()),
-                    None => Ok(message
-                        .get_mut("result")
-                        .map(Value::take)
-                        .unwrap_or_default()),
-                };
-                let _ = tx.send((answer, at));
-            }
-            (None, None) => {}
+        if let Some(id) = router.route(text.as_str(), at) {
+            let wire = wire.clone();
+            tokio::spawn(async move {
+                let _ = wire.write(refusal(id)).await;
+            });
         }
     }
     shared.ended.store(true, Ordering::Relaxed);
-    lock(&pending).clear();
+    router.end();
 }
 
 /// A free TCP port on 127.0.0.1 (bound and released; the server binds it right after).
