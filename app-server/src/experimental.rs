@@ -1,9 +1,12 @@
-//! The experimental gate (docs/protocol.md §4.2): which of the reference's experimental methods
-//! and params Weft serves (they need `capabilities.experimentalApi`), and which it refuses as
-//! unsupported even with the opt-in. Methods experimental as a whole are listed in
-//! `weft_protocol::EXPERIMENTAL_METHODS`; this file holds the params.
+//! The experimental gate (docs/protocol.md §4.2): finds in a request the reference's
+//! experimental methods and params Weft serves (they need `capabilities.experimentalApi`), and
+//! the ones it refuses as unsupported even with the opt-in. What is experimental is marked in
+//! the protocol, next to the types: `weft_protocol::EXPERIMENTAL_METHODS` (methods as a whole),
+//! `weft_protocol::experimental_params` (params, per params type) and
+//! `AskForApproval::UNSUPPORTED_EXPERIMENTAL_VARIANT`.
 
 use serde_json::Value;
+use weft_protocol::AskForApproval;
 
 /// What the gate found in a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,86 +17,6 @@ pub enum Gate {
     Unsupported(String),
 }
 
-/// Params that are experimental in the reference: rejected without `experimentalApi`, and with
-/// it rejected as unsupported, since Weft does not implement them.
-const UNSUPPORTED_PARAMS: &[(&str, &[&str])] = &[
-    (
-        "thread/start",
-        &[
-            "experimentalRawEvents",
-            "projectId",
-            "daybreakEnabled",
-            "allowProviderModelFallback",
-            "multiAgentMode",
-            "mockExperimentalField",
-        ],
-    ),
-    (
-        "thread/resume",
-        &["history", "path", "permissions", "runtimeWorkspaceRoots"],
-    ),
-    (
-        "thread/fork",
-        &[
-            "beforeTurnId",
-            "path",
-            "attachToSource",
-            "permissions",
-            "runtimeWorkspaceRoots",
-            "deferGoalContinuation",
-            "experimentalPredictionMode",
-            "experimentalDisablePredictionMcp",
-        ],
-    ),
-    (
-        "turn/start",
-        &[
-            "additionalContext",
-            "cyberAccessProgram",
-            "responsesapiClientMetadata",
-            "responsesapiClientMetadataPatch",
-            "multiAgentMode",
-        ],
-    ),
-    (
-        "turn/steer",
-        &[
-            "additionalContext",
-            "responsesapiClientMetadata",
-            "responsesapiClientMetadataPatch",
-        ],
-    ),
-];
-
-/// Experimental params Weft serves: they still need `experimentalApi`.
-const SERVED_PARAMS: &[(&str, &[&str])] = &[
-    (
-        "thread/start",
-        &[
-            "dynamicTools",
-            "historyMode",
-            "permissions",
-            "runtimeWorkspaceRoots",
-        ],
-    ),
-    ("thread/resume", &["initialTurnsPage"]),
-    (
-        "thread/list",
-        &["parentThreadId", "ancestorThreadId", "attachedToThreadId"],
-    ),
-    (
-        "turn/start",
-        &["collaborationMode", "permissions", "runtimeWorkspaceRoots"],
-    ),
-];
-
-/// Experimental list params whose empty list (`[]`) is served and any other value is not.
-const EMPTY_ONLY_PARAMS: &[(&str, &str)] = &[
-    ("thread/start", "environments"),
-    ("thread/start", "selectedCapabilityRoots"),
-    ("turn/start", "environments"),
-];
-
 /// The experimental method or param of a request the gate acts on, if any: an unsupported one
 /// first (so a request that mixes both is refused), else the first served one.
 pub fn gate(method: &str, raw: &Value) -> Option<Gate> {
@@ -101,20 +24,20 @@ pub fn gate(method: &str, raw: &Value) -> Option<Gate> {
         return Some(Gate::Served(method.to_string()));
     }
     let params = raw.get("params")?;
+    let marks = weft_protocol::experimental_params(method);
     let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
-    let named = |table: &'static [(&'static str, &'static [&'static str])]| {
-        table
+    let named = |fields: &'static [&'static str]| {
+        fields
             .iter()
-            .filter(|(m, _)| *m == method)
-            .flat_map(|(m, fields)| fields.iter().map(move |f| (m, f)))
-            .filter(|(_, field)| present(field))
-            .map(|(m, field)| format!("{m}.{field}"))
+            .filter(|field| present(field))
+            .map(|field| format!("{method}.{field}"))
     };
-    let empty_only = EMPTY_ONLY_PARAMS
+    let empty_only = marks
+        .empty_only
         .iter()
-        .filter(|(m, field)| *m == method && present(field))
-        .map(|(m, field)| {
-            let name = format!("{m}.{field}");
+        .filter(|field| present(field))
+        .map(|field| {
+            let name = format!("{method}.{field}");
             let empty = params
                 .get(*field)
                 .and_then(Value::as_array)
@@ -125,14 +48,15 @@ pub fn gate(method: &str, raw: &Value) -> Option<Gate> {
                 Gate::Unsupported(name)
             }
         });
+    let variant = AskForApproval::UNSUPPORTED_EXPERIMENTAL_VARIANT;
     let granular = params
         .get("approvalPolicy")
-        .is_some_and(|p| p.get("granular").is_some())
-        .then(|| Gate::Unsupported("askForApproval.granular".to_string()));
-    let found: Vec<Gate> = named(UNSUPPORTED_PARAMS)
+        .is_some_and(|p| p.get(variant).is_some())
+        .then(|| Gate::Unsupported(format!("askForApproval.{variant}")));
+    let found: Vec<Gate> = named(marks.unsupported)
         .map(Gate::Unsupported)
         .chain(empty_only)
-        .chain(named(SERVED_PARAMS).map(Gate::Served))
+        .chain(named(marks.served).map(Gate::Served))
         .chain(granular)
         .collect();
     let refused = found.iter().position(|g| matches!(g, Gate::Unsupported(_)));

@@ -10,6 +10,7 @@ pub mod collab_items;
 pub mod collaboration;
 pub mod config_api;
 pub mod dynamic_tools;
+pub mod experimental;
 pub mod history_api;
 pub mod hooks_api;
 pub mod ids;
@@ -100,8 +101,8 @@ pub use policy::{
     ThreadStartSource,
 };
 pub use requests::{
-    CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, Method,
-    PENDING_CLIENT_METHODS, methods,
+    CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, EXPERIMENTAL_PARAMS,
+    Method, PENDING_CLIENT_METHODS, experimental_params, methods,
 };
 pub use schema::{schema_files, write_schema};
 pub use server_requests::{

@@ -36,6 +36,12 @@ pub enum AskForApproval {
     Never,
 }
 
+impl AskForApproval {
+    /// The wire name of the variant that is experimental in the reference and that Weft refuses
+    /// as unsupported (`askForApproval.granular`, docs/protocol.md §4.2).
+    pub const UNSUPPORTED_EXPERIMENTAL_VARIANT: &'static str = "granular";
+}
+
 /// Who reviews approval requests (`approvalsReviewer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

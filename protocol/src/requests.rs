@@ -18,6 +18,7 @@ use crate::collaboration::{CollaborationModeListParams, CollaborationModeListRes
 use crate::config_api::{
     ConfigReadParams, ConfigReadResponse, ConfigRequirementsReadResponse, NoParams,
 };
+use crate::experimental::{Experimental, ExperimentalParams};
 use crate::history_api::{
     ThreadItemsListParams, ThreadItemsListResponse, ThreadTurnsListParams, ThreadTurnsListResponse,
 };
@@ -219,6 +220,34 @@ pub const EXPERIMENTAL_METHODS: &[&str] = &[
     "thread/backgroundTerminals/terminate",
     "thread/backgroundTerminals/clean",
 ];
+
+/// `M`'s name and the experimental params its params type is marked with.
+const fn experimental_params_of<M: Method>() -> (&'static str, ExperimentalParams)
+where
+    M::Params: Experimental,
+{
+    (M::NAME, <M::Params as Experimental>::PARAMS)
+}
+
+/// The served methods whose params include experimental params of the reference, with those
+/// params (marked on each params type, docs/protocol.md §4.2).
+pub const EXPERIMENTAL_PARAMS: &[(&str, ExperimentalParams)] = &[
+    experimental_params_of::<methods::ThreadStart>(),
+    experimental_params_of::<methods::ThreadResume>(),
+    experimental_params_of::<methods::ThreadFork>(),
+    experimental_params_of::<methods::ThreadList>(),
+    experimental_params_of::<methods::TurnStart>(),
+    experimental_params_of::<methods::TurnSteer>(),
+];
+
+/// The experimental params of `method`'s params ([`ExperimentalParams::NONE`] for a method
+/// without any).
+pub fn experimental_params(method: &str) -> ExperimentalParams {
+    EXPERIMENTAL_PARAMS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .map_or(ExperimentalParams::NONE, |(_, params)| *params)
+}
 
 impl ClientRequest {
     /// Decodes a whole request object.

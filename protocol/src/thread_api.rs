@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::collaboration::ActivePermissionProfile;
 use crate::dynamic_tools::DynamicToolSpec;
+use crate::experimental::{Experimental, ExperimentalParams};
 use crate::history_api::{ThreadResumeInitialTurnsPageParams, TurnsPage};
 use crate::ids::{ThreadId, TurnId};
 use crate::policy::{
@@ -80,6 +81,26 @@ pub struct ThreadStartParams {
     /// Runtime workspace roots (EXPERIMENTAL upstream); Weft accepts only the thread's cwd.
     #[serde(default)]
     pub runtime_workspace_roots: Option<Vec<String>>,
+}
+
+impl Experimental for ThreadStartParams {
+    const PARAMS: ExperimentalParams = ExperimentalParams {
+        served: &[
+            "dynamicTools",
+            "historyMode",
+            "permissions",
+            "runtimeWorkspaceRoots",
+        ],
+        unsupported: &[
+            "experimentalRawEvents",
+            "projectId",
+            "daybreakEnabled",
+            "allowProviderModelFallback",
+            "multiAgentMode",
+            "mockExperimentalField",
+        ],
+        empty_only: &["environments", "selectedCapabilityRoots"],
+    };
 }
 
 /// Result of `thread/start`.
@@ -184,6 +205,14 @@ impl ThreadResumeParams {
             initial_turns_page: None,
         }
     }
+}
+
+impl Experimental for ThreadResumeParams {
+    const PARAMS: ExperimentalParams = ExperimentalParams {
+        served: &["initialTurnsPage"],
+        unsupported: &["history", "path", "permissions", "runtimeWorkspaceRoots"],
+        ..ExperimentalParams::NONE
+    };
 }
 
 /// Result of `thread/resume`.
@@ -331,6 +360,22 @@ impl ThreadForkParams {
             thread_source: None,
         }
     }
+}
+
+impl Experimental for ThreadForkParams {
+    const PARAMS: ExperimentalParams = ExperimentalParams {
+        unsupported: &[
+            "beforeTurnId",
+            "path",
+            "attachToSource",
+            "permissions",
+            "runtimeWorkspaceRoots",
+            "deferGoalContinuation",
+            "experimentalPredictionMode",
+            "experimentalDisablePredictionMcp",
+        ],
+        ..ExperimentalParams::NONE
+    };
 }
 
 /// Result of `thread/fork`.

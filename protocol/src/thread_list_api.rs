@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::experimental::{Experimental, ExperimentalParams};
 use crate::serde_util::null_as_default;
 use crate::thread::{SortDirection, Thread, ThreadSortKey, ThreadSourceKind};
 
@@ -89,6 +90,13 @@ pub struct ThreadListParams {
     /// Threads attached to this thread (experimental).
     #[serde(default)]
     pub attached_to_thread_id: Option<String>,
+}
+
+impl Experimental for ThreadListParams {
+    const PARAMS: ExperimentalParams = ExperimentalParams {
+        served: &["parentThreadId", "ancestorThreadId", "attachedToThreadId"],
+        ..ExperimentalParams::NONE
+    };
 }
 
 /// Result of `thread/list`.

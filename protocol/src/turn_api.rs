@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::experimental::{Experimental, ExperimentalParams};
 use crate::ids::{ThreadId, TurnId};
 use crate::input::UserInput;
 use crate::policy::{
@@ -143,6 +144,20 @@ impl TurnStartParams {
     }
 }
 
+impl Experimental for TurnStartParams {
+    const PARAMS: ExperimentalParams = ExperimentalParams {
+        served: &["collaborationMode", "permissions", "runtimeWorkspaceRoots"],
+        unsupported: &[
+            "additionalContext",
+            "cyberAccessProgram",
+            "responsesapiClientMetadata",
+            "responsesapiClientMetadataPatch",
+            "multiAgentMode",
+        ],
+        empty_only: &["environments"],
+    };
+}
+
 /// Result of `turn/start`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -164,6 +179,17 @@ pub struct TurnSteerParams {
     /// Echoed as `userMessage.clientId`.
     #[serde(default)]
     pub client_user_message_id: Option<String>,
+}
+
+impl Experimental for TurnSteerParams {
+    const PARAMS: ExperimentalParams = ExperimentalParams {
+        unsupported: &[
+            "additionalContext",
+            "responsesapiClientMetadata",
+            "responsesapiClientMetadataPatch",
+        ],
+        ..ExperimentalParams::NONE
+    };
 }
 
 /// Result of `turn/steer`.
