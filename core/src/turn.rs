@@ -38,7 +38,8 @@ use crate::model::{ModelClient, Prompt, TokenUsage};
 use crate::rollout::{RolloutRecord, RolloutWriter};
 use crate::time::now_ms;
 use crate::tools::context::ToolTurn;
-use crate::tools::runtime::ToolRuntime;
+use crate::tools::offer::ToolOffer;
+use crate::tools::tool::ToolSet;
 
 pub use shared::{PendingInput, TurnShared};
 
@@ -86,8 +87,10 @@ pub struct TurnContext {
     pub window: Window,
     /// The environment context as of this turn (put in full into a compacted history).
     pub environment: EnvironmentContext,
-    /// The thread's tools.
-    pub tools: Arc<ToolRuntime>,
+    /// The turn's tools: what the model is shown and what serves its calls.
+    pub tools: Arc<ToolSet>,
+    /// What the turn offers, family by family (MCP servers, goals, agents, …).
+    pub offer: ToolOffer,
     /// What tool calls of this turn run with.
     pub tool_turn: ToolTurn,
     /// MCP tools are deferred behind `tool_search` (`[features] tool_search` on a Responses
@@ -126,7 +129,7 @@ pub async fn run_task(ctx: TurnContext, initial: TurnInput) -> TurnEnd {
     }
     // The first step offers the MCP servers that are up: wait for those still starting.
     tokio::select! {
-        () = ctx.tool_turn.mcp.settle() => {}
+        () = ctx.offer.mcp.settle() => {}
         () = ctx.cancel.cancelled() => return TurnEnd::Interrupted,
     }
     match initial {

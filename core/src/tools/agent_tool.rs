@@ -9,6 +9,7 @@ mod v2;
 
 use std::collections::BTreeMap;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 use weft_protocol::{
     CollabAgentState, CollabAgentTool, CollabAgentToolCallItem, CollabAgentToolCallStatus, ItemId,
@@ -18,9 +19,49 @@ use weft_protocol::{
 pub use specs::{NAMESPACE_DESCRIPTION, V1_NAMESPACE, V2_NAMESPACE, namespace, v1_tools, v2_tools};
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use super::tool_search::Deferred;
 use crate::agents::AgentCaller;
 use crate::config::AgentSurface;
+use crate::model::ToolOutput;
+
+/// The multi-agent tools of one turn, as one family: claims every call naming a multi-agent
+/// namespace (one the turn does not offer is answered `unsupported call: …`). Parallel: a wait
+/// must not hold up the thread's commands. The agents act in threads of their own, so a call
+/// does not change this thread's environment itself.
+pub(crate) struct AgentTools {
+    /// The calling agent, when the multi-agent tools are on.
+    pub caller: Option<AgentCaller>,
+}
+
+impl Tool for AgentTools {
+    fn name(&self) -> &str {
+        "multi-agent tools"
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        inline_specs(self.caller.as_ref())
+    }
+
+    fn claims(&self, call: &ToolCall) -> bool {
+        is_agent_call(call)
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let text = handle(call, turn, self.caller.as_ref()).await;
+            ToolOutput::Text(text.unwrap_or_else(|| format!("unsupported call: {}", call.name)))
+        })
+    }
+}
 
 /// Which of the caller's tools a call names: `(namespace, tool)`, from a namespaced call or
 /// (Chat Completions) the flat `<namespace>__<tool>`.
@@ -44,8 +85,8 @@ pub fn is_agent_call(call: &ToolCall) -> bool {
 
 /// The tools a turn offers inline: the caller's namespace, unless its tools are deferred
 /// behind `tool_search` or it may not spawn (past the depth limit no tool is offered).
-pub fn inline_specs(turn: &ToolTurn) -> Vec<Value> {
-    match offered(turn) {
+pub fn inline_specs(caller: Option<&AgentCaller>) -> Vec<Value> {
+    match offered(caller) {
         Some((V1_NAMESPACE, caller)) if !caller.tool_search => {
             vec![namespace(V1_NAMESPACE, &v1_tools())]
         }
@@ -56,8 +97,8 @@ pub fn inline_specs(turn: &ToolTurn) -> Vec<Value> {
 }
 
 /// The namespace `tool_search` searches for this turn, when the tools are deferred.
-pub fn deferred(turn: &ToolTurn) -> Option<Deferred> {
-    match offered(turn) {
+pub fn deferred(caller: Option<&AgentCaller>) -> Option<Deferred> {
+    match offered(caller) {
         Some((V1_NAMESPACE, caller)) if caller.tool_search => Some(Deferred {
             namespace: V1_NAMESPACE.to_string(),
             server: V1_NAMESPACE.to_string(),
@@ -69,8 +110,8 @@ pub fn deferred(turn: &ToolTurn) -> Option<Deferred> {
 }
 
 /// The namespace the turn may use, and its caller.
-fn offered(turn: &ToolTurn) -> Option<(&'static str, &AgentCaller)> {
-    let caller = turn.agents.as_ref()?;
+fn offered(caller: Option<&AgentCaller>) -> Option<(&'static str, &AgentCaller)> {
+    let caller = caller?;
     match caller.hub.surface {
         AgentSurface::V1 if caller.can_spawn() => Some((V1_NAMESPACE, caller)),
         // Only the root of a v2 tree has the tools (its members get none, as in the
@@ -83,12 +124,16 @@ fn offered(turn: &ToolTurn) -> Option<(&'static str, &AgentCaller)> {
 /// Serve a call of a multi-agent tool; `None` when the call names none. A call of a
 /// namespace the turn does not offer is answered as the reference does
 /// (`unsupported call: <namespace><tool>`).
-pub async fn handle(call: &ToolCall, turn: &ToolTurn) -> Option<String> {
+pub async fn handle(
+    call: &ToolCall,
+    turn: &ToolTurn,
+    caller: Option<&AgentCaller>,
+) -> Option<String> {
     let (namespace, tool) = named(call)?;
     let ToolInput::Function(arguments) = &call.input else {
         return None;
     };
-    let Some((offered_namespace, caller)) = offered(turn) else {
+    let Some((offered_namespace, caller)) = offered(caller) else {
         return Some(format!("unsupported call: {namespace}{tool}"));
     };
     if offered_namespace != namespace {

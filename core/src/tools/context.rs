@@ -1,15 +1,14 @@
 //! What every tool takes: the call the model made ([`ToolCall`]) and what the turn it runs in
-//! gives it ([`ToolTurn`]).
+//! gives it ([`ToolTurn`]). What a turn *offers* (which families of tools, with their own
+//! context) is [`super::offer::ToolOffer`]; each tool keeps its own part of it.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use weft_protocol::{AskForApproval, DynamicToolSpec, SandboxPolicy, ThreadId, ThreadItem, TurnId};
+use weft_protocol::{AskForApproval, SandboxPolicy, ThreadId, ThreadItem, TurnId};
 
-use super::goal_tool::GoalTools;
 use crate::events::{SharedSink, ThreadEvent};
-use crate::model::ResponseItem;
+use crate::model::{ResponseItem, ToolOutput};
 
 /// One tool call from the model.
 #[derive(Debug, Clone)]
@@ -64,6 +63,26 @@ impl ToolCall {
         }
     }
 
+    /// The raw arguments: the JSON of a function call, the text of a custom one.
+    pub fn arguments(&self) -> &str {
+        match &self.input {
+            ToolInput::Function(arguments) | ToolInput::Custom(arguments) => arguments,
+        }
+    }
+
+    /// Whether the model called it as a function (not as a custom tool).
+    pub fn is_function(&self) -> bool {
+        matches!(self.input, ToolInput::Function(_))
+    }
+
+    /// The output item answering this call with `output`, of the matching kind.
+    pub fn answer(&self, output: ToolOutput) -> ResponseItem {
+        match self.input {
+            ToolInput::Function(_) => ResponseItem::function_call_output(&self.call_id, output),
+            ToolInput::Custom(_) => ResponseItem::custom_tool_call_output(&self.call_id, output),
+        }
+    }
+
     /// The output item answering this call, of the matching kind.
     pub fn output(&self, text: impl Into<String>) -> ResponseItem {
         let text = text.into();
@@ -91,18 +110,6 @@ pub struct ToolTurn {
     pub approval_policy: AskForApproval,
     /// What commands and patches may touch (read-only in Plan mode).
     pub sandbox: SandboxPolicy,
-    /// The thread's client-defined tools (`thread/start.dynamicTools`).
-    pub dynamic_tools: Arc<Vec<DynamicToolSpec>>,
-    /// Plan mode (docs/protocol.md §7.25): no `apply_patch`, no escalation.
-    pub plan_mode: bool,
-    /// Whether `request_user_input` is offered (a client chose a collaboration mode).
-    pub user_input: bool,
-    /// The daemon's MCP servers (docs/mcp.md).
-    pub mcp: Arc<crate::mcp::McpPool>,
-    /// What the goal tools may do (docs/protocol.md §7.26).
-    pub goals: GoalTools,
-    /// The calling agent, when the multi-agent tools are on (docs/agents.md).
-    pub agents: Option<crate::agents::AgentCaller>,
 }
 
 impl ToolTurn {

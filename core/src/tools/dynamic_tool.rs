@@ -13,8 +13,10 @@
 //! * **No answer**: a JSON-RPC error, an unreadable result, the asked connections gone, or the
 //!   turn interrupted: the item fails and the model is told so.
 
+use std::sync::Arc;
 use std::time::Instant;
 
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use weft_protocol::{
     DynamicToolCallItem, DynamicToolCallOutputContentItem, DynamicToolCallParams,
@@ -23,7 +25,8 @@ use weft_protocol::{
 };
 
 use super::approval;
-use super::context::ToolTurn;
+use super::context::{ToolCall, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams};
 use crate::model::{ContentItem, ToolOutput};
 use crate::time::now_ms;
@@ -42,6 +45,46 @@ pub const REMOTE_IMAGE: &str =
 
 /// The separator of a namespaced tool's flat name on Chat Completions.
 pub const FLAT_SEPARATOR: &str = "__";
+
+/// The thread's client-defined tools, as one family: claims a function call naming one of
+/// them. Exclusive; what a client's tool does is unknown, so it counts as mutating.
+pub(crate) struct DynamicTools {
+    /// The tools as the client defined them.
+    pub tools: Arc<Vec<DynamicToolSpec>>,
+}
+
+impl Tool for DynamicTools {
+    fn name(&self) -> &str {
+        "dynamic tools"
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        dynamic_tool_specs(&self.tools)
+    }
+
+    fn claims(&self, call: &ToolCall) -> bool {
+        call.is_function() && resolve(&self.tools, call.namespace.as_deref(), &call.name).is_some()
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            match resolve(&self.tools, call.namespace.as_deref(), &call.name) {
+                Some((namespace, tool)) => {
+                    self::call(turn, &call.call_id, namespace, tool, call.arguments()).await
+                }
+                None => ToolOutput::Text(format!("unsupported call: {}", call.name)),
+            }
+        })
+    }
+}
 
 /// The tool definitions (Responses API format) of a thread's dynamic tools.
 pub fn dynamic_tool_specs(tools: &[DynamicToolSpec]) -> Vec<Value> {

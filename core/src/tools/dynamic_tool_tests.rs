@@ -16,7 +16,9 @@ use crate::events::EventSink;
 use crate::events::ThreadEvent;
 use crate::model::ResponseItem;
 use crate::tools::context::{ToolCall, ToolInput};
+use crate::tools::offer::ToolOffer;
 use crate::tools::runtime::ToolRuntime;
+use crate::tools::tool::ToolSet;
 
 fn tools() -> Vec<DynamicToolSpec> {
     serde_json::from_value(json!([
@@ -197,13 +199,24 @@ fn turn(sink: Arc<Sink>, cancel: CancellationToken) -> ToolTurn {
         cwd: std::env::temp_dir(),
         approval_policy: AskForApproval::Never,
         sandbox: SandboxPolicy::DangerFullAccess,
-        dynamic_tools: Arc::new(tools()),
-        plan_mode: false,
-        user_input: false,
-        mcp: crate::mcp::McpPool::empty(),
-        goals: Default::default(),
-        agents: None,
     }
+}
+
+/// The thread's tools for a turn offering the client-defined tools of [`tools`].
+fn tool_set(runtime: &ToolRuntime, turn: &ToolTurn) -> Arc<ToolSet> {
+    let offer = ToolOffer {
+        dynamic_tools: Arc::new(tools()),
+        ..ToolOffer::default()
+    };
+    runtime.tool_set(&offer, turn)
+}
+
+/// Run one call on a new thread's tools.
+fn handle(
+    call: ToolCall,
+    turn: ToolTurn,
+) -> impl std::future::Future<Output = ResponseItem> + 'static {
+    tool_set(&ToolRuntime::new(), &turn).handle(call, turn)
 }
 
 fn sink(answer: Option<ServerRequestOutcome>) -> Arc<Sink> {
@@ -228,13 +241,11 @@ async fn a_namespaced_call_is_asked_and_answered() {
     let sink = sink(Some(ServerRequestOutcome::Answered(json!({
         "contentItems": [{"type": "inputText", "text": "done"}], "success": true
     }))));
-    let runtime = ToolRuntime::new();
-    let output = runtime
-        .handle(
-            function_call("act", Some("ns"), r#"{"x": 1}"#),
-            turn(sink.clone(), CancellationToken::new()),
-        )
-        .await;
+    let output = handle(
+        function_call("act", Some("ns"), r#"{"x": 1}"#),
+        turn(sink.clone(), CancellationToken::new()),
+    )
+    .await;
     assert_eq!(output, ResponseItem::function_call_output("call_1", "done"));
     assert_eq!(
         *sink.seen.lock(),
@@ -263,12 +274,11 @@ async fn a_namespaced_call_is_asked_and_answered() {
 #[tokio::test]
 async fn bad_arguments_are_not_asked() {
     let sink = sink(None);
-    let output = ToolRuntime::new()
-        .handle(
-            function_call("lookup", None, "not json"),
-            turn(sink.clone(), CancellationToken::new()),
-        )
-        .await;
+    let output = handle(
+        function_call("lookup", None, "not json"),
+        turn(sink.clone(), CancellationToken::new()),
+    )
+    .await;
     let ResponseItem::FunctionCallOutput { output, .. } = output else {
         panic!("{output:?}");
     };
@@ -285,7 +295,7 @@ async fn bad_arguments_are_not_asked() {
 async fn an_interrupt_withdraws_the_request() {
     let sink = sink(None);
     let cancel = CancellationToken::new();
-    let task = tokio::spawn(ToolRuntime::new().handle(
+    let task = tokio::spawn(handle(
         function_call("lookup", None, "{}"),
         turn(sink.clone(), cancel.clone()),
     ));
@@ -310,12 +320,11 @@ async fn an_interrupt_withdraws_the_request() {
 #[tokio::test]
 async fn unknown_names_stay_unsupported() {
     let sink = sink(None);
-    let output = ToolRuntime::new()
-        .handle(
-            function_call("later", Some("ns"), "{}"),
-            turn(sink.clone(), CancellationToken::new()),
-        )
-        .await;
+    let output = handle(
+        function_call("later", Some("ns"), "{}"),
+        turn(sink.clone(), CancellationToken::new()),
+    )
+    .await;
     assert_eq!(
         output,
         ResponseItem::function_call_output("call_1", "unsupported call: later")

@@ -20,10 +20,13 @@
 //! and `completed`/`failed` by exit code when it ended. Writing to an unknown session
 //! produces no item.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use parking_lot::Mutex;
+use serde_json::Value;
 use tokio::sync::mpsc;
 use weft_protocol::server_requests::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
@@ -33,21 +36,133 @@ use weft_protocol::{
     CommandExecutionItem, CommandExecutionSource, CommandExecutionStatus, ItemId, ThreadItem,
 };
 
-use super::approval::{self, CommandPlan, Decision, Mode, SessionApprovals};
+use super::approval::{self, ApprovalWaits, CommandPlan, Decision, Mode, SessionApprovals};
 use super::command_actions::command_actions;
-use super::context::ToolTurn;
-use super::runtime::{BackgroundCommand, ToolRuntime};
+use super::context::{ToolCall, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
 use crate::exec::{
-    ExecError, ExecOutput, OUTPUT_BUFFER_CAP, format_aborted_for_model, format_for_model,
-    parse_exec_command_args, parse_write_stdin_args,
+    EXEC_COMMAND_TOOL, ExecError, ExecOutput, ExecSessions, OUTPUT_BUFFER_CAP, WRITE_STDIN_TOOL,
+    exec_command_tool_spec, exec_command_tool_spec_with_escalation, format_aborted_for_model,
+    format_for_model, parse_exec_command_args, parse_write_stdin_args, write_stdin_tool_spec,
 };
+use crate::model::ToolOutput;
 use crate::sandbox::{SandboxSpec, looks_like_sandbox_denial};
 use crate::time::now_ms;
 
 /// What the model is told when the user declines or cancels a command (the reference's text).
 pub const COMMAND_REJECTED: &str =
     "exec_command failed: CreateProcess { message: \"Rejected(\\\"rejected by user\\\")\" }";
+
+/// What a model that asks for an escalation in Plan mode is told.
+pub const PLAN_MODE_NO_ESCALATION: &str = "Plan mode is read-only: commands cannot run outside the read-only sandbox, so this escalation was refused and the command was not run. Investigate with read-only commands and put the change in your plan.";
+
+/// A command the model left running as a session: what `write_stdin` items show.
+#[derive(Debug, Clone)]
+pub(crate) struct BackgroundCommand {
+    /// The script (for `commandActions`).
+    pub script: String,
+    /// The display command line.
+    pub display: String,
+    /// Where it runs.
+    pub cwd: String,
+    /// The `commandExecution` item (the `exec_command` call) that started it.
+    pub item_id: String,
+}
+
+/// Session id → the command that started it (outlives the turn, like the session).
+pub(crate) type BackgroundCommands = Mutex<HashMap<u64, BackgroundCommand>>;
+
+/// What `exec_command` and `write_stdin` share: the thread's sessions and approvals (they
+/// outlive the turn), and the turn's mode.
+pub(crate) struct ExecContext {
+    /// The thread's unified-exec processes.
+    pub exec: Arc<ExecSessions>,
+    /// What started each session.
+    pub sessions: Arc<BackgroundCommands>,
+    /// `acceptForSession` grants.
+    pub approvals: Arc<SessionApprovals>,
+    /// Pending approvals (the `waitingOnApproval` flag).
+    pub waits: Arc<ApprovalWaits>,
+    /// Plan mode (docs/protocol.md §7.25): no escalation.
+    pub plan_mode: bool,
+}
+
+/// `exec_command`: runs beside other calls.
+pub(crate) struct ExecCommandTool {
+    /// The shared context.
+    pub context: Arc<ExecContext>,
+    /// Whether the escalation parameters are offered (`on-request`, outside Plan mode).
+    pub escalation: bool,
+}
+
+impl Tool for ExecCommandTool {
+    fn name(&self) -> &str {
+        EXEC_COMMAND_TOOL
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        vec![if self.escalation {
+            exec_command_tool_spec_with_escalation()
+        } else {
+            exec_command_tool_spec()
+        }]
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn aborted(&self, elapsed: Duration) -> String {
+        format_aborted_for_model(elapsed)
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let text = exec_command(&self.context, &call.call_id, call.arguments(), turn).await;
+            ToolOutput::Text(text)
+        })
+    }
+}
+
+/// `write_stdin`: exclusive.
+pub(crate) struct WriteStdinTool {
+    /// The shared context.
+    pub context: Arc<ExecContext>,
+}
+
+impl Tool for WriteStdinTool {
+    fn name(&self) -> &str {
+        WRITE_STDIN_TOOL
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        vec![write_stdin_tool_spec()]
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn aborted(&self, elapsed: Duration) -> String {
+        format_aborted_for_model(elapsed)
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let text = write_stdin(&self.context, &call.call_id, call.arguments(), turn).await;
+            ToolOutput::Text(text)
+        })
+    }
+}
 
 /// A `commandExecution` item being built.
 struct CommandItem {
@@ -205,18 +320,13 @@ where
 }
 
 /// `exec_command`.
-pub(crate) async fn exec_command(
-    rt: &ToolRuntime,
-    call_id: &str,
-    arguments: &str,
-    turn: &ToolTurn,
-) -> String {
+async fn exec_command(rt: &ExecContext, call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
     let args = match parse_exec_command_args(arguments) {
         Ok(args) => args,
         Err(err) => return err.to_string(),
     };
-    if turn.plan_mode && args.wants_escalation() {
-        return super::runtime::PLAN_MODE_NO_ESCALATION.to_string();
+    if rt.plan_mode && args.wants_escalation() {
+        return PLAN_MODE_NO_ESCALATION.to_string();
     }
     let request = args.to_request(&turn.cwd);
     let display = request.display_command();
@@ -372,12 +482,7 @@ fn add_denial_hint(output: &mut ExecOutput, spec: &SandboxSpec, mode: Mode) {
 }
 
 /// `write_stdin`.
-pub(crate) async fn write_stdin(
-    rt: &ToolRuntime,
-    call_id: &str,
-    arguments: &str,
-    turn: &ToolTurn,
-) -> String {
+async fn write_stdin(rt: &ExecContext, call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
     let args = match parse_write_stdin_args(arguments) {
         Ok(args) => args,
         Err(err) => return err.to_string(),

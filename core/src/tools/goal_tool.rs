@@ -7,13 +7,16 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{ThreadGoal, ThreadGoalStatus};
 
-use super::context::ToolTurn;
+use super::context::{ToolCall, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::ThreadEvent;
 use crate::goals::{GoalTurnUsage, remaining_tokens};
+use crate::model::ToolOutput;
 use crate::state::StateDb;
 use crate::time::now_secs;
 
@@ -24,10 +27,8 @@ pub const CREATE_GOAL_TOOL: &str = "create_goal";
 /// `update_goal`.
 pub const UPDATE_GOAL_TOOL: &str = "update_goal";
 
-/// Whether `name` is one of the goal tools.
-pub fn is_goal_tool(name: &str) -> bool {
-    matches!(name, GET_GOAL_TOOL | CREATE_GOAL_TOOL | UPDATE_GOAL_TOOL)
-}
+/// The goal tools' names, in the order they are offered.
+pub const GOAL_TOOLS: [&str; 3] = [GET_GOAL_TOOL, CREATE_GOAL_TOOL, UPDATE_GOAL_TOOL];
 
 /// What a model calling a goal tool on an ephemeral thread is told.
 pub const EPHEMERAL: &str = "Goal tools require a persistent thread.";
@@ -57,6 +58,52 @@ pub enum GoalTools {
         /// The running turn's uncounted usage.
         usage: Arc<GoalTurnUsage>,
     },
+}
+
+impl GoalTools {
+    /// Whether the turn has the goal tools at all (offered, or answered [`EPHEMERAL`]).
+    pub fn served(&self) -> bool {
+        !matches!(self, GoalTools::Off)
+    }
+}
+
+/// One goal tool: offered while the goals are on, answered [`EPHEMERAL`] on an ephemeral
+/// thread. Exclusive.
+pub(crate) struct GoalTool {
+    /// Which one ([`GOAL_TOOLS`]).
+    pub name: &'static str,
+    /// What it may do.
+    pub goals: GoalTools,
+}
+
+impl Tool for GoalTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        if !matches!(self.goals, GoalTools::On { .. }) {
+            return Vec::new();
+        }
+        goal_tool_specs()
+            .into_iter()
+            .filter(|spec| spec["name"] == self.name)
+            .collect()
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            ToolOutput::Text(run(self.name, &self.goals, call.arguments(), turn).await)
+        })
+    }
 }
 
 const GET_DESCRIPTION: &str = "Read this thread's goal: its objective, status, token budget, the \
@@ -163,8 +210,8 @@ struct UpdateArgs {
 }
 
 /// Run goal tool `name`; the text is what the model gets.
-pub(crate) async fn call(name: &str, arguments: &str, turn: &ToolTurn) -> String {
-    let (db, usage) = match &turn.goals {
+async fn run(name: &str, goals: &GoalTools, arguments: &str, turn: &ToolTurn) -> String {
+    let (db, usage) = match goals {
         GoalTools::On { db, usage } => (db, usage),
         GoalTools::Ephemeral => return EPHEMERAL.to_string(),
         GoalTools::Off => return format!("unsupported call: {name}"),

@@ -13,7 +13,15 @@ use super::*;
 use crate::events::{EventSink, ServerRequestOutcome, ServerRequestParams};
 use crate::state::GoalUpdate;
 use crate::tools::context::{ToolCall, ToolInput};
+use crate::tools::offer::ToolOffer;
 use crate::tools::runtime::ToolRuntime;
+
+/// A call context and what the turn offers.
+#[derive(Clone)]
+struct TestTurn {
+    turn: ToolTurn,
+    offer: ToolOffer,
+}
 
 /// Keeps the events the tools emit.
 #[derive(Default)]
@@ -39,7 +47,7 @@ struct Fixture {
     db: StateDb,
     sink: Arc<Recorder>,
     totals: Arc<Mutex<ThreadTokenUsage>>,
-    turn: ToolTurn,
+    turn: TestTurn,
 }
 
 impl Fixture {
@@ -74,7 +82,12 @@ impl Fixture {
             namespace: None,
             input: ToolInput::Function(args.into()),
         };
-        match ToolRuntime::new().handle(call, self.turn.clone()).await {
+        let TestTurn { turn, offer } = self.turn.clone();
+        match ToolRuntime::new()
+            .tool_set(&offer, &turn)
+            .handle(call, turn)
+            .await
+        {
             crate::model::ResponseItem::FunctionCallOutput {
                 output: crate::model::ToolOutput::Text(text),
                 ..
@@ -105,21 +118,21 @@ impl Fixture {
     }
 }
 
-fn turn_with(sink: Arc<Recorder>, goals: GoalTools) -> ToolTurn {
-    ToolTurn {
-        thread_id: ThreadId::from("thread"),
-        turn_id: TurnId::from("turn-1"),
-        sink,
-        cancel: CancellationToken::new(),
-        cwd: std::env::temp_dir(),
-        approval_policy: AskForApproval::Never,
-        sandbox: SandboxPolicy::DangerFullAccess,
-        dynamic_tools: Default::default(),
-        plan_mode: false,
-        user_input: false,
-        mcp: crate::mcp::McpPool::empty(),
-        goals,
-        agents: None,
+fn turn_with(sink: Arc<Recorder>, goals: GoalTools) -> TestTurn {
+    TestTurn {
+        turn: ToolTurn {
+            thread_id: ThreadId::from("thread"),
+            turn_id: TurnId::from("turn-1"),
+            sink,
+            cancel: CancellationToken::new(),
+            cwd: std::env::temp_dir(),
+            approval_policy: AskForApproval::Never,
+            sandbox: SandboxPolicy::DangerFullAccess,
+        },
+        offer: ToolOffer {
+            goals,
+            ..ToolOffer::default()
+        },
     }
 }
 
@@ -179,9 +192,10 @@ fn the_specs_have_the_reference_names_and_parameters() {
 #[tokio::test]
 async fn the_specs_are_offered_only_with_goals_on() {
     let f = Fixture::new().await;
-    let names = |turn: &ToolTurn| -> Vec<String> {
+    let names = |turn: &TestTurn| -> Vec<String> {
         ToolRuntime::new()
-            .specs(turn)
+            .tool_set(&turn.offer, &turn.turn)
+            .specs()
             .iter()
             .map(|s| s["name"].as_str().unwrap().to_string())
             .collect()

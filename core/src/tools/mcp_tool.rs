@@ -16,14 +16,16 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use weft_protocol::{
     ItemId, McpElicitationSchema, McpServerElicitationRequest, McpServerElicitationRequestParams,
     McpToolCallError, McpToolCallItem, McpToolCallResult, McpToolCallStatus, ThreadItem,
 };
 
-use super::approval::{self, Mode};
-use super::context::ToolTurn;
+use super::approval::{self, ApprovalWaits, Mode};
+use super::context::{ToolCall, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 use crate::mcp::{ApprovalMode, CallError, McpPool, OfferedServer};
 use crate::model::ToolOutput;
@@ -109,11 +111,80 @@ pub fn is_resource_tool(pool: &McpPool, name: &str) -> bool {
 /// What the thread remembers of "approve for the session": `server\0tool` keys.
 pub type SessionGrants = parking_lot::Mutex<std::collections::HashSet<String>>;
 
+/// The MCP servers' tools and the resource tools, as one family: claims a function call
+/// naming a running server's tool (offered or found by `tool_search`), or a resource tool.
+/// Runs beside other calls; a server's tool may change anything, so it counts as mutating.
+/// Its definitions change from step to step (`list_changed`): each request takes them anew,
+/// inline or behind `tool_search` (`turn/sampling.rs`), so [`Tool::specs`] is empty here.
+pub(crate) struct McpTools {
+    /// The daemon's servers.
+    pub pool: Arc<McpPool>,
+    /// The thread's "approve for the session" grants.
+    pub grants: Arc<SessionGrants>,
+    /// Pending approvals (the `waitingOnApproval` flag).
+    pub waits: Arc<ApprovalWaits>,
+}
+
+impl McpTools {
+    /// A resource tool call (no namespace).
+    fn is_resource_call(&self, call: &ToolCall) -> bool {
+        call.namespace.is_none() && is_resource_tool(&self.pool, &call.name)
+    }
+}
+
+impl Tool for McpTools {
+    fn name(&self) -> &str {
+        "mcp tools"
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    fn claims(&self, call: &ToolCall) -> bool {
+        call.is_function()
+            && (self.is_resource_call(call)
+                || resolve(&self.pool, call.namespace.as_deref(), &call.name).is_some())
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Parallel
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let arguments = call.arguments();
+            if self.is_resource_call(call) {
+                return ToolOutput::Text(resource_tool(&self.pool, &call.name, arguments).await);
+            }
+            match resolve(&self.pool, call.namespace.as_deref(), &call.name) {
+                Some(target) => {
+                    self::call(
+                        &self.pool,
+                        &self.grants,
+                        &self.waits,
+                        turn,
+                        &call.call_id,
+                        target,
+                        arguments,
+                    )
+                    .await
+                }
+                None => ToolOutput::Text(format!("unsupported call: {}", call.name)),
+            }
+        })
+    }
+}
+
 /// Runs one call of an MCP tool; returns what the model gets.
 pub async fn call(
     pool: &Arc<McpPool>,
     grants: &SessionGrants,
-    waits: &approval::ApprovalWaits,
+    waits: &ApprovalWaits,
     turn: &ToolTurn,
     call_id: &str,
     target: Target,

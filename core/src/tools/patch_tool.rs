@@ -26,24 +26,98 @@
 //! "duration_seconds": 0.0}}`. A declined or cancelled patch: `patch rejected by user`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use serde_json::Value;
 use weft_protocol::server_requests::FileChangeRequestApprovalParams;
-use weft_protocol::{FileChangeItem, ItemId, PatchApplyStatus, ThreadItem};
+use weft_protocol::{FileChangeItem, ItemId, PatchApplyStatus, ThreadItem, TurnId};
 
 use super::apply_patch::{
-    PatchError, PatchPlan, SandboxFiles, TurnDiffTracker, apply_plan_with, path_is_writable,
+    self, PatchError, PatchPlan, SandboxFiles, TurnDiffTracker, apply_plan_with, path_is_writable,
     plan_patch_with,
 };
-use super::approval::{self, Decision, Mode, PatchPlanDecision};
-use super::context::ToolTurn;
-use super::runtime::ToolRuntime;
+use super::approval::{self, ApprovalWaits, Decision, Mode, PatchPlanDecision, SessionApprovals};
+use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
+use crate::model::ToolOutput;
 use crate::sandbox::SandboxSpec;
 use crate::time::now_ms;
 
 /// What the model is told when the user declines or cancels a patch.
 pub const PATCH_REJECTED: &str = "patch rejected by user";
+
+/// What a model that calls `apply_patch` in Plan mode is told.
+pub const PLAN_MODE_NO_PATCH: &str = "apply_patch is not available in Plan mode: the workspace is read-only. Propose the change in your plan instead.";
+
+/// The running turn's aggregate diff (kept by the thread: a new turn starts a new one).
+pub(crate) type TurnDiff = Mutex<Option<(TurnId, TurnDiffTracker)>>;
+
+/// `apply_patch`, as a function (the variant offered) or a custom (freeform) tool call; in
+/// Plan mode neither offered nor served (docs/protocol.md §7.25). Exclusive.
+pub(crate) struct ApplyPatchTool {
+    /// `acceptForSession` grants.
+    pub approvals: Arc<SessionApprovals>,
+    /// Pending approvals (the `waitingOnApproval` flag).
+    pub waits: Arc<ApprovalWaits>,
+    /// The turn's aggregate diff.
+    pub diff: Arc<TurnDiff>,
+    /// Plan mode: every call is refused.
+    pub plan_mode: bool,
+}
+
+impl Tool for ApplyPatchTool {
+    fn name(&self) -> &str {
+        apply_patch::TOOL_NAME
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        if self.plan_mode {
+            Vec::new()
+        } else {
+            vec![apply_patch::function_tool_spec()]
+        }
+    }
+
+    /// Either variant: a model may call it as a custom tool though the function is offered.
+    fn claims(&self, call: &ToolCall) -> bool {
+        call.name == apply_patch::TOOL_NAME
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let text = if self.plan_mode {
+                PLAN_MODE_NO_PATCH.to_string()
+            } else {
+                match &call.input {
+                    ToolInput::Function(args) => {
+                        match apply_patch::patch_from_function_arguments(args) {
+                            Ok(patch) => {
+                                apply(self, &call.call_id, &patch, Variant::Function, turn).await
+                            }
+                            Err(err) => format!("failed to parse function arguments: {err}"),
+                        }
+                    }
+                    ToolInput::Custom(patch) => {
+                        apply(self, &call.call_id, patch, Variant::Freeform, turn).await
+                    }
+                }
+            };
+            ToolOutput::Text(text)
+        })
+    }
+}
 
 /// How the model called the tool (decides the shape of the answer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,8 +174,8 @@ impl PatchItem<'_> {
 }
 
 /// `apply_patch` (either variant).
-pub(crate) async fn apply_patch(
-    rt: &ToolRuntime,
+async fn apply(
+    rt: &ApplyPatchTool,
     call_id: &str,
     patch: &str,
     variant: Variant,
@@ -200,7 +274,7 @@ pub(crate) async fn apply_patch(
 }
 
 /// Adds an applied plan to the turn's aggregate diff and sends it.
-async fn emit_turn_diff(rt: &ToolRuntime, turn: &ToolTurn, plan: &PatchPlan) {
+async fn emit_turn_diff(rt: &ApplyPatchTool, turn: &ToolTurn, plan: &PatchPlan) {
     let diff = {
         let mut slot = rt.diff.lock();
         if slot.as_ref().is_none_or(|(id, _)| *id != turn.turn_id) {

@@ -2,14 +2,46 @@
 //! `turn/plan/updated` and a `plan` item (id = the call id) whose text is the plan as a
 //! checklist. The model gets `Plan updated`.
 
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{ItemId, PlanItem, ThreadItem, TurnPlanStep, TurnPlanStepStatus};
 
-use super::context::ToolTurn;
-use super::runtime::UPDATE_PLAN_TOOL;
+use super::context::{ToolCall, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::ThreadEvent;
+use crate::model::ToolOutput;
 use crate::time::now_ms;
+
+/// The name of the plan tool.
+pub const UPDATE_PLAN_TOOL: &str = "update_plan";
+
+/// `update_plan`: exclusive; changes nothing but the plan.
+pub(crate) struct UpdatePlanTool;
+
+impl Tool for UpdatePlanTool {
+    fn name(&self) -> &str {
+        UPDATE_PLAN_TOOL
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        vec![update_plan_tool_spec()]
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            ToolOutput::Text(update_plan(&call.call_id, call.arguments(), turn).await)
+        })
+    }
+}
 
 const DESCRIPTION: &str = "Updates the task plan. Provide an optional explanation and a list of \
 plan items, each with a step and status. At most one step can be in_progress at a time.";
@@ -101,7 +133,7 @@ fn render(explanation: Option<&str>, plan: &[TurnPlanStep]) -> String {
 }
 
 /// `update_plan`.
-pub(crate) async fn update_plan(call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
+async fn update_plan(call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
     let args: UpdatePlanArgs = match serde_json::from_str(arguments) {
         Ok(args) => args,
         Err(err) => return format!("failed to parse function arguments: {err}"),

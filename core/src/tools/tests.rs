@@ -16,6 +16,7 @@ use weft_protocol::{
 };
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
+use super::offer::ToolOffer;
 use super::runtime::ToolRuntime;
 use super::{COMMAND_REJECTED, PATCH_REJECTED};
 use crate::events::{EventSink, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
@@ -166,13 +167,24 @@ impl Fixture {
             cwd: self.dir.path().to_path_buf(),
             approval_policy: policy,
             sandbox,
-            dynamic_tools: Default::default(),
-            plan_mode: false,
-            user_input: false,
-            mcp: crate::mcp::McpPool::empty(),
-            goals: Default::default(),
-            agents: None,
         }
+    }
+
+    /// Run one call with the built-in tools only.
+    fn handle(
+        &self,
+        call: ToolCall,
+        turn: &ToolTurn,
+    ) -> impl std::future::Future<Output = ResponseItem> + 'static {
+        let turn = turn.clone();
+        self.runtime
+            .tool_set(&ToolOffer::default(), &turn)
+            .handle(call, turn)
+    }
+
+    /// What the model is shown with the built-in tools only.
+    fn specs(&self, turn: &ToolTurn) -> Vec<Value> {
+        self.runtime.tool_set(&ToolOffer::default(), turn).specs()
     }
 
     async fn call(&self, turn: &ToolTurn, id: &str, name: &str, args: Value) -> String {
@@ -182,7 +194,7 @@ impl Fixture {
             namespace: None,
             input: ToolInput::Function(args.to_string()),
         };
-        output_text(self.runtime.clone().handle(call, turn.clone()).await)
+        output_text(self.handle(call, turn).await)
     }
 
     async fn custom(&self, turn: &ToolTurn, id: &str, name: &str, input: &str) -> String {
@@ -192,7 +204,7 @@ impl Fixture {
             namespace: None,
             input: ToolInput::Custom(input.to_string()),
         };
-        output_text(self.runtime.clone().handle(call, turn.clone()).await)
+        output_text(self.handle(call, turn).await)
     }
 }
 

@@ -5,6 +5,7 @@
 //! for the answer; an interrupt withdraws the request (clients get `serverRequest/resolved`)
 //! and the call ends as aborted.
 
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{
@@ -13,11 +14,40 @@ use weft_protocol::{
 };
 
 use super::approval;
-use super::context::ToolTurn;
+use super::context::{ToolCall, ToolTurn};
+use super::tool::{Concurrency, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams};
+use crate::model::ToolOutput;
 
 /// The tool's name.
 pub const REQUEST_USER_INPUT_TOOL: &str = "request_user_input";
+
+/// `request_user_input`, offered once a client chose a collaboration mode. Exclusive.
+pub(crate) struct RequestUserInputTool;
+
+impl Tool for RequestUserInputTool {
+    fn name(&self) -> &str {
+        REQUEST_USER_INPUT_TOOL
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        vec![request_user_input_tool_spec()]
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn concurrency(&self) -> Concurrency {
+        Concurrency::Exclusive
+    }
+
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            ToolOutput::Text(request_user_input(&call.call_id, call.arguments(), turn).await)
+        })
+    }
+}
 
 /// At most this many questions per call.
 const MAX_QUESTIONS: usize = 3;
@@ -144,7 +174,7 @@ const NO_ANSWERS: &str =
     "request_user_input ended without answers; continue with your best judgment";
 
 /// `request_user_input`.
-pub(crate) async fn request_user_input(call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
+async fn request_user_input(call_id: &str, arguments: &str, turn: &ToolTurn) -> String {
     let questions = match questions(arguments) {
         Ok(questions) => questions,
         Err(text) => return text,

@@ -59,7 +59,7 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
         // inline, or deferred behind `tool_search` (docs/mcp.md §4).
         add_mcp_tools(ctx, &mut prompt);
         let mut attempt = Attempt::default();
-        let goal_usage = match &ctx.tool_turn.goals {
+        let goal_usage = match &ctx.offer.goals {
             GoalTools::On { usage, .. } => Some(usage),
             _ => None,
         };
@@ -116,7 +116,7 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
 /// The MCP tools of one request: inline namespaces; or, with tool search on and a server
 /// with tools running, the resource tools, `tool_search` and the `<tools>` section.
 fn add_mcp_tools(ctx: &TurnContext, prompt: &mut Prompt) {
-    let mcp = &ctx.tool_turn.mcp;
+    let mcp = &ctx.offer.mcp;
     let deferred = deferred_tools(ctx);
     let Some(section) = tool_search::section(&deferred) else {
         prompt.tools.extend(mcp_tool::specs(mcp));
@@ -133,8 +133,10 @@ fn deferred_tools(ctx: &TurnContext) -> Vec<tool_search::Deferred> {
     if !ctx.tool_search {
         return Vec::new();
     }
-    let mut deferred = tool_search::deferred(&ctx.tool_turn.mcp);
-    deferred.extend(crate::tools::agent_tool::deferred(&ctx.tool_turn));
+    let mut deferred = tool_search::deferred(&ctx.offer.mcp);
+    deferred.extend(crate::tools::agent_tool::deferred(
+        ctx.offer.agents.as_ref(),
+    ));
     deferred
 }
 

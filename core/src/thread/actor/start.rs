@@ -19,6 +19,7 @@ use crate::thread::error::CoreError;
 use crate::thread::handle::{InputMode, Op, Submitted, TurnOverrides};
 use crate::time::{new_item_id, new_turn_id, now_secs};
 use crate::tools::context::ToolTurn;
+use crate::tools::offer::ToolOffer;
 use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnInput, TurnShared};
 
 /// What a spawned task does.
@@ -253,6 +254,8 @@ impl ThreadActor {
                 self.settings.collaboration_mode.as_ref(),
                 &self.settings.sandbox,
             ),
+        };
+        let offer = ToolOffer {
             plan_mode: collaboration::is_plan(self.settings.collaboration_mode.as_ref()),
             user_input: self.settings.collaboration_mode.is_some(),
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
@@ -263,7 +266,8 @@ impl ThreadActor {
         let mut step = self.step_prompt();
         step.output_schema = output_schema;
         step.headers = self.agent_headers(&turn_id, &root_turn_id);
-        step.tools = self.tools.specs(&tool_turn);
+        let tools = self.tools.tool_set(&offer, &tool_turn);
+        step.tools = tools.specs();
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
             thread_id: self.thread.id.clone(),
@@ -289,7 +293,8 @@ impl ThreadActor {
                 self.services.config.model_auto_compact_token_limit,
             ),
             environment: self.environment(),
-            tools: self.tools.clone(),
+            tools,
+            offer,
             tool_turn,
             tool_search,
         };

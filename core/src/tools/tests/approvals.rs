@@ -132,14 +132,13 @@ async fn an_interrupt_while_waiting_for_approval_withdraws_it() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Untrusted, full_access());
     f.sink.never_answer();
-    let runtime = f.runtime.clone();
     let call = ToolCall {
         call_id: "c1".into(),
         name: "exec_command".into(),
         namespace: None,
         input: ToolInput::Function(exec_args("touch x").to_string()),
     };
-    let task = tokio::spawn(runtime.handle(call, turn.clone()));
+    let task = tokio::spawn(f.handle(call, &turn));
     for _ in 0..200 {
         if f.sink.requests() == 1 {
             break;

@@ -97,14 +97,13 @@ async fn interrupting_a_command_fails_its_item() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Never, full_access());
     let cancel = f.cancel.clone();
-    let runtime = f.runtime.clone();
     let call = ToolCall {
         call_id: "c1".into(),
         name: "exec_command".into(),
         namespace: None,
         input: ToolInput::Function(exec_args("echo started; sleep 30").to_string()),
     };
-    let task = tokio::spawn(runtime.handle(call, turn.clone()));
+    let task = tokio::spawn(f.handle(call, &turn));
     // Wait for the first output, then interrupt.
     for _ in 0..200 {
         if f.sink.labels().contains(&"delta".to_string()) {

@@ -32,8 +32,7 @@ async fn unknown_tools_and_bad_arguments() {
 async fn specs_offer_escalation_only_on_request() {
     let f = Fixture::new();
     let names = |turn: &ToolTurn| -> Vec<String> {
-        f.runtime
-            .specs(turn)
+        f.specs(turn)
             .iter()
             .map(|s| s["name"].as_str().unwrap().to_string())
             .collect()
@@ -44,7 +43,7 @@ async fn specs_offer_escalation_only_on_request() {
         ["exec_command", "write_stdin", "apply_patch", "update_plan"]
     );
     let escalation = |turn: &ToolTurn| {
-        f.runtime.specs(turn)[0]["parameters"]["properties"]
+        f.specs(turn)[0]["parameters"]["properties"]
             .get("sandbox_permissions")
             .is_some()
     };

@@ -1,0 +1,201 @@
+//! The [`Tool`] trait and the per-turn [`ToolSet`] (docs/architecture.md §8.1).
+//!
+//! Every tool the model can call — a built-in, the MCP servers' tools, the client-defined
+//! tools, the multi-agent namespace, the goal tools, `request_user_input` — is one type
+//! implementing [`Tool`]: it states its definitions, which calls are its, whether it mutates
+//! the environment, whether it runs beside other calls, and how a call runs. The turn builds
+//! its [`ToolSet`] once ([`super::runtime::ToolRuntime::tool_set`]) from what it offers; the set
+//! is what the model is shown and what serves its calls.
+//!
+//! **Which tool serves a call**: a call without a namespace naming one of Weft's own tools
+//! (a *reserved* name) is that tool's, or nobody's (`request_user_input` when it is not offered);
+//! otherwise the families claim it in order (the multi-agent namespaces, the MCP servers, the
+//! client-defined tools), and a built-in of that name serves what no family claims. A call no
+//! tool claims is answered `unsupported call: <name>` (`unsupported custom tool call: <name>`).
+//!
+//! **Concurrency**: a [`Concurrency::Parallel`] call shares the thread's call lock, an
+//! [`Concurrency::Exclusive`] one takes it alone: it waits until every other call of the thread
+//! is done, and others wait for it. An interrupt while a call waits for the lock answers
+//! [`Tool::aborted`]. Every output is truncated to 1.2 × the model's output budget before it
+//! enters history (docs/architecture.md §8.5).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::context::{ToolCall, ToolInput, ToolTurn};
+use crate::exec::{DEFAULT_MAX_OUTPUT_TOKENS, TruncationPolicy, truncate_output};
+use crate::model::{ContentItem, ResponseItem, ToolOutput};
+
+/// Outputs are cut to this many tokens before they enter history (docs/architecture.md §8.5:
+/// the model's budget × 1.2).
+pub fn history_truncation() -> TruncationPolicy {
+    TruncationPolicy::Tokens(DEFAULT_MAX_OUTPUT_TOKENS).scaled(1.2)
+}
+
+/// Whether a call runs beside the thread's other calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    /// Beside every other parallel call.
+    Parallel,
+    /// Alone: after every other call of the thread, and before the next.
+    Exclusive,
+}
+
+/// One tool (or one family of tools sharing a context) the model may call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by (for a family, the family's name).
+    fn name(&self) -> &str;
+
+    /// The definitions the model is shown (Responses API format); empty for a tool the turn
+    /// serves without offering it.
+    fn specs(&self) -> Vec<Value>;
+
+    /// Whether `call` is this tool's: by default a function call of [`Tool::name`], whatever
+    /// namespace the model gave.
+    fn claims(&self, call: &ToolCall) -> bool {
+        call.name == self.name() && call.is_function()
+    }
+
+    /// Whether a call may change the environment (files, processes, the world outside).
+    fn mutates(&self) -> bool;
+
+    /// Whether a call runs beside the thread's other calls.
+    fn concurrency(&self) -> Concurrency;
+
+    /// What the model gets for a call interrupted before it started (docs/architecture.md §8.6).
+    fn aborted(&self, elapsed: Duration) -> String {
+        format!(
+            "aborted by user after {:.1}s",
+            elapsed.as_secs_f64().max(0.1)
+        )
+    }
+
+    /// Run one call this tool claims; the output is what the model gets (before truncation).
+    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// The thread's call lock: parallel calls share it, exclusive ones take it alone.
+pub type CallLock = tokio::sync::RwLock<()>;
+
+/// Holds the call lock (shared or exclusive).
+enum CallGuard<'a> {
+    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'a, ()>),
+    Exclusive(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
+}
+
+/// The tools of one turn: built once when the turn starts, in the order the model is shown them.
+pub struct ToolSet {
+    /// Every tool, in offer order.
+    tools: Vec<Arc<dyn Tool>>,
+    /// The built-ins by name.
+    builtins: HashMap<String, Arc<dyn Tool>>,
+    /// The families that claim calls by namespace, in claiming order.
+    families: Vec<Arc<dyn Tool>>,
+    /// Names a call without a namespace can only mean as Weft's own tool.
+    reserved: HashSet<String>,
+    /// The thread's call lock.
+    lock: Arc<CallLock>,
+}
+
+impl ToolSet {
+    /// An empty set whose calls take `lock`.
+    pub fn new(lock: Arc<CallLock>) -> ToolSet {
+        ToolSet {
+            tools: Vec::new(),
+            builtins: HashMap::new(),
+            families: Vec::new(),
+            reserved: HashSet::new(),
+            lock,
+        }
+    }
+
+    /// Add one of Weft's own tools, served by its name.
+    pub fn builtin(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.name().to_string();
+        self.reserved.insert(name.clone());
+        self.builtins.insert(name, Arc::clone(&tool));
+        self.tools.push(tool);
+    }
+
+    /// Add a family that claims its calls itself (after the families added before it).
+    pub fn family(&mut self, tool: Arc<dyn Tool>) {
+        self.families.push(Arc::clone(&tool));
+        self.tools.push(tool);
+    }
+
+    /// Keep `name` for Weft's own tool even while the turn does not offer it.
+    pub fn reserve(&mut self, name: &str) {
+        self.reserved.insert(name.to_string());
+    }
+
+    /// The definitions the model is shown, in order.
+    pub fn specs(&self) -> Vec<Value> {
+        self.tools.iter().flat_map(|tool| tool.specs()).collect()
+    }
+
+    /// The tool serving `call`, if any (see the module docs).
+    pub fn resolve(&self, call: &ToolCall) -> Option<&Arc<dyn Tool>> {
+        let builtin = self
+            .builtins
+            .get(call.name.as_str())
+            .filter(|tool| tool.claims(call));
+        if call.namespace.is_none() && self.reserved.contains(&call.name) {
+            return builtin;
+        }
+        self.families
+            .iter()
+            .find(|tool| tool.claims(call))
+            .or(builtin)
+    }
+
+    /// Run one call and return the output item for the model.
+    pub async fn handle(self: Arc<Self>, call: ToolCall, turn: ToolTurn) -> ResponseItem {
+        let Some(tool) = self.resolve(&call) else {
+            let text = match call.input {
+                ToolInput::Function(_) => format!("unsupported call: {}", call.name),
+                ToolInput::Custom(_) => format!("unsupported custom tool call: {}", call.name),
+            };
+            return call.output(truncate_output(&text, history_truncation()));
+        };
+        let started = Instant::now();
+        let guard = tokio::select! {
+            biased;
+            () = turn.cancel.cancelled() => None,
+            guard = self.lock_for(tool.concurrency()) => Some(guard),
+        };
+        let output = match guard {
+            None => ToolOutput::Text(tool.aborted(started.elapsed())),
+            Some(_guard) => tool.call(&call, &turn).await,
+        };
+        call.answer(truncated(output))
+    }
+
+    async fn lock_for(&self, concurrency: Concurrency) -> CallGuard<'_> {
+        match concurrency {
+            Concurrency::Parallel => CallGuard::Shared(self.lock.read().await),
+            Concurrency::Exclusive => CallGuard::Exclusive(self.lock.write().await),
+        }
+    }
+}
+
+/// `output` with every text cut to [`history_truncation`].
+fn truncated(output: ToolOutput) -> ToolOutput {
+    match output {
+        ToolOutput::Text(text) => ToolOutput::Text(truncate_output(&text, history_truncation())),
+        ToolOutput::Content(parts) => ToolOutput::Content(
+            parts
+                .into_iter()
+                .map(|part| match part {
+                    ContentItem::InputText { text } => ContentItem::InputText {
+                        text: truncate_output(&text, history_truncation()),
+                    },
+                    other => other,
+                })
+                .collect(),
+        ),
+    }
+}
