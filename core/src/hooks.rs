@@ -54,6 +54,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
+use weft_protocol::HookPromptFragment;
 
 /// Timeout of a stop hook whose config sets none, in seconds.
 pub const DEFAULT_STOP_HOOK_TIMEOUT_SECS: u64 = 60;
@@ -163,21 +164,14 @@ struct StopHookPayload<'a> {
     input: &'a StopHookInput,
 }
 
-/// A prompt produced by a blocking hook (one `fragments[]` entry of a `hookPrompt` item).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookPromptFragment {
-    /// Id of this hook run (UUIDv7), unique per hook per invocation.
-    pub hook_run_id: String,
-    /// The hook's `reason`, used as the continuation prompt.
-    pub text: String,
-}
-
 /// What the turn loop should do after the stop hooks ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopHookDecision {
     /// Let the turn end.
     Allow,
-    /// Record these prompts as a `hookPrompt` item and sample again in the same turn.
+    /// Record these prompts as a `hookPrompt` item and sample again in the same turn: each is
+    /// the hook's `reason` (the continuation prompt) with the id of its run (UUIDv7, unique per
+    /// hook per invocation).
     Continue {
         /// One per blocking hook, in config order; never empty.
         prompts: Vec<HookPromptFragment>,

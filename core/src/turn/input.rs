@@ -3,12 +3,10 @@
 //! and as an item (started and completed at once) for the client.
 
 use weft_protocol::{
-    HookPromptFragment as WireHookFragment, HookPromptItem, ImageDetail, ThreadItem, UserInput,
-    UserMessageItem,
+    HookPromptFragment, HookPromptItem, ImageDetail, ThreadItem, UserInput, UserMessageItem,
 };
 
 use super::{PendingInput, TurnContext, start_and_complete};
-use crate::hooks::HookPromptFragment;
 use crate::model::{ContentItem, ResponseItem};
 use crate::time::{new_item_id, now_ms};
 
@@ -47,13 +45,7 @@ pub(super) async fn record_hook_prompt(ctx: &TurnContext, prompts: Vec<HookPromp
         }]));
     let item = HookPromptItem {
         id: new_item_id(),
-        fragments: prompts
-            .into_iter()
-            .map(|p| WireHookFragment {
-                text: p.text,
-                hook_run_id: p.hook_run_id,
-            })
-            .collect(),
+        fragments: prompts,
     };
     start_and_complete(ctx, ThreadItem::from(item), now_ms()).await;
 }
