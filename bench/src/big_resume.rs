@@ -17,8 +17,9 @@ use weft_mock_model::Reply;
 use crate::client::Server;
 use crate::list::initialize_experimental;
 use crate::report::{Cell, Report, Unit};
+use crate::rollout_lines::{find_rollout, read_lines};
 use crate::stats::{Summary, summarize};
-use crate::stored::{SEED_PROMPT, find_rollout, grow_pattern, read_lines, uuid_v7};
+use crate::stored::{SEED_PROMPT, grow_pattern, uuid_v7};
 use crate::target::{
     EXIT_TIMEOUT, Home, Kind, REQUEST_TIMEOUT, Session, Target, turn_start_params,
 };

@@ -19,6 +19,7 @@ mod procfs;
 mod proxy;
 mod report;
 mod resume;
+mod rollout_lines;
 mod rpc;
 mod startup;
 mod stats;

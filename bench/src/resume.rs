@@ -6,9 +6,9 @@
 //! (a `*.jsonl` under the home whose name holds the thread id), then resumes the thread in a new
 //! process and runs a second turn. The lines that second process appended are one turn's worth;
 //! the file is grown to N lines by repeating them. In each copy, UUIDs other than the thread id
-//! get a copy-specific prefix in their last group, so turn and item ids stay unique.
+//! get the copy number as the last 8 hex digits ([`renumber_uuids`]), so turn and item ids stay
+//! unique.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::cli::Reps;
 use crate::report::{Cell, Report, Unit};
+use crate::rollout_lines::{find_rollout, read_lines, renumber_ordinal, renumber_uuids};
 use crate::stats::summarize;
 use crate::target::{EXIT_TIMEOUT, REQUEST_TIMEOUT, Session, Target, reply_of_deltas};
 use crate::target::{Home, turn_start_params};
@@ -141,15 +142,6 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
     Ok(())
 }
 
-fn read_lines(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
-    Ok(text
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(str::to_string)
-        .collect())
-}
-
 /// Start the server on `home`, resume `thread`; returns the request → answer time in ms and
 /// the number of turns in the answer.
 async fn resume_once(target: &Target, home: &Home, thread: &str) -> Result<(f64, usize)> {
@@ -170,26 +162,6 @@ async fn resume_once(target: &Target, home: &Home, thread: &str) -> Result<(f64,
     Ok((at.duration_since(sent).as_secs_f64() * 1e3, turns))
 }
 
-/// The `*.jsonl` file under `dir` whose name holds `thread`.
-fn find_rollout(dir: &Path, thread: &str) -> Result<Option<PathBuf>> {
-    let mut stack = vec![dir.to_path_buf()];
-    // Bounded: a home holds at most a few thousand entries here.
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Some(name) = path.file_name().and_then(|n| n.to_str())
-                && name.contains(thread)
-                && name.ends_with(".jsonl")
-            {
-                return Ok(Some(path));
-            }
-        }
-    }
-    Ok(None)
-}
-
 /// `head` (the rollout after the first turn), then `turn` (the lines a later turn adds)
 /// repeated, up to `size` lines in all. Copies after the first get fresh UUIDs (all but the
 /// thread's) and, where lines carry one, a renumbered `"ordinal"`.
@@ -206,7 +178,7 @@ fn grow(head: &[String], turn: &[String], thread: &str, size: usize) -> String {
         let line = if copy == 0 {
             line.clone()
         } else {
-            renumber_uuids(line, thread, copy)
+            renumber_uuids(line, thread, copy as u64)
         };
         out.push_str(&renumber_ordinal(&line, head.len() + i));
         out.push('\n');
@@ -214,73 +186,11 @@ fn grow(head: &[String], turn: &[String], thread: &str, size: usize) -> String {
     out
 }
 
-/// Replace the number after the first `"ordinal":` (the reference's line sequence number).
-fn renumber_ordinal(line: &str, ordinal: usize) -> String {
-    const KEY: &str = "\"ordinal\":";
-    let Some(at) = line.find(KEY) else {
-        return line.to_string();
-    };
-    let digits_start = at + KEY.len();
-    let digits = line[digits_start..]
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .count();
-    if digits == 0 {
-        return line.to_string();
-    }
-    format!(
-        "{}{ordinal}{}",
-        &line[..digits_start],
-        &line[digits_start + digits..]
-    )
-}
-
-/// Replace the first 6 hex digits of the last group of every UUID except `keep` with `copy`.
-fn renumber_uuids(line: &str, keep: &str, copy: usize) -> String {
-    let bytes = line.as_bytes();
-    let mut out = String::with_capacity(line.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if i + 36 <= bytes.len() && is_uuid(&bytes[i..i + 36]) && &line[i..i + 36] != keep {
-            out.push_str(&line[i..i + 24]);
-            out.push_str(&format!("{:06x}", copy % 0x100_0000));
-            out.push_str(&line[i + 30..i + 36]);
-            i += 36;
-        } else {
-            // Copy one whole character.
-            let len = line[i..].chars().next().map_or(1, char::len_utf8);
-            out.push_str(&line[i..i + len]);
-            i += len;
-        }
-    }
-    out
-}
-
-fn is_uuid(bytes: &[u8]) -> bool {
-    bytes.iter().enumerate().all(|(i, &b)| match i {
-        8 | 13 | 18 | 23 => b == b'-',
-        _ => b.is_ascii_hexdigit(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{grow, renumber_ordinal, renumber_uuids};
+    use super::grow;
 
     const THREAD: &str = "01a22910-326b-75c2-9010-53f5cc9d8fbf";
-    const TURN: &str = "01a22910-4444-75c2-9010-abcdefabcdef";
-
-    #[test]
-    fn renumbers_all_but_the_thread() {
-        let line = format!(r#"{{"thread":"{THREAD}","turn":"{TURN}","é":1}}"#);
-        let out = renumber_uuids(&line, THREAD, 3);
-        assert_eq!(
-            out,
-            format!(
-                r#"{{"thread":"{THREAD}","turn":"01a22910-4444-75c2-9010-000003abcdef","é":1}}"#
-            )
-        );
-    }
 
     #[test]
     fn grows_to_the_size() {
@@ -288,14 +198,5 @@ mod tests {
         let text = grow(&lines(&["h"]), &lines(&["a", "b", "c"]), THREAD, 10);
         assert_eq!(text.lines().count(), 10);
         assert!(text.starts_with("h\na\nb\nc\na\n"));
-    }
-
-    #[test]
-    fn renumbers_ordinals() {
-        assert_eq!(
-            renumber_ordinal(r#"{"ordinal":3,"x":1}"#, 12),
-            r#"{"ordinal":12,"x":1}"#
-        );
-        assert_eq!(renumber_ordinal(r#"{"x":1}"#, 12), r#"{"x":1}"#);
     }
 }

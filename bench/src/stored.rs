@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use crate::rollout_lines::{find_rollout, read_lines, renumber_ordinal, renumber_uuids};
 use crate::target::{Home, Kind, REQUEST_TIMEOUT, Session, Target, turn_start_params};
 
 /// The prompt of a seed thread's turn; each copy replaces it with its own preview.
@@ -72,35 +73,6 @@ pub async fn seed(target: &Target) -> Result<Seed> {
         thread,
         lines: read_lines(&path)?,
     })
-}
-
-/// The non-empty lines of a file.
-pub fn read_lines(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
-    Ok(text
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(str::to_string)
-        .collect())
-}
-
-/// The `*.jsonl` file under `dir` whose name holds `thread`.
-pub fn find_rollout(dir: &Path, thread: &str) -> Result<Option<PathBuf>> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Some(name) = path.file_name().and_then(|n| n.to_str())
-                && name.contains(thread)
-                && name.ends_with(".jsonl")
-            {
-                return Ok(Some(path));
-            }
-        }
-    }
-    Ok(None)
 }
 
 /// What makes one copy different from the others.
@@ -420,40 +392,6 @@ pub async fn stored_home(target: &Target, n: usize) -> Result<(Home, Vec<CopySpe
     Ok((home, copies))
 }
 
-/// Whether `b` is the text of a UUID (8-4-4-4-12 hex digits).
-pub fn is_uuid(b: &[u8]) -> bool {
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, &c)| match i {
-            8 | 13 | 18 | 23 => c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
-/// Replace the last 8 hex digits of every UUID in `line` except `keep` with `copy`'s (so the
-/// ids of each repetition are distinct from every other's and from the original's, whose copy
-/// number is 0).
-pub fn renumber_uuids(line: &str, keep: &str, copy: u64) -> String {
-    let bytes = line.as_bytes();
-    let mut out = String::with_capacity(line.len());
-    let mut i = 0;
-    let mut copied = 0;
-    while i + 36 <= bytes.len() {
-        if (bytes[i] as char).is_ascii_hexdigit()
-            && is_uuid(&bytes[i..i + 36])
-            && &line[i..i + 36] != keep
-        {
-            out.push_str(&line[copied..i + 28]);
-            out.push_str(&format!("{:08x}", copy & 0xffff_ffff));
-            i += 36;
-            copied = i;
-        } else {
-            i += 1;
-        }
-    }
-    out.push_str(&line[copied..]);
-    out
-}
-
 /// `head`, then `block` repeated (UUIDs but `thread` renumbered per repetition, the
 /// reference's `"ordinal"` line counter renumbered) until the text is at least `bytes` long;
 /// written to `out`. Returns (bytes written, repetitions).
@@ -490,20 +428,6 @@ pub fn grow_pattern(
         reps += 1;
     }
     Ok((written, reps))
-}
-
-/// Replace the number after the first `"ordinal":` (the reference's line sequence number).
-fn renumber_ordinal(line: &str, ordinal: usize) -> String {
-    const KEY: &str = "\"ordinal\":";
-    let Some(at) = line.find(KEY) else {
-        return line.to_string();
-    };
-    let start = at + KEY.len();
-    let digits = line[start..].bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return line.to_string();
-    }
-    format!("{}{ordinal}{}", &line[..start], &line[start + digits..])
 }
 
 #[cfg(test)]

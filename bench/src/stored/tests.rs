@@ -1,4 +1,5 @@
 use super::*;
+use crate::rollout_lines::is_uuid;
 
 const THREAD: &str = "01a22910-326b-75c2-9010-53f5cc9d8fbf";
 
