@@ -138,15 +138,12 @@ pub struct ThreadStartResponse {
     pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
-/// Params of `thread/resume`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// The settings `thread/resume` and `thread/fork` may override, flattened into their params
+/// (the schema is the same as with the fields inline). `thread/start` keeps its own fields: its
+/// schema describes them differently (they are defaults there, not overrides).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ThreadResumeParams {
-    /// Thread to resume.
-    pub thread_id: ThreadId,
-    /// Skip `thread.turns` in the result.
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub exclude_turns: bool,
+pub struct ThreadOverrides {
     /// Model override.
     #[serde(default)]
     pub model: Option<String>,
@@ -177,6 +174,20 @@ pub struct ThreadResumeParams {
     /// Adds a developer message.
     #[serde(default)]
     pub developer_instructions: Option<String>,
+}
+
+/// Params of `thread/resume`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResumeParams {
+    /// Thread to resume.
+    pub thread_id: ThreadId,
+    /// Skip `thread.turns` in the result.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub exclude_turns: bool,
+    /// The settings it overrides.
+    #[serde(flatten)]
+    pub overrides: ThreadOverrides,
     /// Deprecated; accepted and ignored.
     #[serde(default)]
     pub personality: Option<Personality>,
@@ -191,16 +202,7 @@ impl ThreadResumeParams {
         Self {
             thread_id: thread_id.into(),
             exclude_turns: false,
-            model: None,
-            model_provider: None,
-            service_tier: None,
-            cwd: None,
-            approval_policy: None,
-            approvals_reviewer: None,
-            sandbox: None,
-            config: None,
-            base_instructions: None,
-            developer_instructions: None,
+            overrides: ThreadOverrides::default(),
             personality: None,
             initial_turns_page: None,
         }
@@ -304,36 +306,9 @@ pub struct ThreadForkParams {
     /// Fork through this turn (inclusive).
     #[serde(default)]
     pub last_turn_id: Option<TurnId>,
-    /// Model override.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Model provider override.
-    #[serde(default)]
-    pub model_provider: Option<String>,
-    /// Service tier override.
-    #[serde(default)]
-    pub service_tier: Option<String>,
-    /// Working directory override.
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Approval policy override.
-    #[serde(default)]
-    pub approval_policy: Option<AskForApproval>,
-    /// Approvals reviewer override.
-    #[serde(default)]
-    pub approvals_reviewer: Option<ApprovalsReviewer>,
-    /// Sandbox mode override (kebab-case).
-    #[serde(default)]
-    pub sandbox: Option<SandboxMode>,
-    /// Config overrides keyed by dotted config path.
-    #[serde(default)]
-    pub config: Option<Map<String, Value>>,
-    /// Replaces the base instructions.
-    #[serde(default)]
-    pub base_instructions: Option<String>,
-    /// Adds a developer message.
-    #[serde(default)]
-    pub developer_instructions: Option<String>,
+    /// The settings it overrides.
+    #[serde(flatten)]
+    pub overrides: ThreadOverrides,
     /// Stored in `thread.threadSource` of the new thread.
     #[serde(default)]
     pub thread_source: Option<String>,
@@ -347,16 +322,7 @@ impl ThreadForkParams {
             ephemeral: false,
             exclude_turns: false,
             last_turn_id: None,
-            model: None,
-            model_provider: None,
-            service_tier: None,
-            cwd: None,
-            approval_policy: None,
-            approvals_reviewer: None,
-            sandbox: None,
-            config: None,
-            base_instructions: None,
-            developer_instructions: None,
+            overrides: ThreadOverrides::default(),
             thread_source: None,
         }
     }

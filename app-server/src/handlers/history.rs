@@ -29,9 +29,9 @@ pub async fn resume(
     connection: &Arc<Connection>,
     params: ThreadResumeParams,
 ) -> Result<Answer<ThreadResumeResponse>, JsonRpcError> {
-    parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))?;
-    let options =
-        thread_settings!(params, ephemeral: false, thread_source: None).into_options(connection);
+    parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
+    let options = thread_settings!(params.overrides, ephemeral: false, thread_source: None)
+        .into_options(connection);
     let subscribers = state.new_subscribers();
     // A cold resume registers the new thread's subscribers before anyone else can see it
     // loaded, so a concurrent warm resume from another connection joins this list.
@@ -102,10 +102,13 @@ pub async fn fork(
     connection: &Arc<Connection>,
     params: ThreadForkParams,
 ) -> Result<Answer<ThreadForkResponse>, JsonRpcError> {
-    parse_thread_id(&params.thread_id).and(check_reviewer(params.approvals_reviewer))?;
-    let options =
-        thread_settings!(params, ephemeral: params.ephemeral, thread_source: params.thread_source)
-            .into_options(connection);
+    parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
+    let options = thread_settings!(
+        params.overrides,
+        ephemeral: params.ephemeral,
+        thread_source: params.thread_source
+    )
+    .into_options(connection);
     let subscribers = state.new_subscribers();
     subscribers.subscribe(connection);
     let (handle, mut snapshot) = state

@@ -25,10 +25,11 @@ use crate::connection::Connection;
 use crate::handlers::{Answer, check_reviewer, core_error, page, parse_thread_id};
 use crate::state::AppState;
 
-/// The [`ThreadSettings`] of a thread-opening method's params (`thread/start`, `thread/resume`,
-/// `thread/fork`): three wire types with the same members, copied field by field in one place.
+/// The [`ThreadSettings`] of a thread-opening method's params: `thread/start`'s params, or the
+/// `ThreadOverrides` flattened into `thread/resume`'s and `thread/fork`'s; wire types with the
+/// same members, copied field by field in one place.
 macro_rules! thread_settings {
-    ($params:ident, ephemeral: $ephemeral:expr, thread_source: $source:expr) => {
+    ($params:expr, ephemeral: $ephemeral:expr, thread_source: $source:expr) => {
         $crate::handlers::threads::ThreadSettings {
             model: $params.model,
             model_provider: $params.model_provider,
