@@ -20,9 +20,7 @@ use crate::report::{Cell, Report, Unit};
 use crate::rollout_lines::{find_rollout, read_lines};
 use crate::stats::{Summary, summarize};
 use crate::stored::{SEED_PROMPT, grow_pattern, uuid_v7};
-use crate::target::{
-    EXIT_TIMEOUT, Home, Kind, REQUEST_TIMEOUT, Session, Target, turn_start_params,
-};
+use crate::target::{EXIT_TIMEOUT, Home, Kind, REQUEST_TIMEOUT, Session, Target};
 
 pub const GROUP: &str =
     "Stored threads: big rollout (fresh process, request written → answer read)";
@@ -158,18 +156,7 @@ async fn seed(target: &Target) -> Result<(Home, String, Vec<String>, Vec<String>
 
 /// One turn; fails unless it completes.
 async fn run_turn(session: &mut Session, thread: &str, text: &str) -> Result<()> {
-    session
-        .server
-        .request(
-            "turn/start",
-            turn_start_params(thread, text),
-            REQUEST_TIMEOUT,
-        )
-        .await?;
-    let done = session
-        .server
-        .wait_turn_completed(thread, REQUEST_TIMEOUT)
-        .await?;
+    let done = session.run_turn(thread, text).await?;
     let status = done.params.pointer("/turn/status").cloned();
     if status != Some(json!("completed")) {
         bail!("a seed turn ended {status:?}: {}", done.params);

@@ -203,27 +203,12 @@ async fn ws_turn(
 
 /// One turn of `k` deltas over stdio: (wall ms, server CPU ms).
 async fn stdio_turn(session: &mut Session, target: &Target, k: usize) -> Result<(f64, f64)> {
-    let thread = session.start_thread(target).await?;
-    session.mock.push(reply_of_deltas(k).responses());
-    session.server.drain_notes();
+    let thread = session.thread_with_reply(target, k).await?;
     let pid = session.server.pid();
     let mark = cpu_mark(pid)?;
-    let (pending, sent) = session
-        .server
-        .send("turn/start", turn_start_params(&thread, "hello"))
-        .await?;
-    let mut deltas = 0;
-    let done = session
-        .server
-        .wait_note("turn/completed", Instant::now() + TURN_TIMEOUT, |note| {
-            if note.thread_id() != Some(thread.as_str()) {
-                return false;
-            }
-            if note.method == "item/agentMessage/delta" {
-                deltas += 1;
-            }
-            note.method == "turn/completed"
-        })
+    let (pending, sent) = session.send_turn(&thread).await?;
+    let (done, deltas) = session
+        .wait_turn_counting_deltas(&thread, Instant::now() + TURN_TIMEOUT)
         .await?;
     let cpu = cpu_ms_since(pid, &mark)?;
     pending.result(REQUEST_TIMEOUT).await?;
@@ -415,9 +400,22 @@ struct Profile {
     dump: PathBuf,
 }
 
+/// `target` run under `valgrind TOOL_ARGS…` (through [`valgrind_wrapper`]'s script in `dir`),
+/// with `dir` as its scratch directory, prepared.
+pub fn under_valgrind(target: &Target, dir: &Path, tool_args: &[String]) -> Result<Target> {
+    let script = valgrind_wrapper(dir, &target.binary, tool_args)?;
+    let wrapped = Target {
+        kind: target.kind,
+        binary: script,
+        scratch: dir.to_path_buf(),
+    };
+    wrapped.prepare()?;
+    Ok(wrapped)
+}
+
 /// A shell script that runs `binary` under `valgrind` with `tool_args`: the bench spawns it as
 /// it would the binary (valgrind keeps the pid across `exec`).
-pub fn valgrind_wrapper(dir: &Path, binary: &Path, tool_args: &[String]) -> Result<PathBuf> {
+fn valgrind_wrapper(dir: &Path, binary: &Path, tool_args: &[String]) -> Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let script = dir.join("under-valgrind.sh");
     let args = tool_args
@@ -488,20 +486,14 @@ async fn callgrind(target: &Target, mode: Mode) -> Result<Profile> {
     };
     let dir = target.scratch.join(format!("callgrind-{tag}"));
     let out_prefix = dir.join("callgrind.out");
-    let script = valgrind_wrapper(
+    let wrapped = under_valgrind(
+        target,
         &dir,
-        &target.binary,
         &[
             "--tool=callgrind".to_string(),
             format!("--callgrind-out-file={}.%p", out_prefix.display()),
         ],
     )?;
-    let wrapped = Target {
-        kind: target.kind,
-        binary: script,
-        scratch: dir.clone(),
-    };
-    wrapped.prepare()?;
     let mut totals = Vec::new();
     let mut seen = Vec::new();
     let mut dumps = Vec::new();

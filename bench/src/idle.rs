@@ -14,13 +14,11 @@ use anyhow::{Context, Result, bail};
 
 use crate::cli::Args;
 use crate::concurrency::WINDOW;
-use crate::fanout::{peak_rss_kib, valgrind_wrapper};
+use crate::fanout::{peak_rss_kib, under_valgrind};
 use crate::procfs::rss_kib;
 use crate::report::{Report, Unit};
 use crate::stats::{Summary, summarize};
-use crate::target::{
-    Kind, REQUEST_TIMEOUT, Session, Target, reply_of_deltas, thread_start_params, turn_start_params,
-};
+use crate::target::{Kind, REQUEST_TIMEOUT, Session, Target, thread_start_params};
 use crate::turns::thousands;
 
 pub const GROUP: &str = "Idle threads at scale (loaded, no turn)";
@@ -65,13 +63,8 @@ async fn thread_start_latency(
 async fn turn_latency(session: &mut Session, target: &Target, samples: usize) -> Result<Vec<f64>> {
     let mut out = Vec::new();
     for _ in 0..samples {
-        let thread = session.start_thread(target).await?;
-        session.mock.push(reply_of_deltas(10).responses());
-        session.server.drain_notes();
-        let (pending, sent) = session
-            .server
-            .send("turn/start", turn_start_params(&thread, "hello"))
-            .await?;
+        let thread = session.thread_with_reply(target, 10).await?;
+        let (pending, sent) = session.send_turn(&thread).await?;
         let done = session
             .server
             .wait_turn_completed(&thread, TURN_TIMEOUT)
@@ -251,9 +244,9 @@ pub fn massif_peak_heap(text: &str) -> Option<u64> {
 async fn massif(target: &Target, n: usize) -> Result<(PathBuf, u64)> {
     let dir = target.scratch.join("massif");
     let out = dir.join("massif.out");
-    let script = valgrind_wrapper(
+    let wrapped = under_valgrind(
+        target,
         &dir,
-        &target.binary,
         &[
             "--tool=massif".to_string(),
             "--threshold=0.5".to_string(),
@@ -261,12 +254,6 @@ async fn massif(target: &Target, n: usize) -> Result<(PathBuf, u64)> {
             format!("--massif-out-file={}", out.display()),
         ],
     )?;
-    let wrapped = Target {
-        kind: target.kind,
-        binary: script,
-        scratch: dir.clone(),
-    };
-    wrapped.prepare()?;
     let mut session = Session::start(&wrapped).await?;
     let errors = load(&mut session, &wrapped, n).await?;
     if errors > 0 {

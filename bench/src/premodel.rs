@@ -8,7 +8,7 @@ use anyhow::Result;
 use crate::cli::Reps;
 use crate::report::{Report, Unit};
 use crate::stats::summarize;
-use crate::target::{REQUEST_TIMEOUT, Session, Target, reply_of_deltas, turn_start_params};
+use crate::target::{REQUEST_TIMEOUT, Session, Target};
 
 pub const GROUP: &str = "Pre-model latency (turn/start sent → model request at the mock)";
 pub const LABEL: &str = "first turn of a new thread";
@@ -21,13 +21,8 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
     // One unmeasured turn first: lazily initialised state (HTTP client, connection pool …) is
     // start-up cost, not per-turn cost.
     for rep in 0..=reps.pre_model {
-        let thread = session.start_thread(target).await?;
-        session.mock.push(reply_of_deltas(10).responses());
-        session.server.drain_notes();
-        let (pending, sent) = session
-            .server
-            .send("turn/start", turn_start_params(&thread, "hello"))
-            .await?;
+        let thread = session.thread_with_reply(target, 10).await?;
+        let (pending, sent) = session.send_turn(&thread).await?;
         let arrived = session.proxy.wait_request_after(sent, TURN_TIMEOUT).await?;
         pending.result(REQUEST_TIMEOUT).await?;
         session

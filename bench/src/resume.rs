@@ -18,8 +18,8 @@ use crate::cli::Reps;
 use crate::report::{Cell, Report, Unit};
 use crate::rollout_lines::{find_rollout, read_lines, renumber_ordinal, renumber_uuids};
 use crate::stats::summarize;
+use crate::target::Home;
 use crate::target::{EXIT_TIMEOUT, REQUEST_TIMEOUT, Session, Target, reply_of_deltas};
-use crate::target::{Home, turn_start_params};
 use crate::turns::thousands;
 
 pub const GROUP: &str = "Resume (thread/resume sent → answer read, fresh process)";
@@ -42,18 +42,7 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
     let mut session = Session::start(target).await?;
     let thread = session.start_thread(target).await?;
     session.mock.push(reply_of_deltas(10).responses());
-    session
-        .server
-        .request(
-            "turn/start",
-            turn_start_params(&thread, "hello"),
-            REQUEST_TIMEOUT,
-        )
-        .await?;
-    session
-        .server
-        .wait_turn_completed(&thread, REQUEST_TIMEOUT)
-        .await?;
+    session.run_turn(&thread, "hello").await?;
     // Probe: does the server serve thread/resume at all?
     let (pending, _) = session
         .server
@@ -93,18 +82,7 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
     let first = read_lines(&rollout)?;
     let mut session = Session::resume(target, home.clone(), &thread).await?;
     session.mock.push(reply_of_deltas(10).responses());
-    session
-        .server
-        .request(
-            "turn/start",
-            turn_start_params(&thread, "hello again"),
-            REQUEST_TIMEOUT,
-        )
-        .await?;
-    session
-        .server
-        .wait_turn_completed(&thread, REQUEST_TIMEOUT)
-        .await?;
+    session.run_turn(&thread, "hello again").await?;
     session.stop().await?;
     let both = read_lines(&rollout)?;
     if both.len() <= first.len() || !both.starts_with(&first) {

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::rollout_lines::{find_rollout, read_lines, renumber_ordinal, renumber_uuids};
-use crate::target::{Home, Kind, REQUEST_TIMEOUT, Session, Target, turn_start_params};
+use crate::target::{Home, Kind, Session, Target};
 
 /// The prompt of a seed thread's turn; each copy replaces it with its own preview.
 pub const SEED_PROMPT: &str = "weft-bench seed prompt";
@@ -53,18 +53,7 @@ pub async fn seed(target: &Target) -> Result<Seed> {
             .text("Done: the seed thread's answer.")
             .responses(),
     );
-    session
-        .server
-        .request(
-            "turn/start",
-            turn_start_params(&thread, SEED_PROMPT),
-            REQUEST_TIMEOUT,
-        )
-        .await?;
-    session
-        .server
-        .wait_turn_completed(&thread, REQUEST_TIMEOUT)
-        .await?;
+    session.run_turn(&thread, SEED_PROMPT).await?;
     let home = session.home.clone();
     session.stop().await?;
     let path = find_rollout(&home.dir, &thread)?

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
@@ -11,6 +11,7 @@ use weft_mock_model::{MockModel, Reply};
 
 use crate::client::Server;
 use crate::proxy::Proxy;
+use crate::rpc::{Note, Pending};
 
 /// How long a plain request (initialize, thread/start …) may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -217,6 +218,61 @@ impl Session {
             .request("thread/start", thread_start_params(target), REQUEST_TIMEOUT)
             .await?;
         thread_id(&result)
+    }
+
+    /// One turn on `thread` with `text` as input: `turn/start` answered, then `turn/completed`
+    /// read (each within [`REQUEST_TIMEOUT`]); returns the `turn/completed`.
+    pub async fn run_turn(&mut self, thread: &str, text: &str) -> Result<Note> {
+        self.server
+            .request(
+                "turn/start",
+                turn_start_params(thread, text),
+                REQUEST_TIMEOUT,
+            )
+            .await?;
+        self.server
+            .wait_turn_completed(thread, REQUEST_TIMEOUT)
+            .await
+    }
+
+    /// A new thread whose next turn the mock answers with a reply of `k` deltas
+    /// ([`reply_of_deltas`]); notifications already queued are dropped. Returns the thread id.
+    pub async fn thread_with_reply(&mut self, target: &Target, k: usize) -> Result<String> {
+        let thread = self.start_thread(target).await?;
+        self.mock.push(reply_of_deltas(k).responses());
+        self.server.drain_notes();
+        Ok(thread)
+    }
+
+    /// Send `turn/start` ("hello") on `thread` without waiting; returns the pending answer and
+    /// the instant just before it was written.
+    pub async fn send_turn(&self, thread: &str) -> Result<(Pending, Instant)> {
+        self.server
+            .send("turn/start", turn_start_params(thread, "hello"))
+            .await
+    }
+
+    /// Wait until `turn/completed` on `thread` (by `deadline`), counting its
+    /// `item/agentMessage/delta` notifications; returns the `turn/completed` and the count.
+    pub async fn wait_turn_counting_deltas(
+        &mut self,
+        thread: &str,
+        deadline: Instant,
+    ) -> Result<(Note, usize)> {
+        let mut deltas = 0;
+        let done = self
+            .server
+            .wait_note("turn/completed", deadline, |note| {
+                if note.thread_id() != Some(thread) {
+                    return false;
+                }
+                if note.method == "item/agentMessage/delta" {
+                    deltas += 1;
+                }
+                note.method == "turn/completed"
+            })
+            .await?;
+        Ok((done, deltas))
     }
 
     /// Stop the server (stdin EOF, then kill after [`EXIT_TIMEOUT`]).

@@ -9,7 +9,7 @@ use crate::cli::Reps;
 use crate::procfs::{clock_ticks_per_second, cpu_ticks};
 use crate::report::{Report, Unit};
 use crate::stats::{Summary, slope, summarize};
-use crate::target::{REQUEST_TIMEOUT, Session, Target, reply_of_deltas, turn_start_params};
+use crate::target::{REQUEST_TIMEOUT, Session, Target};
 
 pub const GROUP: &str = "Turn latency (turn/start sent → turn/completed read), reply of K deltas";
 pub const CPU_PER_DELTA: &str = "per delta, server CPU (slope)";
@@ -25,29 +25,12 @@ async fn turn(
     k: usize,
     tick_ms: f64,
 ) -> Result<(f64, f64)> {
-    let thread = session.start_thread(target).await?;
-    session.mock.push(reply_of_deltas(k).responses());
-    session.server.drain_notes();
+    let thread = session.thread_with_reply(target, k).await?;
     let pid = session.server.pid();
     let cpu_before = cpu_ticks(pid)?;
-    let (pending, sent) = session
-        .server
-        .send("turn/start", turn_start_params(&thread, "hello"))
-        .await?;
+    let (pending, sent) = session.send_turn(&thread).await?;
     let deadline = Instant::now() + TURN_TIMEOUT;
-    let mut deltas = 0;
-    let done = session
-        .server
-        .wait_note("turn/completed", deadline, |note| {
-            if note.thread_id() != Some(thread.as_str()) {
-                return false;
-            }
-            if note.method == "item/agentMessage/delta" {
-                deltas += 1;
-            }
-            note.method == "turn/completed"
-        })
-        .await?;
+    let (done, deltas) = session.wait_turn_counting_deltas(&thread, deadline).await?;
     let cpu_after = cpu_ticks(pid)?;
     pending.result(REQUEST_TIMEOUT).await?;
     if deltas != k {
