@@ -19,14 +19,13 @@ use crate::model::provider::{ProviderConfig, WireApi};
 
 mod agents;
 mod features;
-mod limits;
 
 pub use crate::config_base::{
     ConfigError, ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of,
 };
+pub use crate::limits::Limits;
 pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
-pub use limits::Limits;
 
 /// Keys of the top level of `config.toml` that Weft understands.
 pub const KNOWN_KEYS: &[&str] = &[

@@ -15,6 +15,7 @@ pub mod history;
 pub mod hooks;
 pub mod http_client;
 pub mod instructions;
+pub mod limits;
 pub mod mcp;
 pub mod model;
 pub mod permissions;

@@ -1,10 +1,12 @@
-//! `[limits]`: bounds on what one client can make the daemon hold.
+//! `[limits]`: bounds on what one client can make the daemon hold. A section of
+//! [`crate::config`] of its own module, so the MCP pool can read it without importing the
+//! aggregate config.
 
 use std::path::Path;
 
 use serde::Deserialize;
 
-use super::ConfigError;
+use crate::config_base::ConfigError;
 
 /// `[limits]`: bounds on what one client can make the daemon hold (README, "Configuration").
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

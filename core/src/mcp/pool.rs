@@ -104,7 +104,7 @@ impl McpPool {
     pub fn new(
         servers: McpServers,
         env: Vec<(String, String)>,
-        limits: &crate::config::Limits,
+        limits: &crate::limits::Limits,
     ) -> Arc<McpPool> {
         let pool = McpPool {
             servers: RwLock::new(BTreeMap::new()),
@@ -131,7 +131,7 @@ impl McpPool {
         McpPool::new(
             McpServers::default(),
             Vec::new(),
-            &crate::config::Limits::default(),
+            &crate::limits::Limits::default(),
         )
     }
 
