@@ -297,6 +297,9 @@ async fn write_frames(
 ) {
     let closed = connection.closed.clone();
     let mut frames = Vec::with_capacity(MAX_BATCH);
+    // Set when the socket stalled: the backlog is what the client did not take, so it is
+    // dropped rather than offered again while the connection closes.
+    let mut stalled = false;
     loop {
         let more = tokio::select! {
             biased;
@@ -329,6 +332,7 @@ async fn write_frames(
             Err(Stalled) => {
                 let why = format!("its socket has taken nothing for {:?}", stall.after);
                 connection.close_slow(&why);
+                stalled = true;
                 break;
             }
         }
@@ -338,7 +342,7 @@ async fn write_frames(
     // first, then the close frame; a client that stopped reading may never accept them, so
     // neither is waited for long.
     let finish = async {
-        while outbound.try_recv_many(&mut frames, MAX_BATCH) {
+        while !stalled && outbound.try_recv_many(&mut frames, MAX_BATCH) {
             for frame in frames.drain(..) {
                 let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
                     continue;
