@@ -10,7 +10,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use parking_lot::RwLock;
 use serde::Deserialize;
 
 use crate::config_base::ConfigError;
@@ -155,20 +154,32 @@ fn read_pem_bundle(file: &Path) -> Result<Vec<reqwest::Certificate>, String> {
     Ok(certs)
 }
 
-/// The daemon's `[http]`, for the clients built where no config is passed in (the MCP pool's
-/// streamable-HTTP connections): set by `Services::new`, one per daemon.
-static DAEMON_HTTP: RwLock<Option<HttpConfig>> = RwLock::new(None);
-
-/// Make `config` the daemon's `[http]` for [`mcp_client`].
-pub(crate) fn set_daemon_config(config: &HttpConfig) {
-    *DAEMON_HTTP.write() = Some(config.clone());
+/// One client for one use, built from `[http]` on first use (building loads the system's
+/// root certificates, which start-up need not wait for) and shared after; or why it could not
+/// be built, reported by every request that needed it.
+#[derive(Debug)]
+pub struct LazyClient {
+    config: HttpConfig,
+    usage: HttpUse,
+    client: std::sync::OnceLock<Result<reqwest::Client, HttpClientError>>,
 }
 
-/// A client for one streamable-HTTP MCP server, from the daemon's `[http]` (the defaults when
-/// none was set, as in unit tests of the MCP pool).
-pub fn mcp_client() -> Result<reqwest::Client, HttpClientError> {
-    let config = DAEMON_HTTP.read().clone().unwrap_or_default();
-    build_http_client(&config, HttpUse::Mcp)
+impl LazyClient {
+    /// A client for `usage` from `config`, not built yet.
+    pub fn new(config: &HttpConfig, usage: HttpUse) -> LazyClient {
+        LazyClient {
+            config: config.clone(),
+            usage,
+            client: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The client (a handle on the shared connection pool), built the first time.
+    pub fn get(&self) -> Result<reqwest::Client, HttpClientError> {
+        self.client
+            .get_or_init(|| build_http_client(&self.config, self.usage))
+            .clone()
+    }
 }
 
 #[cfg(test)]

@@ -189,11 +189,13 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Starts the server `config` describes (its environment: `env`, already filtered by the
     /// shell environment policy) and lists its tools, all within `startup_timeout_sec`. One
-    /// call may hold `max_questions` open questions of the server.
+    /// call may hold `max_questions` open questions of the server; a streamable-HTTP server is
+    /// reached with `http`'s client.
     pub async fn start(
         config: &McpServerConfig,
         env: &[(String, String)],
         max_questions: usize,
+        http: &crate::http_client::LazyClient,
     ) -> Result<Connection, StartError> {
         let shared = Arc::new(Shared {
             questions: Questions::new(&config.name, max_questions),
@@ -274,7 +276,7 @@ impl Connection {
                         transport_config.custom_headers.insert(name_parsed, value);
                     }
                     let transport = StreamableHttpClientTransport::with_client(
-                        crate::http_client::mcp_client()
+                        http.get()
                             .map_err(|err| StartError::Handshake(err.to_string()))?,
                         transport_config,
                     );

@@ -95,6 +95,8 @@ pub struct McpPool {
     grace: Duration,
     /// `[limits] max_mcp_questions_per_call`.
     max_questions: usize,
+    /// The client of every streamable-HTTP server, from the daemon's `[http]`.
+    http: crate::http_client::LazyClient,
 }
 
 impl McpPool {
@@ -105,6 +107,7 @@ impl McpPool {
         servers: McpServers,
         env: Vec<(String, String)>,
         limits: &crate::limits::Limits,
+        http: &crate::http_client::HttpConfig,
     ) -> Arc<McpPool> {
         let pool = McpPool {
             servers: RwLock::new(BTreeMap::new()),
@@ -114,6 +117,7 @@ impl McpPool {
             closed: CancellationToken::new(),
             grace: Duration::from_secs(limits.shutdown_grace_secs.max(1)),
             max_questions: limits.max_mcp_questions_per_call,
+            http: crate::http_client::LazyClient::new(http, crate::http_client::HttpUse::Mcp),
         };
         for warning in &servers.warnings {
             tracing::warn!("{warning}");
@@ -132,6 +136,7 @@ impl McpPool {
             McpServers::default(),
             Vec::new(),
             &crate::limits::Limits::default(),
+            &crate::http_client::HttpConfig::default(),
         )
     }
 
@@ -191,7 +196,7 @@ impl McpPool {
             _ => 0,
         };
         server.set_status(ServerStatus::Starting);
-        match Connection::start(&server.config, &self.env, self.max_questions).await {
+        match Connection::start(&server.config, &self.env, self.max_questions, &self.http).await {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 *server.current.write() = Some(Arc::clone(&connection));

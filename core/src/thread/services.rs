@@ -1,10 +1,10 @@
 //! What every thread shares, handed to each actor by the manager.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::hooks::StopHookConfig;
-use crate::http_client::{self, HttpClientError, HttpUse};
+use crate::http_client::{HttpClientError, HttpUse, LazyClient};
 use crate::mcp::McpPool;
 use crate::state::StateDb;
 
@@ -14,9 +14,8 @@ pub struct Services {
     /// The daemon's configuration.
     pub config: Arc<Config>,
     /// One HTTP client (connection pool) for every model request, built from `[http]` on
-    /// first use (it loads the system's root certificates, which start-up need not wait for),
-    /// or why it could not be built.
-    http: OnceLock<Result<reqwest::Client, HttpClientError>>,
+    /// first use.
+    http: LazyClient,
     /// `[[hooks.stop]]`.
     pub stop_hooks: Arc<Vec<StopHookConfig>>,
     /// The thread index (`$WEFT_HOME/state.sqlite`); `None` only in unit tests of the actor.
@@ -32,17 +31,17 @@ impl Services {
     /// The services of a daemon with this config and state DB.
     pub fn new(config: Arc<Config>, state: Option<StateDb>) -> Services {
         let stop_hooks = Arc::new(config.stop_hooks.clone());
-        // The MCP pool's streamable-HTTP servers get their clients from the same `[http]`.
-        http_client::set_daemon_config(&config.http);
         let mcp = McpPool::new(
             config.mcp_servers.clone(),
             config.shell_environment_policy.environment(),
             &config.limits,
+            &config.http,
         );
         let agents = Arc::new(crate::agents::Agents::new(&config, state.clone()));
+        let http = LazyClient::new(&config.http, HttpUse::Model);
         Services {
             config,
-            http: OnceLock::new(),
+            http,
             stop_hooks,
             state,
             mcp,
@@ -50,10 +49,8 @@ impl Services {
         }
     }
 
-    /// The shared HTTP client for model requests (see [`http_client::build_http_client`]).
+    /// The shared HTTP client for model requests (see [`LazyClient`]).
     pub fn http(&self) -> Result<reqwest::Client, HttpClientError> {
-        self.http
-            .get_or_init(|| http_client::build_http_client(&self.config.http, HttpUse::Model))
-            .clone()
+        self.http.get()
     }
 }
