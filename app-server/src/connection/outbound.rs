@@ -126,12 +126,7 @@ impl Queue {
         }
         let len = state.entries.len();
         if len < self.capacity {
-            state.bytes += frame.len();
-            state.entries.push_back(Entry::Frame(frame));
-            drop(state);
-            if len == 0 {
-                self.ready.notify_one();
-            }
+            self.queue_frame(state, frame);
             return Pushed::Queued;
         }
         // Full: the slow path.
@@ -179,18 +174,23 @@ impl Queue {
 
     /// Queue `frame` only if there is room below the capacity (an overload reply).
     pub(super) fn try_push(&self, frame: Bytes) -> bool {
-        let mut state = self.state.lock();
-        let len = state.entries.len();
-        if state.closed || len >= self.capacity {
+        let state = self.state.lock();
+        if state.closed || state.entries.len() >= self.capacity {
             return false;
         }
+        self.queue_frame(state, frame);
+        true
+    }
+
+    /// Append `frame` below the capacity, waking the writer when the queue was empty.
+    fn queue_frame(&self, mut state: parking_lot::MutexGuard<'_, State>, frame: Bytes) {
+        let was_empty = state.entries.is_empty();
         state.bytes += frame.len();
         state.entries.push_back(Entry::Frame(frame));
         drop(state);
-        if len == 0 {
+        if was_empty {
             self.ready.notify_one();
         }
-        true
     }
 
     /// Queue `frame` once the queue is below its capacity (stdio answers: a client that does
