@@ -60,20 +60,24 @@ fn catalog_messages_round_trip_and_validate() {
                 assert_eq!(decoded, ClientNotification::Initialized);
             }
             "client_response" => {
-                let decoded: FileChangeRequestApprovalResponse =
-                    serde_json::from_value(example["result"].clone()).unwrap();
-                schemas.check(
-                    "FileChangeRequestApprovalResponse.json",
-                    &to_value(&decoded),
-                    key,
-                );
-                let decoded: CommandExecutionRequestApprovalResponse =
-                    serde_json::from_value(example["result"].clone()).unwrap();
-                schemas.check(
-                    "CommandExecutionRequestApprovalResponse.json",
-                    &to_value(&decoded),
-                    key,
-                );
+                // The example is a valid answer to either approval request.
+                let result = &example["result"];
+                let file_change: FileChangeRequestApprovalResponse =
+                    serde_json::from_value(result.clone()).unwrap();
+                let command: CommandExecutionRequestApprovalResponse =
+                    serde_json::from_value(result.clone()).unwrap();
+                for (schema, decoded) in [
+                    (
+                        "FileChangeRequestApprovalResponse.json",
+                        to_value(&file_change),
+                    ),
+                    (
+                        "CommandExecutionRequestApprovalResponse.json",
+                        to_value(&command),
+                    ),
+                ] {
+                    schemas.check(schema, &decoded, key);
+                }
             }
             _ => continue,
         }
