@@ -10,5 +10,5 @@ pub mod pool;
 mod questions;
 
 pub use config::{ApprovalMode, McpServerConfig, McpServers, McpTransport};
-pub use connection::{CallError, Connection, Progress, StartError};
+pub use connection::{CallError, McpConnection, Progress, StartError};
 pub use pool::{McpPool, OfferedServer, Server, ServerStatus};

@@ -108,6 +108,16 @@ impl SubAgentSource {
         }
     }
 
+    /// The thread that spawned a sub-agent, from its thread's source.
+    pub fn parent_of(source: &SessionSource) -> Option<ThreadId> {
+        match source {
+            SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
+                parent_thread_id, ..
+            }) => Some(parent_thread_id.clone()),
+            _ => None,
+        }
+    }
+
     /// A spawned sub-agent's role, from its thread's source.
     pub fn role_of(source: &SessionSource) -> Option<String> {
         match source {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use weft_core::mcp::{McpPool, ServerStatus};
+use weft_protocol::config_api::NoParams;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::ServerNotification;
 use weft_protocol::{
@@ -20,6 +21,7 @@ use weft_protocol::{
     McpTool, ThreadId,
 };
 
+use crate::connection::Connection;
 use crate::handlers::parse_thread_id;
 use crate::state::AppState;
 
@@ -74,6 +76,7 @@ pub async fn announce_startup(state: &AppState, thread_id: &ThreadId) {
 /// `mcpServerStatus/list`: every configured server, in name order, paged by name.
 pub async fn status_list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ListMcpServerStatusParams,
 ) -> Result<ListMcpServerStatusResponse, JsonRpcError> {
     if let Some(thread_id) = &params.thread_id {
@@ -224,6 +227,7 @@ fn listed<T: serde::de::DeserializeOwned>(
 /// reference). An unknown server is `-32603 unknown MCP server '<name>'`.
 pub async fn tool_call(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: McpServerToolCallParams,
 ) -> Result<McpServerToolCallResponse, JsonRpcError> {
     parse_thread_id(&params.thread_id)?;
@@ -257,7 +261,13 @@ pub async fn tool_call(
 async fn connect(
     state: &AppState,
     name: &str,
-) -> Result<(Arc<weft_core::mcp::Server>, Arc<weft_core::mcp::Connection>), JsonRpcError> {
+) -> Result<
+    (
+        Arc<weft_core::mcp::Server>,
+        Arc<weft_core::mcp::McpConnection>,
+    ),
+    JsonRpcError,
+> {
     let pool = pool(state);
     let server = pool
         .server(name)
@@ -269,6 +279,7 @@ async fn connect(
 /// `mcpServer/resource/read`.
 pub async fn resource_read(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: McpResourceReadParams,
 ) -> Result<McpResourceReadResponse, JsonRpcError> {
     if let Some(thread_id) = &params.thread_id {
@@ -294,7 +305,11 @@ pub async fn resource_read(
 
 /// `config/mcpServer/reload`: the config file's `mcp_servers` read again; changed and removed
 /// servers are stopped, new and changed ones start when next needed.
-pub async fn reload(state: &AppState) -> Result<McpServerRefreshResponse, JsonRpcError> {
+pub async fn reload(
+    state: &AppState,
+    _connection: &Arc<Connection>,
+    _params: NoParams,
+) -> Result<McpServerRefreshResponse, JsonRpcError> {
     let servers = weft_core::mcp::config::reread(&state.config.layers)
         .map_err(JsonRpcError::invalid_request)?;
     let stopped = pool(state).reload(servers).await;

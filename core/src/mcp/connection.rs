@@ -164,7 +164,7 @@ impl ClientHandler for Handler {
 }
 
 /// A started server.
-pub struct Connection {
+pub struct McpConnection {
     service: RunningService<RoleClient, Handler>,
     shared: Arc<Shared>,
     /// The child's pid (stdio servers); the child leads its own process group.
@@ -177,16 +177,16 @@ pub struct Connection {
     pub has_resources: bool,
 }
 
-impl std::fmt::Debug for Connection {
+impl std::fmt::Debug for McpConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Connection")
+        f.debug_struct("McpConnection")
             .field("server", &self.shared.name)
             .field("pid", &self.pid)
             .finish_non_exhaustive()
     }
 }
 
-impl Connection {
+impl McpConnection {
     /// Starts the server `config` describes (its environment: `env`, already filtered by the
     /// shell environment policy) and lists its tools, all within `startup_timeout_sec`. One
     /// call may hold `max_questions` open questions of the server; a streamable-HTTP server is
@@ -196,7 +196,7 @@ impl Connection {
         env: &[(String, String)],
         max_questions: usize,
         http: &crate::http_client::LazyClient,
-    ) -> Result<Connection, StartError> {
+    ) -> Result<McpConnection, StartError> {
         let shared = Arc::new(Shared {
             questions: Questions::new(&config.name, max_questions),
             progress: Mutex::new(HashMap::new()),
@@ -310,7 +310,7 @@ impl Connection {
         let has_resources = info
             .as_ref()
             .is_some_and(|info| info.capabilities.resources.is_some());
-        Ok(Connection {
+        Ok(McpConnection {
             service,
             shared,
             pid,

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{McpServerConfig, McpServers};
-use super::connection::Connection;
+use super::connection::McpConnection;
 use super::names::model_names;
 
 /// The first retry after a failure waits this long; each further failure doubles it.
@@ -53,7 +53,7 @@ pub struct Server {
     /// Serialises starts, so concurrent first uses start it once.
     starting: tokio::sync::Mutex<()>,
     /// The running session.
-    current: RwLock<Option<Arc<Connection>>>,
+    current: RwLock<Option<Arc<McpConnection>>>,
     /// Where it is.
     status: RwLock<ServerStatus>,
     /// What the last warning said was renamed or dropped of its tool list (warned once).
@@ -165,7 +165,7 @@ impl McpPool {
 
     /// The running session of `name`, starting it if needed (once, however many ask at
     /// the same time). A server that failed is not retried before its backoff has passed.
-    pub async fn connect(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>, String> {
+    pub async fn connect(self: &Arc<Self>, name: &str) -> Result<Arc<McpConnection>, String> {
         let server = self
             .server(name)
             .ok_or_else(|| format!("unknown MCP server '{name}'"))?;
@@ -196,7 +196,8 @@ impl McpPool {
             _ => 0,
         };
         server.set_status(ServerStatus::Starting);
-        match Connection::start(&server.config, &self.env, self.max_questions, &self.http).await {
+        match McpConnection::start(&server.config, &self.env, self.max_questions, &self.http).await
+        {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 *server.current.write() = Some(Arc::clone(&connection));
@@ -308,7 +309,7 @@ impl McpPool {
     /// Stops every server (SIGTERM, then SIGKILL after the grace) and starts no more.
     pub async fn shutdown(&self) {
         self.closed.cancel();
-        let connections: Vec<Arc<Connection>> = self
+        let connections: Vec<Arc<McpConnection>> = self
             .servers()
             .iter()
             .filter_map(|server| server.take())
@@ -365,7 +366,7 @@ impl Server {
     }
 
     /// The session, if it is running.
-    pub fn live(&self) -> Option<Arc<Connection>> {
+    pub fn live(&self) -> Option<Arc<McpConnection>> {
         self.current
             .read()
             .as_ref()
@@ -373,7 +374,7 @@ impl Server {
             .cloned()
     }
 
-    fn take(&self) -> Option<Arc<Connection>> {
+    fn take(&self) -> Option<Arc<McpConnection>> {
         self.current.write().take()
     }
 }
@@ -390,7 +391,7 @@ fn failed(error: String, attempts: u32) -> ServerStatus {
 }
 
 /// Stops a session once the last holder lets go of it (calls in flight keep their `Arc`).
-async fn stop(connection: Arc<Connection>, grace: Duration) {
+async fn stop(connection: Arc<McpConnection>, grace: Duration) {
     match Arc::try_unwrap(connection) {
         Ok(connection) => connection.stop(grace).await,
         Err(shared) => {
@@ -408,7 +409,7 @@ async fn stop(connection: Arc<Connection>, grace: Duration) {
 
 /// Notices the end of a running session: the server is marked failed and, after its backoff,
 /// started again.
-async fn watch(pool: Arc<McpPool>, server: Arc<Server>, connection: Arc<Connection>) {
+async fn watch(pool: Arc<McpPool>, server: Arc<Server>, connection: Arc<McpConnection>) {
     loop {
         tokio::select! {
             () = pool.closed.cancelled() => return,

@@ -4,6 +4,9 @@
 //! when parsing but never serialized (with `store: false` the API rejects them).
 
 use serde::{Deserialize, Serialize};
+/// `phase` of an assistant message: the protocol's own enum (the Responses API and the
+/// app-server protocol spell it the same way, `snake_case`).
+pub use weft_protocol::MessagePhase;
 
 /// One history item, tagged by `"type"` (snake_case).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,16 +187,6 @@ pub enum Role {
     Assistant,
     /// System text.
     System,
-}
-
-/// `phase` of an assistant message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MessagePhase {
-    /// Mid-turn narration.
-    Commentary,
-    /// The final answer.
-    FinalAnswer,
 }
 
 /// One part of a message (or of a tool output).

@@ -64,9 +64,9 @@ pub struct IndexedItem {
     pub kind: ItemKind,
 }
 
-/// How a turn ended.
+/// How a turn ended, as the index records it (the running turn's own ending is `turn::TurnEnd`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnEnd {
+pub struct TurnOutcome {
     /// `completed`, `interrupted` or `failed`.
     pub status: TurnStatus,
     /// Set when failed.
@@ -89,7 +89,7 @@ pub struct IndexedTurn {
     /// Time of the `turn_started` line (ms).
     pub started_ms: i64,
     /// How it ended, when it did (a turn cut by a later turn's start is `interrupted`).
-    pub end: Option<TurnEnd>,
+    pub end: Option<TurnOutcome>,
     /// Its items, indexes into [`RolloutIndex::items`], in completion order.
     pub items: Vec<u32>,
 }
@@ -359,7 +359,7 @@ impl RolloutIndex {
             "turn_ended" => match serde_json::from_str::<EndedPeek>(payload) {
                 Ok(ended) => {
                     if let Some(&turn) = self.turn_ids.get(&ended.turn_id) {
-                        self.turns[turn as usize].end = Some(TurnEnd {
+                        self.turns[turn as usize].end = Some(TurnOutcome {
                             status: ended.status,
                             error: ended.error,
                             completed_at: ended.completed_at,
@@ -383,7 +383,7 @@ impl RolloutIndex {
             && turn.end.is_none()
         {
             self.landmarks.history.push(HistoryEntry::AbortedMarker);
-            turn.end = Some(TurnEnd {
+            turn.end = Some(TurnOutcome {
                 status: TurnStatus::Interrupted,
                 error: None,
                 completed_at: last_ms.div_euclid(1000),
@@ -459,14 +459,14 @@ impl RolloutIndex {
     /// The end of a turn as a reader sees it: its recorded end; for the last turn still open,
     /// `None` when the thread is running it (`live`), else `interrupted` as of the last line
     /// (the daemon died mid-turn).
-    pub fn effective_end(&self, turn: &IndexedTurn, live: bool) -> Option<TurnEnd> {
+    pub fn effective_end(&self, turn: &IndexedTurn, live: bool) -> Option<TurnOutcome> {
         if let Some(end) = &turn.end {
             return Some(end.clone());
         }
         if live {
             return None;
         }
-        Some(TurnEnd {
+        Some(TurnOutcome {
             status: TurnStatus::Interrupted,
             error: None,
             completed_at: self.last_ms.div_euclid(1000),

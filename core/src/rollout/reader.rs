@@ -5,8 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use weft_protocol::{
-    SessionSource, Thread, ThreadHistoryMode, ThreadItemDetails, ThreadStatus, ThreadTokenUsage,
-    Turn, TurnId, TurnItemsView, TurnStatus, UserInput,
+    Thread, ThreadItemDetails, ThreadTokenUsage, Turn, TurnId, TurnItemsView, TurnStatus, UserInput,
 };
 
 use super::record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
@@ -56,20 +55,11 @@ impl Replay {
             ),
         };
         Thread {
-            id: meta.id.clone(),
-            session_id: meta.id.to_string(),
             forked_from_id: meta.forked_from_id.clone(),
-            parent_thread_id: parent_of(&meta.source),
             preview: self.preview.clone(),
-            ephemeral: false,
-            section: None,
-            section_entered_at: None,
-            project_id: None,
-            history_mode: ThreadHistoryMode::default(),
             model_provider: provider.clone(),
             model: Some(model.clone()),
             reasoning_effort: effort.clone(),
-            created_at: meta.created_at,
             updated_at: self.updated_at,
             recency_at: Some(
                 self.turns
@@ -77,18 +67,14 @@ impl Replay {
                     .filter_map(|turn| turn.started_at)
                     .fold(meta.created_at, i64::max),
             ),
-            status: ThreadStatus::NotLoaded,
             path: path.map(|p| p.display().to_string()),
             cwd: cwd.clone(),
             cli_version: meta.cli_version.clone(),
             originator: meta.originator.clone(),
-            source: meta.source.clone(),
             thread_source: meta.thread_source.clone(),
-            agent_nickname: weft_protocol::SubAgentSource::nickname_of(&meta.source),
-            agent_role: weft_protocol::SubAgentSource::role_of(&meta.source),
             git_info: meta.git_info.clone(),
             name: self.name.clone(),
-            turns: Vec::new(),
+            ..crate::wire_thread::base(meta.id.clone(), meta.source.clone(), meta.created_at)
         }
     }
 
@@ -148,16 +134,6 @@ impl Replay {
             builder.push(path, line);
         }
         Ok(builder.finish(meta, skipped_lines))
-    }
-}
-
-fn parent_of(source: &SessionSource) -> Option<weft_protocol::ThreadId> {
-    match source {
-        SessionSource::SubAgent(weft_protocol::SubAgentSource::ThreadSpawn {
-            parent_thread_id,
-            ..
-        }) => Some(parent_thread_id.clone()),
-        _ => None,
     }
 }
 

@@ -3,8 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use weft_protocol::{
-    ReasoningEffort, SessionSource, SubAgentSource, Thread, ThreadHistoryMode, ThreadId,
-    ThreadStatus,
+    ReasoningEffort, SessionSource, SubAgentSource, Thread, ThreadId, ThreadStatus,
 };
 
 use crate::rollout::Replay;
@@ -103,22 +102,12 @@ impl ThreadRow {
 
     /// The wire thread for `thread/list` / `thread/read` (`turns: []`).
     pub fn to_thread(&self, status: ThreadStatus) -> Thread {
-        let parent_thread_id = self.parent_thread_id().cloned();
         Thread {
-            id: self.id.clone(),
-            session_id: self.id.to_string(),
             forked_from_id: self.forked_from_id.clone(),
-            parent_thread_id,
             preview: self.preview.clone(),
-            ephemeral: false,
-            section: None,
-            section_entered_at: None,
-            project_id: None,
-            history_mode: ThreadHistoryMode::default(),
             model_provider: self.model_provider.clone(),
             model: self.model.clone(),
             reasoning_effort: self.reasoning_effort.clone(),
-            created_at: self.created_at,
             updated_at: self.updated_at,
             recency_at: Some(self.recency_at),
             status,
@@ -126,13 +115,9 @@ impl ThreadRow {
             cwd: self.cwd.clone(),
             cli_version: self.cli_version.clone(),
             originator: self.originator.clone(),
-            source: self.source.clone(),
             thread_source: self.thread_source.clone(),
-            agent_nickname: weft_protocol::SubAgentSource::nickname_of(&self.source),
-            agent_role: weft_protocol::SubAgentSource::role_of(&self.source),
-            git_info: None,
             name: self.name.clone(),
-            turns: Vec::new(),
+            ..crate::wire_thread::base(self.id.clone(), self.source.clone(), self.created_at)
         }
     }
 }

@@ -198,7 +198,7 @@ pub async fn call(
         arguments,
     };
     let outcome = approval::ask(turn, ServerRequestParams::DynamicToolCall(params)).await;
-    let answer = read_answer(outcome);
+    let answer = read_result(outcome);
     item.status = if answer.success {
         DynamicToolCallStatus::Completed
     } else {
@@ -216,7 +216,7 @@ pub async fn call(
 
 /// A call's result: what the item shows and what the model gets.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct DynamicToolResult {
     /// The item's `contentItems`.
     pub content_items: Vec<DynamicToolCallOutputContentItem>,
     /// The item's `success`.
@@ -225,9 +225,9 @@ pub struct Answer {
     pub output: ToolOutput,
 }
 
-impl Answer {
-    fn failed(text: &str) -> Answer {
-        Answer {
+impl DynamicToolResult {
+    fn failed(text: &str) -> DynamicToolResult {
+        DynamicToolResult {
             content_items: vec![DynamicToolCallOutputContentItem::InputText {
                 text: text.to_string(),
             }],
@@ -238,20 +238,20 @@ impl Answer {
 }
 
 /// The answer to `item/tool/call`, read.
-pub fn read_answer(outcome: ServerRequestOutcome) -> Answer {
+pub fn read_result(outcome: ServerRequestOutcome) -> DynamicToolResult {
     let response = match outcome {
         ServerRequestOutcome::Cancelled => {
-            return Answer {
+            return DynamicToolResult {
                 content_items: Vec::new(),
                 success: false,
                 output: ToolOutput::Text(CANCELLED.to_string()),
             };
         }
-        ServerRequestOutcome::Failed(_) => return Answer::failed(REQUEST_FAILED),
+        ServerRequestOutcome::Failed(_) => return DynamicToolResult::failed(REQUEST_FAILED),
         ServerRequestOutcome::Answered(value) => {
             match serde_json::from_value::<DynamicToolCallResponse>(value) {
                 Ok(response) => response,
-                Err(_) => return Answer::failed(RESPONSE_INVALID),
+                Err(_) => return DynamicToolResult::failed(RESPONSE_INVALID),
             }
         }
     };
@@ -260,13 +260,13 @@ pub fn read_answer(outcome: ServerRequestOutcome) -> Answer {
             if !image_url.starts_with("data:"))
     });
     if remote_image {
-        return Answer::failed(REMOTE_IMAGE);
+        return DynamicToolResult::failed(REMOTE_IMAGE);
     }
     let output = match response.content_items.as_slice() {
         [DynamicToolCallOutputContentItem::InputText { text }] => ToolOutput::Text(text.clone()),
         items => ToolOutput::Content(items.iter().map(content_part).collect()),
     };
-    Answer {
+    DynamicToolResult {
         content_items: response.content_items,
         success: response.success,
         output,

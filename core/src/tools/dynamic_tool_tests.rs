@@ -2,22 +2,18 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
-    AskForApproval, DynamicToolCallOutputContentItem, DynamicToolCallStatus, DynamicToolSpec,
-    SandboxPolicy, ThreadId, ThreadItemDetails, TurnId,
+    DynamicToolCallOutputContentItem, DynamicToolCallStatus, DynamicToolSpec, ThreadItemDetails,
 };
 
 use super::*;
-use crate::events::EventSink;
-use crate::events::ThreadEvent;
 use crate::model::ResponseItem;
 use crate::tools::context::{ToolCall, ToolInput};
 use crate::tools::offer::ToolOffer;
 use crate::tools::runtime::ToolRuntime;
+use crate::tools::tests::{ScriptedSink, plain_turn};
 use crate::tools::tool::ToolSet;
 
 fn tools() -> Vec<DynamicToolSpec> {
@@ -74,8 +70,8 @@ fn calls_resolve_by_name_and_namespace_or_flat_name() {
     assert_eq!(resolve(&tools, None, "nothing"), None);
 }
 
-fn answered(value: Value) -> Answer {
-    read_answer(ServerRequestOutcome::Answered(value))
+fn answered(value: Value) -> DynamicToolResult {
+    read_result(ServerRequestOutcome::Answered(value))
 }
 
 #[test]
@@ -125,7 +121,7 @@ fn no_answer_is_an_error_output() {
     let invalid = answered(json!({"bogus": 1}));
     assert_eq!(invalid.output, ToolOutput::Text(RESPONSE_INVALID.into()));
     assert!(!invalid.success);
-    let failed = read_answer(ServerRequestOutcome::Failed("boom".into()));
+    let failed = read_result(ServerRequestOutcome::Failed("boom".into()));
     assert_eq!(failed.output, ToolOutput::Text(REQUEST_FAILED.into()));
     assert_eq!(
         failed.content_items,
@@ -133,73 +129,10 @@ fn no_answer_is_an_error_output() {
             text: REQUEST_FAILED.into()
         }]
     );
-    let cancelled = read_answer(ServerRequestOutcome::Cancelled);
+    let cancelled = read_result(ServerRequestOutcome::Cancelled);
     assert_eq!(cancelled.output, ToolOutput::Text(CANCELLED.into()));
     assert!(cancelled.content_items.is_empty());
     assert!(!cancelled.success);
-}
-
-/// Records events and requests; answers every request with `answer` (or never).
-struct Sink {
-    seen: Mutex<Vec<String>>,
-    items: Mutex<Vec<ThreadItemDetails>>,
-    answer: Option<ServerRequestOutcome>,
-}
-
-impl EventSink for Sink {
-    fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
-        match event {
-            ThreadEvent::ItemStarted { item, .. } => {
-                self.seen
-                    .lock()
-                    .push(format!("started:{}", item.item_type()));
-                self.items.lock().push(item.details);
-            }
-            ThreadEvent::ItemCompleted { item, .. } => {
-                self.seen
-                    .lock()
-                    .push(format!("completed:{}", item.item_type()));
-                self.items.lock().push(item.details);
-            }
-            other => self.seen.lock().push(format!("{other:?}")),
-        }
-        Box::pin(async {})
-    }
-
-    fn request<'a>(
-        &'a self,
-        _thread: &'a ThreadId,
-        params: ServerRequestParams,
-    ) -> BoxFuture<'a, ServerRequestOutcome> {
-        let ServerRequestParams::DynamicToolCall(params) = params else {
-            panic!("unexpected request {params:?}");
-        };
-        self.seen.lock().push(format!(
-            "request:{}:{}:{}",
-            params.namespace.unwrap_or_default(),
-            params.tool,
-            params.arguments
-        ));
-        let answer = self.answer.clone();
-        Box::pin(async move {
-            match answer {
-                Some(outcome) => outcome,
-                None => futures::future::pending().await,
-            }
-        })
-    }
-}
-
-fn turn(sink: Arc<Sink>, cancel: CancellationToken) -> ToolTurn {
-    ToolTurn {
-        thread_id: ThreadId::from("thread".to_string()),
-        turn_id: TurnId::from("turn".to_string()),
-        sink,
-        cancel,
-        cwd: std::env::temp_dir(),
-        approval_policy: AskForApproval::Never,
-        sandbox: SandboxPolicy::DangerFullAccess,
-    }
 }
 
 /// The thread's tools for a turn offering the client-defined tools of [`tools`].
@@ -219,12 +152,18 @@ fn handle(
     tool_set(&ToolRuntime::new(), &turn).handle(call, turn)
 }
 
-fn sink(answer: Option<ServerRequestOutcome>) -> Arc<Sink> {
-    Arc::new(Sink {
-        seen: Mutex::new(Vec::new()),
-        items: Mutex::new(Vec::new()),
-        answer,
-    })
+/// A sink answering the first request with `answer`, or never.
+fn sink(answer: Option<ServerRequestOutcome>) -> Arc<ScriptedSink> {
+    let sink = Arc::new(ScriptedSink::default());
+    match answer {
+        Some(outcome) => sink.answer(outcome),
+        None => sink.never_answer(),
+    }
+    sink
+}
+
+fn turn(sink: Arc<ScriptedSink>, cancel: CancellationToken) -> ToolTurn {
+    plain_turn(sink, "turn", cancel)
 }
 
 fn function_call(name: &str, namespace: Option<&str>, arguments: &str) -> ToolCall {
@@ -248,14 +187,26 @@ async fn a_namespaced_call_is_asked_and_answered() {
     .await;
     assert_eq!(output, ResponseItem::function_call_output("call_1", "done"));
     assert_eq!(
-        *sink.seen.lock(),
-        vec![
-            "started:dynamicToolCall".to_string(),
-            r#"request:ns:act:{"x":1}"#.to_string(),
-            "completed:dynamicToolCall".to_string(),
+        sink.labels(),
+        [
+            "started:dynamicToolCall",
+            "request:dynamicTool",
+            "completed:dynamicToolCall",
         ]
     );
-    let items = sink.items.lock();
+    let asked = sink.dynamic_requests();
+    let asked: Vec<_> = asked
+        .iter()
+        .map(|p| {
+            (
+                p.namespace.as_deref(),
+                p.tool.as_str(),
+                p.arguments.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(asked, [(Some("ns"), "act", r#"{"x":1}"#.to_string())]);
+    let items = sink.items();
     let ThreadItemDetails::DynamicToolCall(started) = &items[0] else {
         panic!("{items:?}");
     };
@@ -288,7 +239,7 @@ async fn bad_arguments_are_not_asked() {
             .starts_with("failed to parse function arguments: "),
         "{output:?}"
     );
-    assert!(sink.seen.lock().is_empty());
+    assert!(sink.seen().is_empty());
 }
 
 #[tokio::test]
@@ -299,7 +250,7 @@ async fn an_interrupt_withdraws_the_request() {
         function_call("lookup", None, "{}"),
         turn(sink.clone(), cancel.clone()),
     ));
-    while sink.seen.lock().len() < 2 {
+    while sink.seen().len() < 2 {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     cancel.cancel();
@@ -308,7 +259,7 @@ async fn an_interrupt_withdraws_the_request() {
         output,
         ResponseItem::function_call_output("call_1", CANCELLED)
     );
-    let items = sink.items.lock();
+    let items = sink.items();
     let Some(ThreadItemDetails::DynamicToolCall(done)) = items.last() else {
         panic!("{items:?}");
     };
@@ -329,5 +280,5 @@ async fn unknown_names_stay_unsupported() {
         output,
         ResponseItem::function_call_output("call_1", "unsupported call: later")
     );
-    assert!(sink.seen.lock().is_empty());
+    assert!(sink.seen().is_empty());
 }
