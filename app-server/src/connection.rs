@@ -1,4 +1,6 @@
-//! One client connection: its outbound queue and the choices it made at `initialize`.
+//! One client connection: its lifecycle ([`Lifecycle`]: awaiting `initialize`, ready with the
+//! choices it made there, closing), its outbound queue and its running handler tasks
+//! ([`tasks`]).
 //!
 //! The queue ([`outbound`]) is bounded the same way on both transports (docs/protocol.md §2.5):
 //! notifications never wait; past the capacity, deltas and progress of one item are merged
@@ -8,10 +10,11 @@
 
 pub mod coalesce;
 pub mod outbound;
+pub mod tasks;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use tokio::sync::Notify;
@@ -21,6 +24,7 @@ use weft_protocol::notifications::ServerNotification;
 
 pub use self::outbound::{Outbound, QueueLimits};
 use self::outbound::{Pushed, Queue};
+use self::tasks::HandlerTasks;
 
 /// Identifies a connection for the lifetime of the process.
 pub type ConnectionId = u64;
@@ -64,6 +68,48 @@ impl From<&InitializeParams> for InitializeChoices {
     }
 }
 
+/// Where a connection is in its life. It starts awaiting `initialize` (every other request is
+/// refused `Not initialized`), is ready once `initialize` succeeded, with the choices made
+/// there, and ends closing (by its peer, by shutdown, or for not reading), for good.
+#[derive(Debug, Clone)]
+pub enum Lifecycle {
+    /// No successful `initialize` yet.
+    AwaitingInitialize,
+    /// Initialized with these choices.
+    Ready(Arc<InitializeChoices>),
+    /// Closed or closing; the choices, if it was ready.
+    Closing(Option<Arc<InitializeChoices>>),
+}
+
+impl Lifecycle {
+    /// The choices made at `initialize`, once made (still known while closing).
+    pub fn choices(&self) -> Option<&Arc<InitializeChoices>> {
+        match self {
+            Lifecycle::Ready(choices) => Some(choices),
+            Lifecycle::Closing(choices) => choices.as_ref(),
+            Lifecycle::AwaitingInitialize => None,
+        }
+    }
+}
+
+/// What bounds one connection (`[limits]`).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Its outbound queue.
+    pub queue: QueueLimits,
+    /// Handler tasks running at once (`limits.max_running_requests`).
+    pub max_running: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            queue: QueueLimits::default(),
+            max_running: tasks::DEFAULT_MAX_RUNNING,
+        }
+    }
+}
+
 /// A client connection, shared by the transport, the request processor and the threads the
 /// connection is subscribed to.
 #[derive(Debug)]
@@ -72,10 +118,14 @@ pub struct Connection {
     pub id: ConnectionId,
     queue: Arc<Queue>,
     backpressure: Backpressure,
-    choices: OnceLock<InitializeChoices>,
-    /// Cancelled when the connection is closed (by the peer, by shutdown or for being slow).
+    /// The stage of its [`Lifecycle`]; `Closing` is also signalled by `closed`.
+    lifecycle: parking_lot::RwLock<Lifecycle>,
+    /// Cancelled when the connection starts closing: the signal the transport's reader and
+    /// writer and every waiting send select on. A child of the daemon's shutdown token, so
+    /// shutdown closes every connection.
     pub closed: CancellationToken,
-    overflowed: AtomicBool,
+    /// The handlers of its requests that run in tasks of their own.
+    tasks: HandlerTasks,
     /// Requests handed to request processing and not answered yet.
     unanswered: AtomicUsize,
     /// Signalled when `unanswered` drops to zero.
@@ -91,25 +141,25 @@ impl Connection {
         backpressure: Backpressure,
         closed: CancellationToken,
     ) -> (Connection, Outbound) {
-        Connection::with_limits(id, backpressure, closed, QueueLimits::default())
+        Connection::with_limits(id, backpressure, closed, ConnectionLimits::default())
     }
 
-    /// [`Connection::new`] with these queue limits (`[limits]`).
+    /// [`Connection::new`] with these limits (`[limits]`).
     pub fn with_limits(
         id: ConnectionId,
         backpressure: Backpressure,
         closed: CancellationToken,
-        limits: QueueLimits,
+        limits: ConnectionLimits,
     ) -> (Connection, Outbound) {
-        let queue = Queue::new(limits);
+        let queue = Queue::new(limits.queue);
         let rx = Outbound::new(queue.clone());
         let connection = Connection {
             id,
             queue,
             backpressure,
-            choices: OnceLock::new(),
+            lifecycle: parking_lot::RwLock::new(Lifecycle::AwaitingInitialize),
             closed,
-            overflowed: AtomicBool::new(false),
+            tasks: HandlerTasks::new(limits.max_running),
             unanswered: AtomicUsize::new(0),
             all_answered: Notify::new(),
             span: tracing::debug_span!("connection", connection_id = id),
@@ -117,14 +167,58 @@ impl Connection {
         (connection, rx)
     }
 
-    /// The choices from `initialize`, once initialized.
-    pub fn initialize_choices(&self) -> Option<&InitializeChoices> {
-        self.choices.get()
+    /// Where the connection is in its life.
+    pub fn lifecycle(&self) -> Lifecycle {
+        let stage = self.lifecycle.read().clone();
+        match stage {
+            Lifecycle::Ready(choices) if self.closed.is_cancelled() => {
+                Lifecycle::Closing(Some(choices))
+            }
+            Lifecycle::AwaitingInitialize if self.closed.is_cancelled() => Lifecycle::Closing(None),
+            stage => stage,
+        }
     }
 
-    /// Record a successful `initialize`. Returns false if the connection was already initialized.
+    /// The choices from `initialize`, once initialized (still known while closing).
+    pub fn initialize_choices(&self) -> Option<Arc<InitializeChoices>> {
+        self.lifecycle.read().choices().cloned()
+    }
+
+    /// Record a successful `initialize`: awaiting initialize → ready. Returns false if the
+    /// connection was already initialized (or is closing).
     pub fn initialize(&self, choices: InitializeChoices) -> bool {
-        self.choices.set(choices).is_ok()
+        let mut stage = self.lifecycle.write();
+        if !matches!(*stage, Lifecycle::AwaitingInitialize) || self.closed.is_cancelled() {
+            return false;
+        }
+        *stage = Lifecycle::Ready(Arc::new(choices));
+        true
+    }
+
+    /// Start closing: → closing, for good, and the `closed` signal. Returns false if it was
+    /// already closing by this call's path (so what caused it is logged once).
+    pub fn close(&self) -> bool {
+        let first = {
+            let mut stage = self.lifecycle.write();
+            match &*stage {
+                Lifecycle::Closing(_) => false,
+                Lifecycle::Ready(choices) => {
+                    *stage = Lifecycle::Closing(Some(choices.clone()));
+                    true
+                }
+                Lifecycle::AwaitingInitialize => {
+                    *stage = Lifecycle::Closing(None);
+                    true
+                }
+            }
+        };
+        self.closed.cancel();
+        first
+    }
+
+    /// The handlers of this connection's requests that run in tasks of their own.
+    pub fn tasks(&self) -> &HandlerTasks {
+        &self.tasks
     }
 
     /// The `connection{connection_id}` span: the transport runs the connection's tasks in it and
@@ -137,7 +231,8 @@ impl Connection {
     /// not have opted out of it, and must have opted into `experimentalApi` for the
     /// notifications the reference sends only to such connections.
     pub fn wants_notification(&self, method: &str) -> bool {
-        self.choices.get().is_some_and(|s| {
+        let stage = self.lifecycle.read();
+        stage.choices().is_some_and(|s| {
             (s.opt_out.is_empty() || !s.opt_out.contains(method))
                 && (s.experimental_api
                     || !weft_protocol::notifications::EXPERIMENTAL_NOTIFICATIONS.contains(&method))
@@ -190,13 +285,12 @@ impl Connection {
 
     /// Close the connection because its client does not keep up (`why`); logged once.
     pub fn close_slow(&self, why: &str) {
-        if !self.overflowed.swap(true, Ordering::Relaxed) {
+        if self.close() {
             tracing::warn!(
                 connection = self.id,
                 "client is not reading its messages ({why}); closing the connection"
             );
         }
-        self.closed.cancel();
     }
 
     /// A request from this connection was handed to request processing: it is owed an answer,
@@ -264,10 +358,13 @@ impl Drop for Connection {
 mod tests {
     use super::*;
 
-    fn small(messages: usize) -> QueueLimits {
-        QueueLimits {
-            messages,
-            bytes: 1 << 20,
+    fn small(messages: usize) -> ConnectionLimits {
+        ConnectionLimits {
+            queue: QueueLimits {
+                messages,
+                bytes: 1 << 20,
+            },
+            ..ConnectionLimits::default()
         }
     }
 
@@ -376,6 +473,38 @@ mod tests {
         assert!(!conn.wants_notification("item/agentMessage/delta"));
         assert!(conn.wants_notification("item/agentMessage"));
         assert!(!conn.wants_notification("thread/readState/changed"));
+    }
+
+    #[test]
+    fn the_lifecycle_goes_one_way() {
+        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        assert!(matches!(conn.lifecycle(), Lifecycle::AwaitingInitialize));
+        let choices = || InitializeChoices {
+            client_name: "t".into(),
+            experimental_api: false,
+            opt_out: Default::default(),
+        };
+        assert!(conn.initialize(choices()));
+        assert!(matches!(conn.lifecycle(), Lifecycle::Ready(_)));
+        assert!(!conn.initialize(choices()), "initialized once");
+        assert!(conn.close());
+        assert!(!conn.close(), "the close is reported once");
+        assert!(matches!(conn.lifecycle(), Lifecycle::Closing(Some(_))));
+        assert!(conn.closed.is_cancelled());
+        assert!(
+            conn.initialize_choices().is_some(),
+            "choices outlive the close"
+        );
+
+        // Shutdown closes through the token, a child of the daemon's.
+        let shutdown = CancellationToken::new();
+        let (conn, _rx) = Connection::new(2, Backpressure::Wait, shutdown.child_token());
+        shutdown.cancel();
+        assert!(matches!(conn.lifecycle(), Lifecycle::Closing(None)));
+        assert!(
+            !conn.initialize(choices()),
+            "a closing connection is not initialized"
+        );
     }
 
     #[test]

@@ -7,11 +7,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
 use weft_protocol::ClientRequest;
-use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::jsonrpc::{Envelope, JsonRpcError, RequestId};
 
 use crate::connection::Connection;
 use crate::experimental::{self, Gate};
@@ -22,7 +23,7 @@ use crate::handlers::{
 use crate::outgoing;
 use crate::state::AppState;
 use crate::subscriptions::Resolution;
-use crate::transport::ingress::{IncomingMessage, IngressEvent};
+use crate::transport::ingress::{IngressEvent, request_tree, tree};
 
 /// The processing loop: one message at a time, in arrival order. Handlers that wait run in
 /// their own tasks so one slow request never holds up the rest.
@@ -30,16 +31,17 @@ pub async fn run(state: Arc<AppState>, mut events: mpsc::Receiver<IngressEvent>)
     while let Some(event) = events.recv().await {
         match event {
             IngressEvent::Message(connection, message) => match message {
-                IncomingMessage::Request { id, method, text } => {
-                    handle_request(&state, &connection, id, &method, &text).await;
+                Envelope::Request { id, method, params } => {
+                    handle_request(&state, &connection, id, &method, params.as_deref()).await;
                 }
-                IncomingMessage::Notification { method } => {
+                Envelope::Notification { method } => {
                     if method != "initialized" {
                         tracing::debug!(connection = connection.id, %method, "ignoring client notification");
                     }
                 }
-                IncomingMessage::Response { id, text } => {
-                    resolve_server_request(&state, &connection, &id, &text);
+                Envelope::Response { id, result, error } => {
+                    let (result, error) = (result.as_deref(), error.as_deref());
+                    resolve_server_request(&state, &connection, &id, result, error);
                 }
             },
             IngressEvent::Closed(id) => state.connection_closed(id),
@@ -49,13 +51,18 @@ pub async fn run(state: Arc<AppState>, mut events: mpsc::Receiver<IngressEvent>)
 
 /// A client's answer to a server request. It counts only from an initialized connection the
 /// request was sent to: server request ids are small integers anyone can guess.
-fn resolve_server_request(state: &AppState, connection: &Connection, id: &RequestId, text: &str) {
+fn resolve_server_request(
+    state: &AppState,
+    connection: &Connection,
+    id: &RequestId,
+    result: Option<&RawValue>,
+    error: Option<&RawValue>,
+) {
     if connection.initialize_choices().is_none() {
         tracing::warn!(connection = connection.id, %id, "response from a connection that has not initialized; ignored");
         return;
     }
-    let raw = parse(text);
-    let outcome = match raw.get("error") {
+    let outcome = match error.map(tree) {
         Some(error) => ServerRequestOutcome::Failed(
             error
                 .get("message")
@@ -63,7 +70,7 @@ fn resolve_server_request(state: &AppState, connection: &Connection, id: &Reques
                 .unwrap_or("error response")
                 .to_string(),
         ),
-        None => ServerRequestOutcome::Answered(raw.get("result").cloned().unwrap_or(Value::Null)),
+        None => ServerRequestOutcome::Answered(result.map(tree).unwrap_or(Value::Null)),
     };
     match state.pending_requests.resolve(id, connection.id, outcome) {
         Resolution::Resolved => {}
@@ -83,9 +90,9 @@ async fn handle_request(
     connection: &Arc<Connection>,
     id: RequestId,
     method: &str,
-    text: &str,
+    params: Option<&RawValue>,
 ) {
-    let raw = parse(text);
+    let raw = request_tree(&id, method, params);
     let span = tracing::debug_span!(
         parent: connection.span(),
         "request",
@@ -386,12 +393,6 @@ where
     if let Err(err) = handler(reply) {
         connection.answer(outgoing::error(&id, &err)).await;
     }
-}
-
-/// The tree of a message the ingress has already checked is JSON. Built here, one message at
-/// a time, rather than in the transports, where every connection reads at once.
-fn parse(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
 /// Decode method and params together, with serde's wording, as the reference does.

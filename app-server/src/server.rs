@@ -12,12 +12,12 @@ use weft_core::config::{Config, ConfigError};
 use weft_core::thread::ThreadManager;
 
 use crate::cli::{AppServerArgs, Listen, ListenError, WsAuthMode};
-use crate::connection::QueueLimits;
+use crate::connection::{ConnectionLimits, QueueLimits};
 use crate::processor;
 use crate::state::AppState;
 use crate::transport;
 use crate::transport::ingress::Ingress;
-use crate::transport::stdio::StdioLimits;
+use crate::transport::lines::LineLimits;
 use crate::transport::ws::{WsAuth, WsLimits, WsOptions};
 
 /// A failure to start the daemon; printed as one line.
@@ -180,11 +180,14 @@ fn ws_options(args: &AppServerArgs, addr: SocketAddr) -> Result<WsOptions, Start
 async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     let shutdown = CancellationToken::new();
     let config = Arc::new(config);
-    let threads = ThreadManager::open(config.clone())
+    let subscriptions = Arc::new(crate::subscriptions::Subscriptions::new(
+        Arc::default(),
+        Arc::default(),
+    ));
+    let threads = ThreadManager::open(config.clone(), subscriptions.clone())
         .await
         .map_err(|err| StartError::Threads(err.into()))?;
     let limits = config.limits.clone();
-    let threads = Arc::new(threads);
     // The state DB opens while the transport starts (`initialize` does not wait for it); a
     // DB that cannot be opened stops the daemon as it did before it served anything.
     let db_failure = Arc::new(parking_lot::Mutex::new(None));
@@ -198,8 +201,7 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
             }
         });
     }
-    let state = Arc::new(AppState::new(config, threads.clone()));
-    threads.attach_agents(Arc::new(crate::state::ChildSinks(Arc::downgrade(&state))));
+    let state = Arc::new(AppState::new(config, threads.clone(), subscriptions));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     // `[mcp] eager_start`: every enabled MCP server now, not with the first thread.
     let mcp = &state.threads.services().mcp;
@@ -209,15 +211,22 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     let (ingress, events) = Ingress::new(state.connections.clone());
     let processor = tokio::spawn(processor::run(state.clone(), events));
     tokio::spawn(shutdown_on_signal(shutdown.clone()));
+    let connection = ConnectionLimits {
+        queue: QueueLimits {
+            messages: limits.outbound_queue_messages,
+            bytes: limits.outbound_queue_bytes,
+        },
+        max_running: limits.max_running_requests,
+    };
+    // The transports return once their connections are closed and their handler tasks
+    // drained, each within this grace.
+    let shutdown_grace = Duration::from_secs(limits.shutdown_grace_secs);
     match transport {
         Transport::Stdio => {
-            let limits = StdioLimits {
+            let limits = LineLimits {
                 max_line_bytes: limits.max_message_bytes,
-                shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
-                queue: QueueLimits {
-                    messages: limits.outbound_queue_messages,
-                    bytes: limits.outbound_queue_bytes,
-                },
+                shutdown_grace,
+                connection,
                 stall: Duration::from_secs(limits.outbound_stall_secs),
             };
             transport::stdio::serve(ingress, shutdown.clone(), limits).await;
@@ -234,11 +243,9 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
                 max_message_bytes: limits.max_message_bytes,
                 max_connections: limits.max_connections,
                 handshake_timeout: Duration::from_secs(limits.handshake_timeout_secs),
-                queue: QueueLimits {
-                    messages: limits.outbound_queue_messages,
-                    bytes: limits.outbound_queue_bytes,
-                },
+                connection,
                 stall: Duration::from_secs(limits.outbound_stall_secs),
+                shutdown_grace,
             };
             transport::ws::serve(listener, options, limits, ingress, shutdown.clone())
                 .await

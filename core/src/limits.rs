@@ -38,6 +38,9 @@ pub struct Limits {
     /// Questions (`elicitation/create`) one MCP tool call may have open at once; more are
     /// declined (docs/mcp.md §5).
     pub max_mcp_questions_per_call: usize,
+    /// Requests one connection may have running at once in handler tasks of their own; one
+    /// more is answered `-32001` (docs/protocol.md §11.6).
+    pub max_running_requests: usize,
 }
 
 impl Default for Limits {
@@ -53,6 +56,7 @@ impl Default for Limits {
             max_skill_file_bytes: 1024 * 1024,
             skills_scan_timeout_secs: 5,
             max_mcp_questions_per_call: 8,
+            max_running_requests: 256,
         }
     }
 }
@@ -105,6 +109,9 @@ impl Limits {
         }
         if self.max_mcp_questions_per_call == 0 {
             return Err(invalid("max_mcp_questions_per_call", "must be at least 1"));
+        }
+        if self.max_running_requests == 0 {
+            return Err(invalid("max_running_requests", "must be at least 1"));
         }
         Ok(self)
     }

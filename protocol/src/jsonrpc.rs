@@ -1,10 +1,15 @@
-//! JSON-RPC envelope types: request ids and error objects.
+//! JSON-RPC envelope types: request ids and error objects, and the one envelope classifier
+//! ([`envelope`]).
+
+mod envelope;
 
 use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use self::envelope::Envelope;
 
 /// Invalid request (also used by Codex for unknown methods and bad params).
 pub const INVALID_REQUEST: i64 = -32600;
@@ -237,81 +242,12 @@ impl fmt::Display for InvalidMessage {
 
 impl std::error::Error for InvalidMessage {}
 
-/// What a JSON-RPC message is, read from its members alone (not by trial and error), with the
-/// members a router needs: `method` + `id` = request, `method` without `id` = notification,
-/// `id` + `result` or `error` = response. [`JsonRpcMessage`] decodes through it; the daemon's
-/// transports apply the same rules to a message's text without building a tree
-/// (`app-server/src/transport/ingress.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Envelope {
-    /// A request.
-    Request {
-        /// The id, to echo back.
-        id: RequestId,
-        /// The method name.
-        method: String,
-    },
-    /// A notification.
-    Notification {
-        /// The method name.
-        method: String,
-    },
-    /// A response (`result`) or an error response (`error`).
-    Response {
-        /// The id of the request it answers.
-        id: RequestId,
-    },
-}
-
-impl Envelope {
-    /// Classifies a parsed JSON value. A message whose `id` is neither a string nor an int64
-    /// (e.g. `null`, a float) is invalid; such messages are logged and dropped without a reply.
-    pub fn classify(value: &Value) -> Result<Envelope, InvalidMessage> {
-        let Value::Object(object) = value else {
-            return Err(InvalidMessage::NotAMessage);
-        };
-        let id = object.get("id");
-        if let Some(method) = object.get("method") {
-            let Value::String(method) = method else {
-                return Err(InvalidMessage::NotAMessage);
-            };
-            let method = method.clone();
-            return match id {
-                None => Ok(Envelope::Notification { method }),
-                Some(id) => Ok(Envelope::Request {
-                    id: request_id(id)?,
-                    method,
-                }),
-            };
-        }
-        match id {
-            Some(id) if object.contains_key("result") || object.contains_key("error") => {
-                Ok(Envelope::Response {
-                    id: request_id(id)?,
-                })
-            }
-            _ => Err(InvalidMessage::NotAMessage),
-        }
-    }
-}
-
-fn request_id(id: &Value) -> Result<RequestId, InvalidMessage> {
-    match id {
-        Value::String(s) => Ok(RequestId::String(s.clone())),
-        Value::Number(n) => n
-            .as_i64()
-            .map(RequestId::Integer)
-            .ok_or(InvalidMessage::BadId),
-        _ => Err(InvalidMessage::BadId),
-    }
-}
-
 /// Any JSON-RPC message, classified by its members (not by trial and error):
 /// `method` + `id` = request, `method` without `id` = notification, `id` + `result` = response,
 /// `id` + `error` = error. An `id` that is neither a string nor an int64 (e.g. `null`, a float)
 /// makes the message invalid; such messages are logged and dropped without a reply.
 // The schema's description comes from the doc comment above; the classification itself is
-// [`Envelope::classify`].
+// [`Envelope::read`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(rename = "JSONRPCMessage")]
@@ -327,12 +263,29 @@ pub enum JsonRpcMessage {
 }
 
 impl JsonRpcMessage {
-    /// Classifies a parsed JSON value.
+    /// Classifies a parsed JSON value (through its text: the one classifier is
+    /// [`Envelope::read`]).
     pub fn from_value(value: Value) -> Result<Self, InvalidMessage> {
-        let kind = match Envelope::classify(&value)? {
+        let envelope = Envelope::read(&value.to_string())?;
+        Self::decode(&envelope, value)
+    }
+
+    /// Parses and classifies one line / frame.
+    pub fn from_json_str(text: &str) -> Result<Self, InvalidMessage> {
+        let envelope = Envelope::read(text)?;
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| InvalidMessage::NotJson(e.to_string()))?;
+        Self::decode(&envelope, value)
+    }
+
+    /// The message of the kind `envelope` says, decoded from its tree.
+    fn decode(envelope: &Envelope, value: Value) -> Result<Self, InvalidMessage> {
+        let kind = match envelope {
             Envelope::Request { .. } => "request",
             Envelope::Notification { .. } => "notification",
-            Envelope::Response { .. } if value.get("result").is_some() => "response",
+            Envelope::Response {
+                result: Some(_), ..
+            } => "response",
             Envelope::Response { .. } => "error",
         };
         let invalid = |e: serde_json::Error| InvalidMessage::Malformed {
@@ -347,13 +300,6 @@ impl JsonRpcMessage {
             "response" => JsonRpcMessage::Response(serde_json::from_value(value).map_err(invalid)?),
             _ => JsonRpcMessage::Error(serde_json::from_value(value).map_err(invalid)?),
         })
-    }
-
-    /// Parses and classifies one line / frame.
-    pub fn from_json_str(text: &str) -> Result<Self, InvalidMessage> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| InvalidMessage::NotJson(e.to_string()))?;
-        Self::from_value(value)
     }
 }
 

@@ -21,12 +21,14 @@ use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use self::listener::{Handshake, LimitedListener};
-use crate::connection::{Backpressure, Connection, Outbound, QueueLimits};
-use crate::transport::ingress::{Ingress, classify, log_dropped, oversized_error};
+use crate::connection::{Backpressure, Connection, ConnectionLimits, Outbound};
+use crate::transport::ingress::{Ingress, oversized_error};
+use crate::transport::link::{CloseBounds, Link};
 use crate::transport::stall::{Progress, Stalled, watched};
 
 /// How WebSocket upgrades are authenticated.
@@ -56,10 +58,13 @@ pub struct WsLimits {
     pub max_connections: usize,
     /// Time a connection has to complete its upgrade.
     pub handshake_timeout: Duration,
-    /// What bounds each connection's outbound queue.
-    pub queue: QueueLimits,
+    /// What bounds each connection.
+    pub connection: ConnectionLimits,
     /// How long a connection's socket may take nothing before the connection is closed.
     pub stall: Duration,
+    /// How long a closing connection's running handlers may take before they are aborted,
+    /// and how long shutdown waits for the connections to close.
+    pub shutdown_grace: Duration,
 }
 
 #[derive(Clone)]
@@ -68,8 +73,11 @@ struct WsState {
     auth: Arc<WsAuth>,
     shutdown: CancellationToken,
     max_message_bytes: usize,
-    queue: QueueLimits,
+    connection: ConnectionLimits,
     stall: Duration,
+    grace: Duration,
+    /// Held by every upgraded connection until it has closed: shutdown waits for them.
+    open: mpsc::Sender<()>,
 }
 
 /// Bind the listener. Separate from [`serve`] so that a bind failure is a start-up error.
@@ -80,7 +88,8 @@ pub async fn bind(options: &WsOptions) -> std::io::Result<TcpListener> {
     Ok(listener)
 }
 
-/// Serve WebSocket connections and health probes until `shutdown` is cancelled.
+/// Serve WebSocket connections and health probes until `shutdown` is cancelled; then wait
+/// (within the shutdown grace) for the upgraded connections to close and drain.
 pub async fn serve(
     listener: TcpListener,
     options: WsOptions,
@@ -89,13 +98,16 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let listener = LimitedListener::new(listener, limits.max_connections, limits.handshake_timeout);
+    let (open, mut closed) = mpsc::channel(1);
     let state = WsState {
         ingress,
         auth: Arc::new(options.auth),
         shutdown: shutdown.clone(),
         max_message_bytes: limits.max_message_bytes,
-        queue: limits.queue,
+        connection: limits.connection,
         stall: limits.stall,
+        grace: limits.shutdown_grace,
+        open,
     };
     let app = Router::new()
         .route("/readyz", get(health))
@@ -103,12 +115,22 @@ pub async fn serve(
         .fallback(upgrade)
         .layer(middleware::from_fn(refuse_browser_origins))
         .with_state(state);
-    axum::serve(
+    let served = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<Handshake>(),
     )
     .with_graceful_shutdown(async move { shutdown.cancelled().await })
-    .await
+    .await;
+    // Every connection holds a sender; `recv` ends once the last one has closed. A closing
+    // connection's own waits are bounded, so this one is too (by a second grace, for slack).
+    let all_closed = async { while closed.recv().await.is_some() {} };
+    if tokio::time::timeout(2 * limits.shutdown_grace, all_closed)
+        .await
+        .is_err()
+    {
+        tracing::warn!("websocket connections still closing after the shutdown grace");
+    }
+    served
 }
 
 async fn health() -> StatusCode {
@@ -161,24 +183,31 @@ async fn upgrade(
 
 /// Run one WebSocket connection until either side closes it.
 async fn connection(socket: WebSocket, state: WsState, written: Arc<Progress>) {
-    let ingress = state.ingress;
-    let closed = state.shutdown.child_token();
-    let (connection, outbound) = Connection::with_limits(
-        ingress.next_connection_id(),
+    let WsState {
+        ingress,
+        shutdown,
+        max_message_bytes,
+        connection: limits,
+        stall,
+        grace,
+        open: _open,
+        ..
+    } = state;
+    let (link, outbound) = Link::open(
+        ingress,
         Backpressure::Disconnect,
-        closed.clone(),
-        state.queue,
+        shutdown.child_token(),
+        limits,
     );
-    let connection = Arc::new(connection);
+    let connection = link.connection().clone();
     let span = connection.span().clone();
     async move {
         tracing::debug!(connection = connection.id, "websocket connection opened");
-        ingress.opened(connection.clone());
         let (sink, stream) = socket.split();
         let close_frame = Arc::new(OnceLock::new());
         let stall = Stall {
             written,
-            after: state.stall,
+            after: stall,
         };
         let writer = tokio::spawn(
             write_frames(
@@ -190,38 +219,37 @@ async fn connection(socket: WebSocket, state: WsState, written: Arc<Progress>) {
             )
             .instrument(tracing::Span::current()),
         );
-        let max = state.max_message_bytes;
-        if let Some(frame) = read_frames(stream, &ingress, &connection, &closed, max).await {
+        if let Some(frame) = read_frames(stream, &link, max_message_bytes).await {
             let _ = close_frame.set(frame);
         }
-        closed.cancel();
-        ingress.closed(connection.id).await;
-        let _ = writer.await;
+        // The writer bounds its own finish (500 ms).
+        let bounds = CloseBounds {
+            writer: None,
+            tasks: grace,
+        };
+        link.close(writer, bounds).await;
         tracing::debug!(connection = connection.id, "websocket connection closed");
     }
     .instrument(span)
     .await;
 }
 
-/// Hand the client's text frames to the ingress until either side closes the connection.
-/// Returns the close frame to send when the connection ends for a reason of ours.
+/// Hand the client's text frames to the connection until either side closes it. Returns the
+/// close frame to send when the connection ends for a reason of ours.
 async fn read_frames(
     mut stream: futures::stream::SplitStream<WebSocket>,
-    ingress: &Ingress,
-    connection: &Arc<Connection>,
-    closed: &CancellationToken,
+    link: &Link,
     max_message_bytes: usize,
 ) -> Option<CloseFrame> {
+    let connection = link.connection();
+    let closed = connection.closed.clone();
     loop {
         let frame = tokio::select! {
             frame = stream.next() => frame,
             () = closed.cancelled() => return None,
         };
         match frame {
-            Some(Ok(Message::Text(text))) => match classify(text.as_str()) {
-                Ok(message) => ingress.submit(connection, message).await,
-                Err(reason) => log_dropped(connection.id, &reason, text.as_str()),
-            },
+            Some(Ok(Message::Text(text))) => link.receive(text.as_str()).await,
             Some(Ok(Message::Binary(_))) => {
                 tracing::warn!(
                     connection = connection.id,

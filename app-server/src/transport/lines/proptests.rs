@@ -1,4 +1,4 @@
-//! Property tests of the stdio line decoder: any bytes read through any buffer size give the
+//! Property tests of the line decoder: any bytes read through any buffer size give the
 //! lines a plain split on `\n` gives, a line over the limit is reported and never buffered,
 //! and JSON-RPC messages written one per line come back as the same envelopes.
 
@@ -8,7 +8,7 @@ use tokio::io::BufReader;
 use weft_protocol::jsonrpc::RequestId;
 
 use super::*;
-use crate::transport::ingress::{IncomingMessage, classify};
+use weft_protocol::jsonrpc::Envelope;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -159,7 +159,7 @@ proptest! {
         for read in read_all(&input, 16, 1024)? {
             if let Read::Complete(line) = read {
                 let text = String::from_utf8_lossy(&line);
-                let _ = classify(text.trim());
+                let _ = Envelope::read(text.trim());
             }
         }
     }
@@ -183,28 +183,29 @@ proptest! {
                 return Err(TestCaseError::fail(format!("{read:?} for {message}")));
             };
             let text = std::str::from_utf8(line).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let decoded = classify(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let decoded = Envelope::read(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
             match decoded {
-                IncomingMessage::Request { id: got, method: m, text } => {
+                Envelope::Request { id: got, method: m, params } => {
                     prop_assert_eq!(Some(got), id.clone());
                     prop_assert_eq!(Some(m), method.clone());
-                    prop_assert_eq!(&reparse(&text)?, message);
+                    prop_assert_eq!(params.as_deref().map(reparse).transpose()?, message.get("params").cloned());
                 }
-                IncomingMessage::Notification { method: m } => {
+                Envelope::Notification { method: m } => {
                     prop_assert!(id.is_none());
                     prop_assert_eq!(Some(m), method.clone());
                 }
-                IncomingMessage::Response { id: got, text } => {
+                Envelope::Response { id: got, result, error } => {
                     prop_assert_eq!(Some(got), id.clone());
                     prop_assert!(method.is_none());
-                    prop_assert_eq!(&reparse(&text)?, message);
+                    prop_assert_eq!(result.as_deref().map(reparse).transpose()?, message.get("result").cloned());
+                    prop_assert_eq!(error.as_deref().map(reparse).transpose()?, message.get("error").cloned());
                 }
             }
         }
     }
 }
 
-/// The message text an envelope carries, parsed back into a JSON tree to compare.
-fn reparse(text: &str) -> Result<serde_json::Value, TestCaseError> {
-    serde_json::from_str(text).map_err(|e| TestCaseError::fail(e.to_string()))
+/// A member an envelope carries, parsed back into a JSON tree to compare.
+fn reparse(raw: &serde_json::value::RawValue) -> Result<serde_json::Value, TestCaseError> {
+    serde_json::from_str(raw.get()).map_err(|e| TestCaseError::fail(e.to_string()))
 }
