@@ -1,14 +1,20 @@
-//! The JSON-RPC client both transports share: request ids, the answers waited for, the
-//! notification queue and the routing of every message read.
+//! The bench's layer over the test suite's JSON-RPC transport
+//! (`weft_test_support::client::transport`, the one the e2e [`Client`] reads and writes
+//! through): request ids, the answers waited for, the notification queue, and a reader task
+//! that stamps every message with the instant it was read.
 //!
-//! A transport ([`Wire`]) only writes one message; its reader task stamps each message with
-//! the instant it was read and hands it to [`Router::route`], which sends responses to the
-//! request that waits for them and notifications into one queue. Every wait has a timeout.
-//! `client.rs` is the stdio transport (one message per line), `ws_client.rs` the WebSocket one
-//! (one message per text frame).
+//! The e2e client reads when a test asks and validates every message against the schemas; a
+//! benchmark needs reads that go on while it sends (windows of requests in flight, many
+//! connections at once), the instant each message arrived, and no validation in the way (the
+//! reference's messages are measured too). So the transport's two halves are shared: the
+//! [`Writer`] behind a lock for every sender, the [`Reader`] in one task ([`read_loop`]) that
+//! hands each message to [`Router::route`], which sends responses to the request that waits
+//! for them and notifications into one queue. Every wait has a timeout. `client.rs` spawns a
+//! server on stdio, `ws_client.rs` connects over WebSocket.
+//!
+//! [`Client`]: weft_test_support::Client
 
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,6 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use weft_test_support::client::transport::{Raw, Reader, Writer};
 
 /// A server notification and when it was read.
 #[derive(Debug)]
@@ -48,10 +55,48 @@ pub struct Ended {
     pub notes: &'static str,
 }
 
-/// One transport's way of writing a message (a line on stdio, a text frame on WebSocket),
-/// bounded by [`WRITE_TIMEOUT`].
-pub trait Wire: Send + Sync + 'static {
-    fn write(&self, text: String) -> impl Future<Output = Result<()>> + Send;
+/// The sending half, shared by every sender and the reader task (which refuses server
+/// requests).
+pub type SharedWriter = Arc<tokio::sync::Mutex<Writer>>;
+
+/// Write one message (a line on stdio, a text frame on WebSocket), bounded by
+/// [`WRITE_TIMEOUT`].
+pub async fn write(writer: &SharedWriter, text: &str) -> Result<()> {
+    let mut writer = writer.lock().await;
+    writer
+        .send_text(text, WRITE_TIMEOUT)
+        .await
+        .map_err(|problem| anyhow!(problem))
+}
+
+/// Read messages until the connection ends. Each one's text goes to `tap` first, which keeps
+/// it to itself by returning `true` (the WebSocket client counts deltas without parsing them);
+/// the others are stamped with the instant they were read and routed. Server requests are
+/// refused.
+pub async fn read_loop(
+    mut reader: Reader,
+    writer: SharedWriter,
+    router: Router,
+    mut tap: impl FnMut(&str) -> bool,
+) {
+    loop {
+        let text = match reader.next().await {
+            Ok(Raw::Text(text)) => text,
+            Ok(Raw::Pong(_)) => continue,
+            Err(_) => break,
+        };
+        if tap(&text) {
+            continue;
+        }
+        let at = Instant::now();
+        if let Some(id) = router.route(&text, at) {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let _ = write(&writer, &refusal(id)).await;
+            });
+        }
+    }
+    router.end();
 }
 
 /// A request sent but not answered yet.
@@ -142,18 +187,18 @@ pub fn refusal(id: Value) -> String {
     .to_string()
 }
 
-/// The client's half over one transport.
-pub struct Rpc<W> {
-    wire: Arc<W>,
+/// The client's half over one connection.
+pub struct Rpc {
+    writer: SharedWriter,
     pending: Arc<PendingMap>,
     notes: mpsc::UnboundedReceiver<Note>,
     next_id: AtomicU64,
     ended: Ended,
 }
 
-impl<W: Wire> Rpc<W> {
-    /// A client writing through `wire`, and the router its reader task feeds.
-    pub fn new(wire: Arc<W>, ended: Ended) -> (Rpc<W>, Router) {
+impl Rpc {
+    /// A client writing through `writer`, and the router its reader task feeds.
+    pub fn new(writer: SharedWriter, ended: Ended) -> (Rpc, Router) {
         let pending: Arc<PendingMap> = Arc::default();
         let (notes_tx, notes) = mpsc::unbounded_channel();
         let router = Router {
@@ -161,7 +206,7 @@ impl<W: Wire> Rpc<W> {
             notes: notes_tx,
         };
         let rpc = Rpc {
-            wire,
+            writer,
             pending,
             notes,
             next_id: AtomicU64::new(1),
@@ -170,9 +215,9 @@ impl<W: Wire> Rpc<W> {
         (rpc, router)
     }
 
-    /// The transport.
-    pub fn wire(&self) -> &Arc<W> {
-        &self.wire
+    /// The sending half.
+    pub fn writer(&self) -> &SharedWriter {
+        &self.writer
     }
 
     /// Send a request without waiting; returns the pending answer and the instant just before
@@ -184,8 +229,7 @@ impl<W: Wire> Rpc<W> {
         let text = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let text = text.to_string();
         let sent = Instant::now();
-        self.wire
-            .write(text)
+        write(&self.writer, &text)
             .await
             .with_context(|| format!("send {method}"))?;
         let pending = Pending {
@@ -230,9 +274,11 @@ impl<W: Wire> Rpc<W> {
 
     /// Send a notification.
     pub async fn notify(&self, method: &str) -> Result<()> {
-        self.wire
-            .write(json!({"jsonrpc": "2.0", "method": method}).to_string())
-            .await
+        write(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "method": method}).to_string(),
+        )
+        .await
     }
 
     /// The `initialize` request (returns the instant its answer was read) and `initialized`.

@@ -1,7 +1,7 @@
-//! The WebSocket transport of the bench's JSON-RPC client ([`crate::rpc`]): one JSON message
-//! per text frame.
+//! WebSocket connections through the bench's JSON-RPC layer ([`crate::rpc`]) over the test
+//! suite's WebSocket transport (one JSON message per text frame), and a server listening on one.
 //!
-//! A reader task stamps and routes every frame ([`Router::route`]). Agent-message deltas are the
+//! The reader task stamps and routes every frame ([`crate::rpc::read_loop`]). Agent-message deltas are the
 //! bulk of the traffic (a fleet run delivers a million of them), so they are not parsed: the
 //! reader recognises them by their `method` member and only counts them per `threadId`, found
 //! by a substring search ([`delta_thread`]). That keeps the reader fast. A server whose
@@ -17,21 +17,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use futures::stream::{SplitSink, SplitStream};
-use futures::{SinkExt, StreamExt};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-
 use weft_mock_model::MockModel;
+use weft_test_support::client::transport;
 
 use crate::proxy::Proxy;
-use crate::rpc::{Ended, Router, Rpc, WRITE_TIMEOUT, Wire, lock, refusal};
+use crate::rpc::{Ended, Rpc, lock, read_loop};
 use crate::target::{EXIT_TIMEOUT, Home, REQUEST_TIMEOUT, Target};
 
 pub use crate::rpc::Pending as WsPending;
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 const ENDED: Ended = Ended {
     before_answer: "the connection ended before answering",
@@ -57,35 +50,43 @@ struct Shared {
     closing: AtomicBool,
 }
 
-/// The sending half of the connection.
-pub struct WsWire(tokio::sync::Mutex<SplitSink<Ws, Message>>);
-
-impl Wire for WsWire {
-    async fn write(&self, text: String) -> Result<()> {
-        let mut sink = self.0.lock().await;
-        match tokio::time::timeout(WRITE_TIMEOUT, sink.send(Message::text(text))).await {
-            Ok(sent) => sent.context("write a frame"),
-            Err(_) => bail!("the server did not read a frame within {WRITE_TIMEOUT:?}"),
+impl Shared {
+    /// Count a frame, and a delta frame's deltas by thread; `true` for a delta frame, which is
+    /// then not routed.
+    fn count(&self, text: &str) -> bool {
+        self.frames.fetch_add(1, Ordering::Relaxed);
+        let Some(thread) = delta_thread(text) else {
+            return false;
+        };
+        let carried = scripted_deltas(text);
+        let mut deltas = lock(&self.deltas);
+        match deltas.get_mut(thread) {
+            Some(count) => *count += carried,
+            None => {
+                deltas.insert(thread.to_string(), carried);
+            }
         }
+        self.total_deltas.fetch_add(carried, Ordering::Relaxed);
+        true
     }
 }
 
 /// One WebSocket connection to an app-server; the requests and notifications other than deltas
 /// are [`Rpc`]'s (through `Deref`), the deltas are only counted.
 pub struct WsClient {
-    rpc: Rpc<WsWire>,
+    rpc: Rpc,
     shared: Arc<Shared>,
 }
 
 impl Deref for WsClient {
-    type Target = Rpc<WsWire>;
-    fn deref(&self) -> &Rpc<WsWire> {
+    type Target = Rpc;
+    fn deref(&self) -> &Rpc {
         &self.rpc
     }
 }
 
 impl DerefMut for WsClient {
-    fn deref_mut(&mut self) -> &mut Rpc<WsWire> {
+    fn deref_mut(&mut self) -> &mut Rpc {
         &mut self.rpc
     }
 }
@@ -95,20 +96,24 @@ impl WsClient {
     /// most `timeout`.
     pub async fn connect(url: &str, timeout: Duration) -> Result<WsClient> {
         let deadline = Instant::now() + timeout;
-        let ws = loop {
-            match tokio_tungstenite::connect_async(url).await {
-                Ok((ws, _)) => break ws,
+        let (writer, reader) = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match transport::connect_ws(url, &[], left).await {
+                Ok(halves) => break halves,
                 Err(err) if Instant::now() >= deadline => {
                     return Err(anyhow!(err).context(format!("connect to {url}")));
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             }
         };
-        let (sink, stream) = ws.split();
-        let wire = Arc::new(WsWire(tokio::sync::Mutex::new(sink)));
+        let writer = Arc::new(tokio::sync::Mutex::new(writer));
         let shared = Arc::new(Shared::default());
-        let (rpc, router) = Rpc::new(wire.clone(), ENDED);
-        tokio::spawn(read_loop(stream, wire, router, shared.clone()));
+        let (rpc, router) = Rpc::new(writer.clone(), ENDED);
+        let tap = shared.clone();
+        tokio::spawn(async move {
+            read_loop(reader, writer, router, |text| tap.count(text)).await;
+            tap.ended.store(true, Ordering::Relaxed);
+        });
         Ok(WsClient { rpc, shared })
     }
 
@@ -151,8 +156,8 @@ impl WsClient {
     /// Send a close frame (best effort).
     pub async fn close(&self) {
         self.shared.closing.store(true, Ordering::Relaxed);
-        let mut sink = self.rpc.wire().0.lock().await;
-        let _ = tokio::time::timeout(Duration::from_secs(2), sink.close()).await;
+        let mut writer = self.rpc.writer().lock().await;
+        writer.close(Duration::from_secs(2)).await;
     }
 }
 
@@ -173,44 +178,6 @@ pub fn delta_thread(text: &str) -> Option<&str> {
 /// `tok` (ids are hexadecimal or `msg_…`); a frame of other text counts as one.
 pub fn scripted_deltas(text: &str) -> u64 {
     (text.matches("tok").count() as u64).max(1)
-}
-
-/// Read frames until the connection ends; count deltas, route the rest, refuse server requests.
-async fn read_loop(
-    mut stream: SplitStream<Ws>,
-    wire: Arc<WsWire>,
-    router: Router,
-    shared: Arc<Shared>,
-) {
-    while let Some(frame) = stream.next().await {
-        let text = match frame {
-            Ok(Message::Text(text)) => text,
-            Ok(Message::Close(_)) | Err(_) => break,
-            Ok(_) => continue,
-        };
-        shared.frames.fetch_add(1, Ordering::Relaxed);
-        if let Some(thread) = delta_thread(text.as_str()) {
-            let carried = scripted_deltas(text.as_str());
-            let mut deltas = lock(&shared.deltas);
-            match deltas.get_mut(thread) {
-                Some(count) => *count += carried,
-                None => {
-                    deltas.insert(thread.to_string(), carried);
-                }
-            }
-            shared.total_deltas.fetch_add(carried, Ordering::Relaxed);
-            continue;
-        }
-        let at = Instant::now();
-        if let Some(id) = router.route(text.as_str(), at) {
-            let wire = wire.clone();
-            tokio::spawn(async move {
-                let _ = wire.write(refusal(id)).await;
-            });
-        }
-    }
-    shared.ended.store(true, Ordering::Relaxed);
-    router.end();
 }
 
 /// A free TCP port on 127.0.0.1 (bound and released; the server binds it right after).

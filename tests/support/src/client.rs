@@ -9,23 +9,20 @@
 
 mod failure;
 mod receive;
-mod transport;
+pub mod transport;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::time::Duration;
 
-use futures::SinkExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, ChildStdout};
-use tokio_tungstenite::tungstenite::Message;
 use weft_protocol::Method;
 
 use crate::{DEFAULT_TIMEOUT, clip};
-use transport::Conn;
 pub use transport::WsHandshakeError;
+use transport::{Reader, Writer};
 
 /// A JSON-RPC error object returned by the daemon.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +68,8 @@ pub enum Recv {
 /// A JSON-RPC connection to the daemon.
 pub struct Client {
     label: String,
-    conn: Conn,
+    writer: Writer,
+    reader: Reader,
     timeout: Duration,
     next_id: i64,
     /// Requests sent and not yet answered: id (as JSON text, so `1` and `"1"` differ) → methods.
@@ -89,15 +87,7 @@ pub struct Client {
 impl Client {
     /// A client over a daemon's stdin/stdout.
     pub fn stdio(stdin: ChildStdin, stdout: ChildStdout) -> Client {
-        Client::new(
-            "stdio".into(),
-            Conn::Stdio {
-                stdin: Some(stdin),
-                stdout,
-                pending: Vec::new(),
-                eof: false,
-            },
-        )
+        Client::new("stdio".into(), transport::stdio(stdin, stdout))
     }
 
     /// Connect to a WebSocket URL (`ws://127.0.0.1:PORT`); panics if the upgrade fails.
@@ -113,14 +103,15 @@ impl Client {
         url: &str,
         headers: &[(&str, &str)],
     ) -> Result<Client, WsHandshakeError> {
-        let stream = transport::ws_handshake(url, headers).await?;
-        Ok(Client::new(format!("ws {url}"), Conn::Ws(Box::new(stream))))
+        let halves = transport::connect_ws(url, headers, DEFAULT_TIMEOUT).await?;
+        Ok(Client::new(format!("ws {url}"), halves))
     }
 
-    fn new(label: String, conn: Conn) -> Client {
+    fn new(label: String, (writer, reader): (Writer, Reader)) -> Client {
         Client {
             label,
-            conn,
+            writer,
+            reader,
             timeout: DEFAULT_TIMEOUT,
             next_id: 1,
             in_flight: HashMap::new(),
@@ -151,14 +142,8 @@ impl Client {
         if let Ok(value) = serde_json::from_str::<Value>(text) {
             self.remember_request(&value);
         }
-        match &mut self.conn {
-            Conn::Stdio { .. } => {
-                let mut line = Vec::with_capacity(text.len() + 1);
-                line.extend_from_slice(text.as_bytes());
-                line.push(b'\n');
-                self.write_stdin(&line).await;
-            }
-            Conn::Ws(_) => self.send_ws(Message::text(text)).await,
+        if let Err(problem) = self.writer.send_text(text, self.timeout).await {
+            self.fail(&problem);
         }
     }
 
@@ -226,7 +211,9 @@ impl Client {
     /// WebSocket only: send a ping and wait for the pong with the same payload (messages that
     /// arrive meanwhile are kept).
     pub async fn ping(&mut self, payload: &[u8]) {
-        self.send_ws(Message::Ping(payload.to_vec().into())).await;
+        if let Err(problem) = self.writer.ping(payload, self.timeout).await {
+            self.fail(&problem);
+        }
         let deadline = tokio::time::Instant::now() + self.timeout;
         while !self.pongs.iter().any(|p| p == payload) {
             let now = tokio::time::Instant::now();
@@ -283,24 +270,14 @@ impl Client {
     /// Send bytes as they are: on stdio, without adding a newline (to cut a message short);
     /// on WebSocket, as one binary frame.
     pub async fn send_bytes(&mut self, bytes: &[u8]) {
-        match &mut self.conn {
-            Conn::Stdio { .. } => self.write_stdin(bytes).await,
-            Conn::Ws(_) => self.send_ws(Message::binary(bytes.to_vec())).await,
+        if let Err(problem) = self.writer.send_bytes(bytes, self.timeout).await {
+            self.fail(&problem);
         }
     }
 
     /// Close our side: stdio closes the daemon's stdin (EOF); WebSocket sends a close frame.
     pub async fn close(&mut self) {
-        match &mut self.conn {
-            Conn::Stdio { stdin, .. } => {
-                if let Some(mut stdin) = stdin.take() {
-                    let _ = stdin.shutdown().await;
-                }
-            }
-            Conn::Ws(stream) => {
-                let _ = tokio::time::timeout(self.timeout, SinkExt::close(stream)).await;
-            }
-        }
+        self.writer.close(self.timeout).await;
     }
 
     /// Like [`Client::send_raw`] but returns an error instead of panicking when the daemon
@@ -309,24 +286,6 @@ impl Client {
         if let Ok(value) = serde_json::from_str::<Value>(text) {
             self.remember_request(&value);
         }
-        let timeout = self.timeout;
-        match &mut self.conn {
-            Conn::Stdio { stdin, .. } => {
-                let stdin = stdin.as_mut().ok_or("closed")?;
-                let write = async {
-                    stdin.write_all(text.as_bytes()).await?;
-                    stdin.write_all(b"\n").await?;
-                    stdin.flush().await
-                };
-                tokio::time::timeout(timeout, write)
-                    .await
-                    .map_err(|_| "timed out".to_owned())?
-                    .map_err(|e| e.to_string())
-            }
-            Conn::Ws(stream) => tokio::time::timeout(timeout, stream.send(Message::text(text)))
-                .await
-                .map_err(|_| "timed out".to_owned())?
-                .map_err(|e| e.to_string()),
-        }
+        self.writer.send_text(text, self.timeout).await
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::transport::{Raw, read_raw};
+use super::transport::Raw;
 use super::{Client, Recv, RpcError};
 use crate::{clip, schema};
 
@@ -137,7 +137,7 @@ impl Client {
         }
         let deadline = tokio::time::Instant::now() + timeout;
         let raw = loop {
-            match tokio::time::timeout_at(deadline, read_raw(&mut self.conn)).await {
+            match tokio::time::timeout_at(deadline, self.reader.next()).await {
                 Err(_) => return Recv::TimedOut,
                 Ok(Err(how)) => {
                     self.closed = Some(how.clone());

@@ -1,8 +1,15 @@
 //! The transports: a daemon's stdin/stdout (one message per line) or a WebSocket (one message
 //! per text frame): the upgrade, the raw writes and the raw reads.
+//!
+//! A connection is two halves, a [`Writer`] and a [`Reader`], so that a reader task can read
+//! while others write (the benchmarks do, `bench/`); the test [`Client`](super::Client) holds
+//! both. Every write is bounded by a timeout; a read is cancel safe (a read cut short by a
+//! timeout loses nothing), so the caller bounds it with its own timeout.
 
 use std::fmt;
+use std::time::Duration;
 
+use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -12,10 +19,12 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::Client;
-use crate::{DEFAULT_TIMEOUT, clip};
+use crate::clip;
 
 type WsStream = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// How much a stdio read asks for at a time.
+const READ_CHUNK: usize = 64 * 1024;
 
 /// Why a WebSocket upgrade failed.
 #[derive(Debug)]
@@ -47,23 +56,55 @@ impl fmt::Display for WsHandshakeError {
     }
 }
 
-pub(super) enum Conn {
-    Stdio {
-        stdin: Option<ChildStdin>,
-        stdout: ChildStdout,
-        /// Bytes read but not yet split into lines. Kept across reads so that a read cut short
-        /// by a timeout loses nothing.
-        pending: Vec<u8>,
-        eof: bool,
-    },
-    Ws(Box<WsStream>),
+impl std::error::Error for WsHandshakeError {}
+
+/// The sending half of a connection.
+pub enum Writer {
+    /// The daemon's stdin; `None` once closed.
+    Stdio(Option<ChildStdin>),
+    Ws(Box<SplitSink<WsStream, Message>>),
 }
 
-/// The WebSocket upgrade, with extra request headers, bounded by [`DEFAULT_TIMEOUT`].
-pub(super) async fn ws_handshake(
+/// The receiving half of a connection.
+pub enum Reader {
+    Stdio {
+        stdout: ChildStdout,
+        /// Bytes read but not yet split into lines, from `start` on. Kept across reads so
+        /// that a read cut short by a timeout loses nothing.
+        pending: Vec<u8>,
+        start: usize,
+        eof: bool,
+    },
+    Ws(Box<SplitStream<WsStream>>),
+}
+
+/// What the transport produced.
+#[derive(Debug)]
+pub enum Raw {
+    /// One message's text.
+    Text(String),
+    /// A WebSocket pong with its payload.
+    Pong(Vec<u8>),
+}
+
+/// The two halves over a daemon's stdin and stdout.
+pub fn stdio(stdin: ChildStdin, stdout: ChildStdout) -> (Writer, Reader) {
+    let reader = Reader::Stdio {
+        stdout,
+        pending: Vec::new(),
+        start: 0,
+        eof: false,
+    };
+    (Writer::Stdio(Some(stdin)), reader)
+}
+
+/// The WebSocket upgrade to `url` (`ws://127.0.0.1:PORT`), with extra request headers,
+/// bounded by `timeout`; the two halves of the connection.
+pub async fn connect_ws(
     url: &str,
     headers: &[(&str, &str)],
-) -> Result<WsStream, WsHandshakeError> {
+    timeout: Duration,
+) -> Result<(Writer, Reader), WsHandshakeError> {
     let mut request = url
         .into_client_request()
         .map_err(|err| WsHandshakeError::Other(err.to_string()))?;
@@ -76,7 +117,7 @@ pub(super) async fn ws_handshake(
         request.headers_mut().insert(name, value);
     }
     let connect = tokio_tungstenite::connect_async(request);
-    match tokio::time::timeout(DEFAULT_TIMEOUT, connect).await {
+    match tokio::time::timeout(timeout, connect).await {
         Err(_) => Err(WsHandshakeError::Other("timed out".into())),
         Ok(Err(tungstenite::Error::Http(response))) => {
             let body = response
@@ -87,106 +128,153 @@ pub(super) async fn ws_handshake(
             Err(WsHandshakeError::Status(response.status().as_u16(), body))
         }
         Ok(Err(err)) => Err(WsHandshakeError::Other(err.to_string())),
-        Ok(Ok((stream, _response))) => Ok(stream),
+        Ok(Ok((stream, _response))) => {
+            let (sink, stream) = stream.split();
+            Ok((Writer::Ws(Box::new(sink)), Reader::Ws(Box::new(stream))))
+        }
     }
 }
 
-impl Client {
-    pub(super) async fn write_stdin(&mut self, bytes: &[u8]) {
-        let timeout = self.timeout;
-        let Conn::Stdio { stdin, .. } = &mut self.conn else {
-            unreachable!("write_stdin on a WebSocket client");
+impl Writer {
+    /// Send one message's text: a line on stdio (a `\n` is added), a text frame on WebSocket.
+    pub async fn send_text(&mut self, text: &str, timeout: Duration) -> Result<(), String> {
+        match self {
+            Writer::Stdio(_) => {
+                let mut line = Vec::with_capacity(text.len() + 1);
+                line.extend_from_slice(text.as_bytes());
+                line.push(b'\n');
+                self.write_stdin(&line, timeout).await
+            }
+            Writer::Ws(_) => self.send_ws(Message::text(text), timeout).await,
+        }
+    }
+
+    /// Send bytes as they are: on stdio, without adding a newline (to cut a message short);
+    /// on WebSocket, as one binary frame.
+    pub async fn send_bytes(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), String> {
+        match self {
+            Writer::Stdio(_) => self.write_stdin(bytes, timeout).await,
+            Writer::Ws(_) => self.send_ws(Message::binary(bytes.to_vec()), timeout).await,
+        }
+    }
+
+    /// WebSocket only: send a ping frame.
+    pub async fn ping(&mut self, payload: &[u8], timeout: Duration) -> Result<(), String> {
+        self.send_ws(Message::Ping(payload.to_vec().into()), timeout)
+            .await
+    }
+
+    /// Close our side: stdio closes the daemon's stdin (EOF); WebSocket sends a close frame.
+    /// Best effort.
+    pub async fn close(&mut self, timeout: Duration) {
+        match self {
+            Writer::Stdio(stdin) => {
+                if let Some(mut stdin) = stdin.take() {
+                    let _ = tokio::time::timeout(timeout, stdin.shutdown()).await;
+                }
+            }
+            Writer::Ws(sink) => {
+                let _ = tokio::time::timeout(timeout, SinkExt::close(sink)).await;
+            }
+        }
+    }
+
+    async fn write_stdin(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), String> {
+        let Writer::Stdio(stdin) = self else {
+            unreachable!("write_stdin on a WebSocket connection");
         };
         let Some(stdin) = stdin.as_mut() else {
-            self.fail("write after close()");
+            return Err("write after close()".into());
         };
         let write = async {
             stdin.write_all(bytes).await?;
             stdin.flush().await
         };
         match tokio::time::timeout(timeout, write).await {
-            Ok(Ok(())) => {}
-            Ok(Err(err)) => self.fail(&format!("writing to the daemon's stdin failed: {err}")),
-            Err(_) => self.fail("writing to the daemon's stdin timed out"),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(format!("writing to the daemon's stdin failed: {err}")),
+            Err(_) => Err(format!(
+                "writing to the daemon's stdin timed out ({timeout:?})"
+            )),
         }
     }
 
-    pub(super) async fn send_ws(&mut self, message: Message) {
-        let timeout = self.timeout;
-        let Conn::Ws(stream) = &mut self.conn else {
-            unreachable!("send_ws on a stdio client");
+    async fn send_ws(&mut self, message: Message, timeout: Duration) -> Result<(), String> {
+        let Writer::Ws(sink) = self else {
+            return Err("a WebSocket frame on a stdio connection".into());
         };
-        match tokio::time::timeout(timeout, stream.send(message)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(err)) => self.fail(&format!("WebSocket send failed: {err}")),
-            Err(_) => self.fail("WebSocket send timed out"),
+        match tokio::time::timeout(timeout, sink.send(message)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(err)) => Err(format!("WebSocket send failed: {err}")),
+            Err(_) => Err(format!("WebSocket send timed out ({timeout:?})")),
         }
     }
 }
 
-/// What the transport produced.
-pub(super) enum Raw {
-    /// One message's text.
-    Text(String),
-    /// A WebSocket pong with its payload.
-    Pong(Vec<u8>),
-}
-
-/// One message's text (or a pong) from the transport; `Err` describes a close.
-pub(super) async fn read_raw(conn: &mut Conn) -> Result<Raw, String> {
-    match conn {
-        Conn::Stdio {
-            stdout,
-            pending,
-            eof,
-            ..
-        } => loop {
-            if let Some(pos) = pending.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = pending.drain(..=pos).collect();
-                let line = &line[..line.len() - 1];
-                // A line that is not UTF-8 is returned as text that fails JSON parsing.
-                return Ok(Raw::Text(String::from_utf8(line.to_vec()).unwrap_or_else(
-                    |_| format!("<not UTF-8: {}>", String::from_utf8_lossy(line)),
-                )));
-            }
-            if *eof {
-                return Err(if pending.is_empty() {
-                    "stdout closed".into()
-                } else {
-                    format!(
-                        "stdout closed after a partial line: {}",
-                        clip(&String::from_utf8_lossy(pending), 500)
-                    )
-                });
-            }
-            // `read` is cancel safe: a timeout never loses bytes, they stay in `pending`.
-            let mut chunk = vec![0u8; 64 * 1024];
-            match stdout.read(&mut chunk).await {
-                Ok(0) => *eof = true,
-                Ok(n) => pending.extend_from_slice(&chunk[..n]),
-                Err(err) => return Err(format!("reading stdout failed: {err}")),
-            }
-        },
-        Conn::Ws(stream) => loop {
-            match stream.next().await {
-                None => return Err("WebSocket stream ended".into()),
-                Some(Err(err)) => return Err(format!("WebSocket error: {err}")),
-                Some(Ok(Message::Text(text))) => return Ok(Raw::Text(text.as_str().to_owned())),
-                Some(Ok(Message::Binary(bytes))) => {
-                    // Weft sends text frames only; surface a binary frame as a bad message.
-                    return Ok(Raw::Text(format!(
-                        "<binary frame of {} bytes: {}>",
-                        bytes.len(),
-                        String::from_utf8_lossy(&bytes)
-                    )));
+impl Reader {
+    /// One message's text (or a pong); `Err` describes a close. Cancel safe.
+    pub async fn next(&mut self) -> Result<Raw, String> {
+        match self {
+            Reader::Stdio {
+                stdout,
+                pending,
+                start,
+                eof,
+            } => loop {
+                if let Some(len) = pending[*start..].iter().position(|b| *b == b'\n') {
+                    let line = &pending[*start..*start + len];
+                    // A line that is not UTF-8 is returned as text that fails JSON parsing.
+                    let text = String::from_utf8(line.to_vec()).unwrap_or_else(|_| {
+                        format!("<not UTF-8: {}>", String::from_utf8_lossy(line))
+                    });
+                    *start += len + 1;
+                    return Ok(Raw::Text(text));
                 }
-                Some(Ok(Message::Close(frame))) => {
-                    return Err(format!("WebSocket close frame {frame:?}"));
+                if *eof {
+                    let rest = &pending[*start..];
+                    return Err(if rest.is_empty() {
+                        "stdout closed".into()
+                    } else {
+                        format!(
+                            "stdout closed after a partial line: {}",
+                            clip(&String::from_utf8_lossy(rest), 500)
+                        )
+                    });
                 }
-                Some(Ok(Message::Pong(payload))) => return Ok(Raw::Pong(payload.to_vec())),
-                // tungstenite answers pings by itself.
-                Some(Ok(Message::Ping(_) | Message::Frame(_))) => {}
-            }
-        },
+                pending.drain(..*start);
+                *start = 0;
+                pending.reserve(READ_CHUNK);
+                // `read_buf` is cancel safe: a timeout never loses bytes, they stay in
+                // `pending`.
+                match stdout.read_buf(pending).await {
+                    Ok(0) => *eof = true,
+                    Ok(_) => {}
+                    Err(err) => return Err(format!("reading stdout failed: {err}")),
+                }
+            },
+            Reader::Ws(stream) => loop {
+                match stream.next().await {
+                    None => return Err("WebSocket stream ended".into()),
+                    Some(Err(err)) => return Err(format!("WebSocket error: {err}")),
+                    Some(Ok(Message::Text(text))) => {
+                        return Ok(Raw::Text(text.as_str().to_owned()));
+                    }
+                    Some(Ok(Message::Binary(bytes))) => {
+                        // Weft sends text frames only; surface a binary frame as a bad message.
+                        return Ok(Raw::Text(format!(
+                            "<binary frame of {} bytes: {}>",
+                            bytes.len(),
+                            String::from_utf8_lossy(&bytes)
+                        )));
+                    }
+                    Some(Ok(Message::Close(frame))) => {
+                        return Err(format!("WebSocket close frame {frame:?}"));
+                    }
+                    Some(Ok(Message::Pong(payload))) => return Ok(Raw::Pong(payload.to_vec())),
+                    // tungstenite answers pings by itself.
+                    Some(Ok(Message::Ping(_) | Message::Frame(_))) => {}
+                }
+            },
+        }
     }
 }
