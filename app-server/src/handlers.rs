@@ -1,14 +1,17 @@
 //! Request handlers, one file per domain. A handler takes the state, the connection and its
 //! method's typed params, turns them into a core call, and returns the method's response or a
-//! [`JsonRpcError`] carrying the reference's exact text; the router (`processor.rs`) sends
-//! it. Two shapes:
+//! [`JsonRpcError`] carrying the reference's exact text (core's errors convert with `?`); the
+//! dispatcher (`dispatch.rs`) sends it, in the mode the route table (`processor.rs`) names.
+//! Two shapes:
 //!
-//! - Most handlers are `async fn … -> Result<R, JsonRpcError>`, where `R` is the response or
-//!   an [`Answer`] (the response plus the notifications that must follow it, in order).
-//! - Requests a thread answers itself (`turn/*`, `thread/compact/start`) go through the
-//!   thread's mailbox: their handler gets a [`ThreadReply`] from the router, hands it to the
-//!   thread with the op, and returns only the outcome of its up-front checks. The thread sends
-//!   the response before the events the request causes (the `Reply` ordering contract).
+//! - Most handlers are `async fn(&AppState, &Arc<Connection>, Params) -> Result<R,
+//!   JsonRpcError>`, where `R` is the response or a `dispatch::Answer` (the response with the
+//!   notifications that precede it and what follows it, in order). No handler sends anything
+//!   itself.
+//! - Requests a thread answers itself (`turn/*`, `thread/compact/start`, `thread/goal/set`) go
+//!   through core: their handler gets a `dispatch::ThreadReply`, hands it to core with the
+//!   request, and returns only the outcome of its up-front checks. The thread sends the
+//!   response before the events the request causes (the `Reply` ordering contract).
 //!
 //! Files: [`initialize`]; [`threads`] (starting threads and loaded threads); [`history`]
 //! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`];
@@ -31,138 +34,11 @@ pub mod thread_list;
 pub mod threads;
 pub mod turns;
 
-use std::marker::PhantomData;
-use std::sync::Arc;
+use weft_core::thread::ThreadHandle;
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::{ApprovalsReviewer, ThreadId, wire_name};
 
-use serde::Serialize;
-use serde_json::Value;
-use weft_core::events::Reply;
-use weft_core::thread::{CoreError, ThreadHandle};
-use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
-use weft_protocol::notifications::ServerNotification;
-use weft_protocol::{ApprovalsReviewer, CodexErrorInfo, ThreadId, TurnError, wire_name};
-
-use crate::connection::Connection;
-use crate::outgoing;
 use crate::state::AppState;
-
-/// A handler's successful answer: the response, then the notifications that must follow it,
-/// sent by the router in this order right after the response.
-pub struct Answer<R> {
-    /// The method's response.
-    pub response: R,
-    /// What follows the response.
-    pub then: Vec<FollowUp>,
-}
-
-/// A notification that follows a response.
-pub enum FollowUp {
-    /// To every initialized connection that wants it.
-    Broadcast(ServerNotification),
-    /// To the requesting connection only, if it wants it.
-    Caller(ServerNotification),
-}
-
-impl<R> Answer<R> {
-    /// The response alone.
-    pub fn new(response: R) -> Self {
-        Answer {
-            response,
-            then: Vec::new(),
-        }
-    }
-
-    /// Follow the response with a notification to everyone.
-    pub fn then_broadcast(mut self, notification: impl Into<ServerNotification>) -> Self {
-        self.then.push(FollowUp::Broadcast(notification.into()));
-        self
-    }
-
-    /// Follow the response with a notification to the caller.
-    pub fn then_tell_caller(mut self, notification: impl Into<ServerNotification>) -> Self {
-        self.then.push(FollowUp::Caller(notification.into()));
-        self
-    }
-}
-
-/// What a handler may return on success: a bare response or an [`Answer`].
-pub trait IntoAnswer {
-    /// The response type.
-    type Response: Serialize;
-    /// The answer.
-    fn into_answer(self) -> Answer<Self::Response>;
-}
-
-impl<R: Serialize> IntoAnswer for R {
-    type Response = R;
-    fn into_answer(self) -> Answer<R> {
-        Answer::new(self)
-    }
-}
-
-impl<R: Serialize> IntoAnswer for Answer<R> {
-    type Response = R;
-    fn into_answer(self) -> Answer<R> {
-        self
-    }
-}
-
-/// The response slot of a request a thread answers: made by the router for the request's
-/// connection and id, handed to the thread as a core [`Reply`]. `R` is the method's response.
-pub struct ThreadReply<R> {
-    connection: Arc<Connection>,
-    id: RequestId,
-    response: PhantomData<fn() -> R>,
-}
-
-impl<R: Serialize + 'static> ThreadReply<R> {
-    /// The slot for request `id` of `connection`.
-    pub fn new(connection: Arc<Connection>, id: RequestId) -> Self {
-        ThreadReply {
-            connection,
-            id,
-            response: PhantomData,
-        }
-    }
-
-    /// A core reply that queues the thread's answer, made into the response by
-    /// `to_response`, on the connection (or the error, if the thread refused).
-    pub fn into_core<T, F>(self, to_response: F) -> Reply<Result<T, CoreError>>
-    where
-        T: Send + 'static,
-        F: FnOnce(T) -> R + Send + 'static,
-    {
-        let ThreadReply { connection, id, .. } = self;
-        Reply::new(move |result: Result<T, CoreError>| {
-            Box::pin(async move {
-                let frame = match result {
-                    Ok(value) => outgoing::response(&id, &to_response(value)),
-                    Err(err) => outgoing::error(&id, &core_error(err)),
-                };
-                connection.answer(frame).await;
-            })
-        })
-    }
-}
-
-/// `-32600` with a core error's message (and, for non-steerable turns, the `TurnError` data).
-pub fn core_error(err: CoreError) -> JsonRpcError {
-    let message = err.to_string();
-    match err {
-        CoreError::NotSteerable(kind) => {
-            let data = TurnError {
-                message: message.clone(),
-                codex_error_info: Some(CodexErrorInfo::ActiveTurnNotSteerable { turn_kind: kind }),
-                additional_details: None,
-                misalignment: None,
-            };
-            JsonRpcError::invalid_request(message)
-                .with_data(serde_json::to_value(data).unwrap_or(Value::Null))
-        }
-        CoreError::Overloaded => JsonRpcError::overloaded(),
-        _ => JsonRpcError::invalid_request(message),
-    }
-}
 
 /// Thread ids must be UUIDs; the error text is the reference's.
 pub fn parse_thread_id(id: &ThreadId) -> Result<(), JsonRpcError> {

@@ -5,7 +5,8 @@
 //! Modules, top to bottom (each uses only the ones below it):
 //! - [`server`]: start-up, signals, graceful shutdown.
 //! - [`transport`]: stdio and WebSocket, and the [`transport::ingress`] queue they feed.
-//! - [`processor`]: decoding, the `initialize` gate and the one routing table.
+//! - [`processor`]: decoding, the `initialize` gate and the one route table.
+//! - [`dispatch`]: the execution modes and the answers the router sends.
 //! - [`handlers`]: one file per domain; a handler returns its method's response.
 //! - [`state`]: [`state::AppState`] and the subscription registry.
 //! - [`subscriptions`], [`connection`], [`outgoing`]: who hears a thread, one connection, and
@@ -16,6 +17,7 @@
 
 pub mod cli;
 pub mod connection;
+pub mod dispatch;
 pub mod experimental;
 pub mod handlers;
 pub mod logging;

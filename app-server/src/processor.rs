@@ -1,9 +1,9 @@
 //! Request processing: one message at a time, in arrival order. A request is decoded, passes
 //! the connection's gates (`initialize` first and once; experimental params), and goes
-//! through the one routing table, [`route`], to its handler; the router sends the handler's
-//! answer. Answers from clients to server requests (approvals) are resolved here too.
+//! through the one route table, [`route`], to its handler in the execution mode its line
+//! names; the dispatcher (`dispatch.rs`) sends the handler's answer. Answers from clients to
+//! server requests (approvals) are resolved here too.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,14 +11,15 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 use weft_core::events::ServerRequestOutcome;
-use weft_protocol::ClientRequest;
 use weft_protocol::jsonrpc::{Envelope, JsonRpcError, RequestId};
+use weft_protocol::{ClientRequest, methods};
 
 use crate::connection::Connection;
+use crate::dispatch::Dispatcher;
 use crate::experimental::{self, Gate};
 use crate::handlers::{
-    FollowUp, IntoAnswer, ThreadReply, account, collaboration, config, goals, history, hooks,
-    initialize, mcp, models, pages, read_state, skills, terminals, thread_list, threads, turns,
+    account, collaboration, config, goals, history, hooks, initialize, mcp, models, pages,
+    read_state, skills, terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -144,254 +145,60 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
     }
 }
 
-/// The routing table: every method to its handler, in one match.
-///
-/// - `initialize` runs inline, so the next message already sees the connection initialized.
-/// - Requests a thread answers run inline too, so they reach the thread's mailbox in arrival
-///   order; their handlers never wait.
-/// - Everything else runs in its own task, in the request's span.
-async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: ClientRequest) {
-    match request {
-        ClientRequest::Initialize { id, params } => {
-            let result = initialize::initialize(&state, &connection, params).await;
-            answer(&state, &connection, &id, result).await;
-        }
-        ClientRequest::TurnStart { id, params } => {
-            to_thread(&connection, id, |reply| turns::start(&state, params, reply)).await;
-        }
-        ClientRequest::TurnSteer { id, params } => {
-            to_thread(&connection, id, |reply| turns::steer(&state, params, reply)).await;
-        }
-        ClientRequest::TurnInterrupt { id, params } => {
-            to_thread(&connection, id, |reply| {
-                turns::interrupt(&state, params, reply)
-            })
-            .await;
-        }
-        ClientRequest::ThreadCompactStart { id, params } => {
-            to_thread(&connection, id, |reply| {
-                turns::compact(&state, params, reply)
-            })
-            .await;
-        }
-        ClientRequest::ThreadStart { id, params } => spawn(async move {
-            let result = threads::start(&state, &connection, params).await;
-            let started = result.as_ref().ok().map(|a| a.response.thread.id.clone());
-            answer(&state, &connection, &id, result).await;
-            // After the response and `thread/started`, as the reference orders them.
-            if let Some(thread_id) = started {
-                mcp::announce_startup(&state, &thread_id).await;
-            }
-        }),
-        ClientRequest::ThreadUnsubscribe { id, params } => spawn(async move {
-            let result = threads::unsubscribe(&state, &connection, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadLoadedList { id, params } => spawn(async move {
-            let result = threads::loaded_list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadResume { id, params } => spawn(async move {
-            let result = history::resume(&state, &connection, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadFork { id, params } => spawn(async move {
-            let result = history::fork(&state, &connection, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadList { id, params } => spawn(async move {
-            let result = thread_list::list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadRead { id, params } => spawn(async move {
-            let result = history::read(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadArchive { id, params } => spawn(async move {
-            let result = history::archive(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadUnarchive { id, params } => spawn(async move {
-            let result = history::unarchive(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadSetName { id, params } => spawn(async move {
-            let result = history::set_name(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ModelList { id, params } => spawn(async move {
-            let result = models::list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadTurnsList { id, params } => spawn(async move {
-            let result = pages::turns_list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadItemsList { id, params } => spawn(async move {
-            let result = pages::items_list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::AccountRead { id, params } => {
-            let result = account::read(params).await;
-            answer(&state, &connection, &id, result).await;
-        }
-        ClientRequest::BedrockCheckGovCloudRequirements { id, params } => {
-            let result = account::check_gov_cloud(params).await;
-            answer(&state, &connection, &id, result).await;
-        }
-        ClientRequest::ConfigRead { id, params } => {
-            let result = config::read(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }
-        ClientRequest::ConfigRequirementsRead { id, params } => {
-            let result = config::requirements(params).await;
-            answer(&state, &connection, &id, result).await;
-        }
-        ClientRequest::McpServerStatusList { id, params } => spawn(async move {
-            let result = mcp::status_list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::McpServerToolCall { id, params } => spawn(async move {
-            let result = mcp::tool_call(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::McpResourceRead { id, params } => spawn(async move {
-            let result = mcp::resource_read(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::McpServerReload { id, .. } => spawn(async move {
-            let result = mcp::reload(&state).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::HooksList { id, params } => spawn(async move {
-            let result = hooks::list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::SkillsList { id, params } => spawn(async move {
-            let result = skills::list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::CollaborationModeList { id, params } => spawn(async move {
-            let result = collaboration::list(params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadReadStateUpdate { id, params } => spawn(async move {
-            let result = read_state::update(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadGoalGet { id, params } => spawn(async move {
-            let result = goals::get(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadGoalSet { id, params } => spawn(async move {
-            let (answered, set) = match goals::set(&state, params).await {
-                Ok(done) => done,
-                Err(err) => {
-                    answer::<()>(&state, &connection, &id, Err(err)).await;
-                    return;
-                }
-            };
-            // A loaded thread answers itself, before anything the change makes it do (a
-            // continuation turn), as for `turn/start` (docs/architecture.md §5.3). The reply
-            // says when it ran; one dropped unsent (no loaded thread) leaves the answer here.
-            let slot = Arc::new(parking_lot::Mutex::new(Some(answered)));
-            let (ran, ran_rx) = tokio::sync::oneshot::channel::<()>();
-            let reply = {
-                let (state, connection, id, slot) =
-                    (state.clone(), connection.clone(), id.clone(), slot.clone());
-                weft_core::events::Reply::new(move |()| {
-                    Box::pin(async move {
-                        let answered = slot.lock().take();
-                        if let Some(answered) = answered {
-                            answer(&state, &connection, &id, Ok(answered)).await;
-                        }
-                        let _ = ran.send(());
-                    })
-                })
-            };
-            goals::tell_thread(&state, set, reply).await;
-            if ran_rx.await.is_err() {
-                let answered = slot.lock().take();
-                if let Some(answered) = answered {
-                    answer(&state, &connection, &id, Ok(answered)).await;
-                }
-            }
-        }),
-        ClientRequest::ThreadGoalClear { id, params } => spawn(async move {
-            let result = goals::clear(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadBackgroundTerminalsList { id, params } => spawn(async move {
-            let result = terminals::list(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadBackgroundTerminalsTerminate { id, params } => spawn(async move {
-            let result = terminals::terminate(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-        ClientRequest::ThreadBackgroundTerminalsClean { id, params } => spawn(async move {
-            let result = terminals::clean(&state, params).await;
-            answer(&state, &connection, &id, result).await;
-        }),
-    }
-}
-
-/// Run a handler in its own task, in the current (request) span.
-fn spawn(task: impl Future<Output = ()> + Send + 'static) {
-    tokio::spawn(task.in_current_span());
-}
-
-/// Send a handler's answer: the response (or error), then its follow-up notifications.
-async fn answer<A: IntoAnswer>(
-    state: &AppState,
-    connection: &Connection,
-    id: &RequestId,
-    result: Result<A, JsonRpcError>,
-) {
-    let answer = match result {
-        Ok(answer) => answer.into_answer(),
-        Err(err) => {
-            connection.answer(outgoing::error(id, &err)).await;
-            return;
+/// The route table: every client method, on one line, with its execution mode (see
+/// [`Dispatcher`]) and its handler. The match is exhaustive, so a method without a route does
+/// not compile; the method's marker (`methods::…`) fixes the handler's params and response.
+macro_rules! routes {
+    ($request:expr, $state:expr, $connection:expr; $($method:ident => $mode:ident($handler:path);)*) => {
+        match $request {
+            $(ClientRequest::$method { id, params } => {
+                Dispatcher::new($state, $connection, id)
+                    .$mode::<methods::$method>(params, $handler)
+                    .await
+            })*
         }
     };
-    connection
-        .send(outgoing::response(id, &answer.response))
-        .await;
-    // Answered once its follow-ups are queued too: a client that ends its input right after
-    // `thread/start` still gets the `thread/started` it causes.
-    let _answered = Answered(connection);
-    for follow_up in answer.then {
-        match follow_up {
-            FollowUp::Broadcast(notification) => state.connections.broadcast(&notification).await,
-            FollowUp::Caller(notification) => {
-                if connection.wants_notification(notification.method()) {
-                    connection.send(outgoing::notification(&notification)).await;
-                }
-            }
-        }
-    }
 }
 
-/// Marks a request answered when dropped (after the last of its follow-ups).
-struct Answered<'a>(&'a Connection);
-
-impl Drop for Answered<'_> {
-    fn drop(&mut self) {
-        self.0.answered();
-    }
-}
-
-/// Hand a request to a thread: the handler queues it with a [`ThreadReply`], through which the
-/// thread answers; an error from the handler's own checks is sent here.
-async fn to_thread<R, F>(connection: &Arc<Connection>, id: RequestId, handler: F)
-where
-    R: serde::Serialize + 'static,
-    F: FnOnce(ThreadReply<R>) -> Result<(), JsonRpcError>,
-{
-    let reply = ThreadReply::new(connection.clone(), id.clone());
-    if let Err(err) = handler(reply) {
-        connection.answer(outgoing::error(&id, &err)).await;
+/// Route a request to its handler.
+async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: ClientRequest) {
+    routes! { request, state, connection;
+        Initialize => inline(initialize::initialize);
+        ThreadStart => spawned(threads::start);
+        ThreadResume => spawned(history::resume);
+        ThreadFork => spawned(history::fork);
+        ThreadList => spawned(thread_list::list);
+        ThreadRead => spawned(history::read);
+        ThreadLoadedList => spawned(threads::loaded_list);
+        ThreadArchive => spawned(history::archive);
+        ThreadUnarchive => spawned(history::unarchive);
+        ThreadUnsubscribe => spawned(threads::unsubscribe);
+        ThreadSetName => spawned(history::set_name);
+        ThreadCompactStart => to_thread(turns::compact);
+        TurnStart => to_thread(turns::start);
+        TurnSteer => to_thread(turns::steer);
+        TurnInterrupt => to_thread(turns::interrupt);
+        ModelList => spawned(models::list);
+        AccountRead => inline(account::read);
+        BedrockCheckGovCloudRequirements => inline(account::check_gov_cloud);
+        ConfigRead => inline(config::read);
+        ConfigRequirementsRead => inline(config::requirements);
+        McpServerStatusList => spawned(mcp::status_list);
+        McpServerToolCall => spawned(mcp::tool_call);
+        McpResourceRead => spawned(mcp::resource_read);
+        McpServerReload => spawned(mcp::reload);
+        HooksList => spawned(hooks::list);
+        SkillsList => spawned(skills::list);
+        CollaborationModeList => spawned(collaboration::list);
+        ThreadTurnsList => spawned(pages::turns_list);
+        ThreadItemsList => spawned(pages::items_list);
+        ThreadReadStateUpdate => spawned(read_state::update);
+        ThreadGoalGet => spawned(goals::get);
+        ThreadGoalSet => spawned_to_thread(goals::set);
+        ThreadGoalClear => spawned(goals::clear);
+        ThreadBackgroundTerminalsList => spawned(terminals::list);
+        ThreadBackgroundTerminalsTerminate => spawned(terminals::terminate);
+        ThreadBackgroundTerminalsClean => spawned(terminals::clean);
     }
 }
 

@@ -21,6 +21,8 @@ mod services;
 pub use actor::ThreadActor;
 pub use error::{CoreError, OpenError, StorageError};
 pub use handle::{InputMode, Op, Restored, Submitted, ThreadHandle, ThreadSnapshot, TurnOverrides};
-pub use manager::{ChildThread, PageError, ResumePages, ThreadList, ThreadManager};
+pub use manager::{
+    ChildThread, GoalRequestError, PageError, ResumePages, ThreadList, ThreadManager,
+};
 pub use options::StartThreadOptions;
 pub use services::Services;

@@ -2,6 +2,7 @@
 //! key came from, and the layers as written (docs/protocol.md §7.20, §7.21).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use weft_core::config::{Config, ConfigLayer, KNOWN_KEYS, LayerSource};
@@ -14,6 +15,7 @@ use weft_protocol::config_api::{
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode};
 
+use crate::connection::Connection;
 use crate::state::AppState;
 
 /// Secrets are never echoed: a provider's bearer token and the values of its HTTP headers.
@@ -22,6 +24,7 @@ const REDACTED: &str = "<redacted>";
 /// `config/read`: the same for every `cwd`, since Weft has no per-project layers.
 pub async fn read(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ConfigReadParams,
 ) -> Result<ConfigReadResponse, JsonRpcError> {
     let config = &state.config;
@@ -73,6 +76,8 @@ pub async fn read(
 /// `configRequirements/read`: Weft imposes no requirements (there is no administrator layer),
 /// and so none on speed modes either.
 pub async fn requirements(
+    _state: &AppState,
+    _connection: &Arc<Connection>,
     _params: NoParams,
 ) -> Result<ConfigRequirementsReadResponse, JsonRpcError> {
     Ok(ConfigRequirementsReadResponse {

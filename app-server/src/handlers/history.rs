@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use weft_core::thread::{ThreadHandle, ThreadSnapshot};
+use weft_protocol::history_api::ThreadResumeInitialTurnsPageParams;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::{
     ThreadArchivedNotification, ThreadNameUpdatedNotification, ThreadStartedNotification,
@@ -17,9 +18,9 @@ use weft_protocol::thread_api::{
 use weft_protocol::{ThreadId, ThreadStatus};
 
 use crate::connection::Connection;
-use crate::handlers::pages::page_error;
+use crate::dispatch::Answer;
 use crate::handlers::threads::{replay_token_usage, settings_response, thread_settings};
-use crate::handlers::{Answer, check_reviewer, core_error, goals, parse_thread_id};
+use crate::handlers::{check_reviewer, goals, parse_thread_id};
 use crate::state::AppState;
 
 /// `thread/resume`. A cold resume tells everyone the thread's status before the response;
@@ -40,45 +41,64 @@ pub async fn resume(
     let (handle, mut snapshot, warm) = state
         .threads
         .resume_thread(&params.thread_id, options, subscribers.clone(), register)
-        .await
-        .map_err(core_error)?;
+        .await?;
     let subscribers = if warm {
         state.subscribers_of(handle.id()).unwrap_or(subscribers)
     } else {
-        // A thread coming back into memory announces its status to everyone.
-        state
-            .connections
-            .broadcast(
-                &ThreadStatusChangedNotification {
-                    thread_id: handle.id().clone(),
-                    status: snapshot.thread.status.clone(),
-                }
-                .into(),
-            )
-            .await;
         subscribers
     };
     subscribers.subscribe(connection);
-    let mut response = settings_response(&snapshot);
-    if !params.exclude_turns {
-        response.thread.turns = full_turns(state, &handle, &mut snapshot).await?;
+    let status = snapshot.thread.status.clone();
+    let pages = params.initial_turns_page;
+    let resumed = resumed(state, &handle, &mut snapshot, params.exclude_turns, pages).await;
+    let answer = match resumed {
+        Ok(response) => {
+            let answer = replay_token_usage(
+                Answer::new(response),
+                handle.id(),
+                snapshot.token_usage.take(),
+            );
+            match goals::on_resume(state, handle.id()).await {
+                Some(goal) => answer.then_tell_caller(goal),
+                None => answer,
+            }
+        }
+        Err(err) => Answer::error(err),
+    };
+    if warm {
+        return Ok(answer);
+    }
+    // A thread coming back into memory announces its status to everyone, even when its
+    // response is an error.
+    Ok(answer.before_broadcast(ThreadStatusChangedNotification {
+        thread_id: handle.id().clone(),
+        status,
+    }))
+}
+
+/// The `thread/resume` response for a resumed thread: its turns (unless excluded) and the
+/// cursors of its history pages.
+async fn resumed(
+    state: &AppState,
+    handle: &ThreadHandle,
+    snapshot: &mut ThreadSnapshot,
+    exclude_turns: bool,
+    initial_turns_page: Option<ThreadResumeInitialTurnsPageParams>,
+) -> Result<ThreadResumeResponse, JsonRpcError> {
+    let mut response = settings_response(snapshot);
+    if !exclude_turns {
+        response.thread.turns = full_turns(state, handle, snapshot).await?;
     }
     let pages = state
         .threads
-        .resume_pages(handle.id(), params.initial_turns_page)
-        .await
-        .map_err(page_error)?;
+        .resume_pages(handle.id(), initial_turns_page)
+        .await?;
     let mut response = ThreadResumeResponse::from(response);
     response.initial_turns_page = pages.initial_turns_page;
     response.turns_backwards_cursor = pages.turns_backwards_cursor;
     response.items_backwards_cursor = pages.items_backwards_cursor;
-    response.collaboration_mode = Some(super::threads::reported_mode(&snapshot));
-    let answer = Answer::new(response);
-    let answer = replay_token_usage(answer, handle.id(), snapshot.token_usage);
-    Ok(match goals::on_resume(state, handle.id()).await {
-        Some(goal) => answer.then_tell_caller(goal),
-        None => answer,
-    })
+    response.collaboration_mode = Some(super::threads::reported_mode(snapshot));
+    Ok(response)
 }
 
 /// The snapshot's turns with every item (those of earlier turns read back from the rollout).
@@ -88,11 +108,7 @@ async fn full_turns(
     snapshot: &mut ThreadSnapshot,
 ) -> Result<Vec<weft_protocol::Turn>, JsonRpcError> {
     let turns = std::mem::take(&mut snapshot.turns);
-    state
-        .threads
-        .full_turns(handle.id(), turns)
-        .await
-        .map_err(core_error)
+    Ok(state.threads.full_turns(handle.id(), turns).await?)
 }
 
 /// `thread/fork`. The reference replays the copied token usage before announcing the new
@@ -119,8 +135,7 @@ pub async fn fork(
             options,
             subscribers.clone(),
         )
-        .await
-        .map_err(core_error)?;
+        .await?;
     state.add_thread(handle.id().clone(), subscribers);
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
@@ -139,19 +154,15 @@ pub async fn fork(
 /// `thread/read`.
 pub async fn read(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadReadParams,
 ) -> Result<ThreadReadResponse, JsonRpcError> {
     parse_thread_id(&params.thread_id)?;
     let thread = state
         .threads
         .read_thread(&params.thread_id, params.include_turns)
-        .await
-        .map_err(core_error)?;
-    let read_state = state
-        .threads
-        .read_state(&params.thread_id)
-        .await
-        .map_err(core_error)?;
+        .await?;
+    let read_state = state.threads.read_state(&params.thread_id).await?;
     Ok(ThreadReadResponse { thread, read_state })
 }
 
@@ -159,60 +170,56 @@ pub async fn read(
 /// to everyone, before the response); `thread/archived` follows the response. Archiving the
 /// root of a sub-agent tree closes the tree: its loaded sub-agents are unloaded too (a running
 /// turn is interrupted), each with `thread/status/changed {notLoaded}` to its subscribers,
-/// before the response.
+/// before the response (and before the root's).
 pub async fn archive(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadArchiveParams,
 ) -> Result<Answer<ThreadArchiveResponse>, JsonRpcError> {
     let thread_id = params.thread_id;
     parse_thread_id(&thread_id)?;
     match state.threads.archive_thread(&thread_id).await {
         Ok(was_loaded) => {
-            if was_loaded {
-                unloaded(state, &thread_id).await;
-            }
+            let answer = Answer::new(ThreadArchiveResponse {});
+            let answer = if was_loaded {
+                unloaded(state, &thread_id, answer)
+            } else {
+                answer
+            };
             state.threads.close_tree(&thread_id).await;
-            Ok(Answer::new(ThreadArchiveResponse {})
-                .then_broadcast(ThreadArchivedNotification { thread_id }))
+            Ok(answer.then_broadcast(ThreadArchivedNotification { thread_id }))
         }
         Err(err) => {
+            let answer = Answer::error(err.into());
             // The thread may have been unloaded before the move failed: say so.
             if state.threads.get(&thread_id).is_none() && state.subscribers_of(&thread_id).is_some()
             {
-                unloaded(state, &thread_id).await;
+                return Ok(unloaded(state, &thread_id, answer));
             }
-            Err(core_error(err))
+            Ok(answer)
         }
     }
 }
 
-/// Forget an unloaded thread's subscribers and tell everyone it is not loaded any more.
-async fn unloaded(state: &AppState, thread_id: &ThreadId) {
+/// Forget an unloaded thread's subscribers; `answer` first tells everyone it is not loaded
+/// any more.
+fn unloaded<R>(state: &AppState, thread_id: &ThreadId, answer: Answer<R>) -> Answer<R> {
     state.forget_thread(thread_id);
-    state
-        .connections
-        .broadcast(
-            &ThreadStatusChangedNotification {
-                thread_id: thread_id.clone(),
-                status: ThreadStatus::NotLoaded,
-            }
-            .into(),
-        )
-        .await;
+    answer.before_broadcast(ThreadStatusChangedNotification {
+        thread_id: thread_id.clone(),
+        status: ThreadStatus::NotLoaded,
+    })
 }
 
 /// `thread/unarchive`; `thread/unarchived` follows the response.
 pub async fn unarchive(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadUnarchiveParams,
 ) -> Result<Answer<ThreadUnarchiveResponse>, JsonRpcError> {
     let thread_id = params.thread_id;
     parse_thread_id(&thread_id)?;
-    let thread = state
-        .threads
-        .unarchive_thread(&thread_id)
-        .await
-        .map_err(core_error)?;
+    let thread = state.threads.unarchive_thread(&thread_id).await?;
     Ok(Answer::new(ThreadUnarchiveResponse { thread })
         .then_broadcast(ThreadUnarchivedNotification { thread_id }))
 }
@@ -220,15 +227,12 @@ pub async fn unarchive(
 /// `thread/name/set`; `thread/name/updated` follows the response.
 pub async fn set_name(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadSetNameParams,
 ) -> Result<Answer<ThreadSetNameResponse>, JsonRpcError> {
     let ThreadSetNameParams { thread_id, name } = params;
     parse_thread_id(&thread_id)?;
-    state
-        .threads
-        .set_thread_name(&thread_id, &name)
-        .await
-        .map_err(core_error)?;
+    state.threads.set_thread_name(&thread_id, &name).await?;
     Ok(
         Answer::new(ThreadSetNameResponse {}).then_broadcast(ThreadNameUpdatedNotification {
             thread_id,

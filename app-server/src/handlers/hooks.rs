@@ -1,17 +1,21 @@
 //! `hooks/list`: the configured stop hooks, the same for every cwd (Weft reads hooks only
 //! from its own config), with the entries that were skipped (docs/protocol.md §7.22).
 
+use std::sync::Arc;
+
 use weft_core::hooks::listing::list_stop_hooks;
 use weft_protocol::ThreadId;
 use weft_protocol::hooks_api::{HookErrorInfo, HooksListEntry, HooksListParams, HooksListResponse};
 use weft_protocol::jsonrpc::JsonRpcError;
 
+use crate::connection::Connection;
 use crate::handlers::{daemon_cwd, loaded_thread};
 use crate::state::AppState;
 
 /// `hooks/list`: one entry per cwd (or for the thread's cwd).
 pub async fn list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: HooksListParams,
 ) -> Result<HooksListResponse, JsonRpcError> {
     let cwds = match params.thread_id {
@@ -22,10 +26,7 @@ pub async fn list(
         }
         Some(thread_id) => {
             let handle = loaded_thread(state, &ThreadId::from(thread_id.as_str()))?;
-            let snapshot = handle
-                .snapshot()
-                .await
-                .map_err(crate::handlers::core_error)?;
+            let snapshot = handle.snapshot().await?;
             vec![snapshot.thread.cwd]
         }
         None if params.cwds.is_empty() => vec![daemon_cwd().display().to_string()],

@@ -1,5 +1,7 @@
 //! `initialize`: record the connection's choices and describe the server.
 
+use std::sync::Arc;
+
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{InitializeParams, InitializeResponse};
 
@@ -9,7 +11,7 @@ use crate::state::AppState;
 /// `initialize`, on a connection the router found not initialized yet.
 pub async fn initialize(
     state: &AppState,
-    connection: &Connection,
+    connection: &Arc<Connection>,
     params: InitializeParams,
 ) -> Result<InitializeResponse, JsonRpcError> {
     if !connection.initialize(InitializeChoices::from(&params)) {

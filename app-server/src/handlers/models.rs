@@ -1,11 +1,14 @@
 //! `model/list`.
 
+use std::sync::Arc;
+
 use weft_protocol::ReasoningEffort;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::models::{
     InputModality, Model, ModelListParams, ModelListResponse, ReasoningEffortOption,
 };
 
+use crate::connection::Connection;
 use crate::handlers::page;
 use crate::state::AppState;
 
@@ -13,6 +16,7 @@ use crate::state::AppState;
 /// when it serves one.
 pub async fn list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ModelListParams,
 ) -> Result<ModelListResponse, JsonRpcError> {
     let config = &state.config;

@@ -2,19 +2,25 @@
 //! unread, guarded by the revision it saw (docs/protocol.md §7.26). The new state goes to
 //! the thread's subscribers in `thread/readState/changed` before the response.
 
-use weft_core::events::{EventSink, ThreadEvent};
+use std::sync::Arc;
+
 use weft_core::state::ReadStateError;
 use weft_protocol::jsonrpc::JsonRpcError;
-use weft_protocol::{ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse};
+use weft_protocol::{
+    ThreadReadStateChangedNotification, ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse,
+};
 
+use crate::connection::Connection;
+use crate::dispatch::Answer;
 use crate::handlers::parse_thread_id;
 use crate::state::AppState;
 
 /// `thread/readState/update`.
 pub async fn update(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadReadStateUpdateParams,
-) -> Result<ThreadReadStateUpdateResponse, JsonRpcError> {
+) -> Result<Answer<ThreadReadStateUpdateResponse>, JsonRpcError> {
     let thread_id = params.thread_id;
     parse_thread_id(&thread_id)?;
     let not_loaded = || JsonRpcError::invalid_request(format!("thread not loaded: {thread_id}"));
@@ -41,15 +47,12 @@ pub async fn update(
         .await
     {
         Ok(read_state) => {
-            if let Some(subscribers) = state.subscribers_of(&thread_id) {
-                subscribers
-                    .emit(
-                        &thread_id,
-                        ThreadEvent::ReadStateChanged(read_state.clone()),
-                    )
-                    .await;
-            }
-            Ok(ThreadReadStateUpdateResponse { read_state })
+            let changed = ThreadReadStateChangedNotification {
+                thread_id: thread_id.clone(),
+                read_state: read_state.clone(),
+            };
+            Ok(Answer::new(ThreadReadStateUpdateResponse { read_state })
+                .before_subscribers(thread_id, changed))
         }
         Err(ReadStateError::Conflict(current)) => Err(conflict(&current)),
         Err(ReadStateError::State(err)) => Err(JsonRpcError::internal(err.to_string())),

@@ -10,6 +10,7 @@ use weft_core::skills::{ScanLimits, Skills};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::skills_api::{SkillsListEntry, SkillsListParams, SkillsListResponse};
 
+use crate::connection::Connection;
 use crate::handlers::daemon_cwd;
 use crate::state::AppState;
 
@@ -22,6 +23,7 @@ const HAND_BACK: Duration = Duration::from_secs(1);
 /// scan with one deadline.
 pub async fn list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: SkillsListParams,
 ) -> Result<SkillsListResponse, JsonRpcError> {
     let base = daemon_cwd();

@@ -1,6 +1,8 @@
 //! `thread/backgroundTerminals/list|terminate|clean` (experimental): the commands a thread's
 //! `exec_command` calls left running as sessions (docs/protocol.md §7.26).
 
+use std::sync::Arc;
+
 use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{
@@ -10,13 +12,15 @@ use weft_protocol::{
     ThreadBackgroundTerminalsTerminateResponse, ThreadId,
 };
 
-use crate::handlers::{core_error, parse_thread_id};
+use crate::connection::Connection;
+use crate::handlers::parse_thread_id;
 use crate::state::AppState;
 
 /// `thread/backgroundTerminals/list`: running sessions in session order, `limit` per page
 /// (all by default); the cursor is the last session id of the previous page.
 pub async fn list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadBackgroundTerminalsListParams,
 ) -> Result<ThreadBackgroundTerminalsListResponse, JsonRpcError> {
     let Some(handle) = thread(state, &params.thread_id).await? else {
@@ -33,7 +37,7 @@ pub async fn list(
                 .map_err(|_| JsonRpcError::invalid_request(format!("invalid cursor: {cursor}")))?,
         ),
     };
-    let tools = handle.tools().await.map_err(core_error)?;
+    let tools = handle.tools().await?;
     let mut terminals: Vec<_> = tools
         .background_terminals()
         .into_iter()
@@ -65,6 +69,7 @@ pub async fn list(
 /// `thread/backgroundTerminals/terminate`: `terminated: false` when no such session runs.
 pub async fn terminate(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadBackgroundTerminalsTerminateParams,
 ) -> Result<ThreadBackgroundTerminalsTerminateResponse, JsonRpcError> {
     let Some(handle) = thread(state, &params.thread_id).await? else {
@@ -73,7 +78,7 @@ pub async fn terminate(
     let Ok(session_id) = params.process_id.parse::<u64>() else {
         return Ok(ThreadBackgroundTerminalsTerminateResponse { terminated: false });
     };
-    let tools = handle.tools().await.map_err(core_error)?;
+    let tools = handle.tools().await?;
     let terminated = tools.terminate_terminal(session_id).await;
     Ok(ThreadBackgroundTerminalsTerminateResponse { terminated })
 }
@@ -81,10 +86,11 @@ pub async fn terminate(
 /// `thread/backgroundTerminals/clean`: end every background session of the thread.
 pub async fn clean(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadBackgroundTerminalsCleanParams,
 ) -> Result<ThreadBackgroundTerminalsCleanResponse, JsonRpcError> {
     if let Some(handle) = thread(state, &params.thread_id).await? {
-        let tools = handle.tools().await.map_err(core_error)?;
+        let tools = handle.tools().await?;
         tools.clean_terminals().await;
     }
     Ok(ThreadBackgroundTerminalsCleanResponse {})

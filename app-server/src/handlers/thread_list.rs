@@ -2,13 +2,14 @@
 //! indexes (docs/protocol.md §7.5).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use weft_core::state::{Lineage, ListQuery, ListSortKey, check_search_term};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::thread_api::{ThreadListParams, ThreadListResponse};
 use weft_protocol::{ThreadSortKey, wire_name};
 
-use crate::handlers::core_error;
+use crate::connection::Connection;
 use crate::state::AppState;
 
 /// Most ids `includedThreadIds` / `excludedThreadIds` may carry.
@@ -20,6 +21,7 @@ const INVALID_PARAMS: i64 = -32602;
 /// `thread/list`.
 pub async fn list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadListParams,
 ) -> Result<ThreadListResponse, JsonRpcError> {
     if params.originators.as_ref().is_some_and(|o| !o.is_empty()) {
@@ -112,11 +114,7 @@ pub async fn list(
         excluded_ids,
         lineage,
     };
-    let page = state
-        .threads
-        .list_threads(&query)
-        .await
-        .map_err(core_error)?;
+    let page = state.threads.list_threads(&query).await?;
     Ok(ThreadListResponse {
         data: page.threads,
         next_cursor: page.next_cursor,

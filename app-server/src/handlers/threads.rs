@@ -22,7 +22,8 @@ use weft_protocol::{
 };
 
 use crate::connection::Connection;
-use crate::handlers::{Answer, check_reviewer, core_error, page, parse_thread_id};
+use crate::dispatch::Answer;
+use crate::handlers::{check_reviewer, mcp, page, parse_thread_id};
 use crate::state::AppState;
 
 /// The [`ThreadSettings`] of a thread-opening method's params: `thread/start`'s params, or the
@@ -46,7 +47,8 @@ macro_rules! thread_settings {
 }
 pub(crate) use thread_settings;
 
-/// `thread/start`: the response, then `thread/started` to everyone.
+/// `thread/start`: the response, then `thread/started` to everyone, then the MCP servers'
+/// startup statuses to the thread's subscribers (in the reference's order).
 pub async fn start(
     state: &AppState,
     connection: &Arc<Connection>,
@@ -79,21 +81,21 @@ pub async fn start(
     let (handle, snapshot) = state
         .threads
         .start_thread(options, subscribers.clone())
-        .await
-        .map_err(core_error)?;
+        .await?;
     state.add_thread(handle.id().clone(), subscribers);
     let response = settings_response(&snapshot);
-    Ok(
-        Answer::new(response).then_broadcast(ThreadStartedNotification {
+    let thread_id = handle.id().clone();
+    Ok(Answer::new(response)
+        .then_broadcast(ThreadStartedNotification {
             thread: snapshot.thread,
-        }),
-    )
+        })
+        .then_run(|state| async move { mcp::announce_startup(&state, &thread_id).await }))
 }
 
 /// `thread/unsubscribe`.
 pub async fn unsubscribe(
     state: &AppState,
-    connection: &Connection,
+    connection: &Arc<Connection>,
     params: ThreadUnsubscribeParams,
 ) -> Result<ThreadUnsubscribeResponse, JsonRpcError> {
     parse_thread_id(&params.thread_id)?;
@@ -104,6 +106,7 @@ pub async fn unsubscribe(
 /// `thread/loaded/list`: the loaded threads' ids in order, paged by the last id seen.
 pub async fn loaded_list(
     state: &AppState,
+    _connection: &Arc<Connection>,
     params: ThreadLoadedListParams,
 ) -> Result<ThreadLoadedListResponse, JsonRpcError> {
     let ids = state.threads.loaded_ids();

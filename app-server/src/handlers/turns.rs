@@ -1,6 +1,6 @@
 //! Requests a thread answers itself, through its mailbox: `turn/start`, `turn/steer`,
 //! `turn/interrupt` and `thread/compact/start`. These handlers never wait: they check the
-//! params, queue the op with the router's [`ThreadReply`] and return, so the router can run
+//! params, queue the op with the dispatcher's [`ThreadReply`] and return, so the router can run
 //! them in arrival order and two requests sent back to back reach the thread in that order.
 
 use std::path::PathBuf;
@@ -14,7 +14,8 @@ use weft_protocol::turn_api::{
 };
 use weft_protocol::{Turn, UserInput};
 
-use crate::handlers::{ThreadReply, check_reviewer, core_error, loaded_thread};
+use crate::dispatch::ThreadReply;
+use crate::handlers::{check_reviewer, loaded_thread};
 use crate::state::AppState;
 
 /// `turn/start`: starts a turn, or steers the input into the running one.
@@ -60,7 +61,7 @@ pub fn start(
             client_id: params.client_user_message_id,
             reply,
         })
-        .map_err(core_error)
+        .map_err(JsonRpcError::from)
 }
 
 /// `turn/steer`: more input for the running turn, which must be `expectedTurnId`.
@@ -88,7 +89,7 @@ pub fn steer(
             client_id: params.client_user_message_id,
             reply,
         })
-        .map_err(core_error)
+        .map_err(JsonRpcError::from)
 }
 
 /// `turn/interrupt`.
@@ -103,7 +104,7 @@ pub fn interrupt(
             turn_id: params.turn_id.to_string(),
             reply: reply.into_core(|()| TurnInterruptResponse {}),
         })
-        .map_err(core_error)
+        .map_err(JsonRpcError::from)
 }
 
 /// `thread/compact/start`: a compaction turn.
@@ -117,7 +118,7 @@ pub fn compact(
         .try_send(Op::Compact {
             reply: reply.into_core(|()| ThreadCompactStartResponse {}),
         })
-        .map_err(core_error)
+        .map_err(JsonRpcError::from)
 }
 
 /// Input kinds Weft cannot send to a model are refused up front rather than dropped.

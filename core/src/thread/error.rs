@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use weft_protocol::NonSteerableTurnKind;
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::{CodexErrorInfo, NonSteerableTurnKind, TurnError};
 
 use crate::rollout::RolloutError;
 use crate::state::StateError;
@@ -100,6 +101,30 @@ pub enum CoreError {
     /// `permissions` names a profile Weft does not have.
     #[error(transparent)]
     PermissionProfile(#[from] crate::permissions::PermissionProfileError),
+}
+
+impl From<CoreError> for JsonRpcError {
+    /// `-32600` with the error's message (and, for non-steerable turns, the `TurnError`
+    /// data); `-32001` for a full request queue.
+    fn from(err: CoreError) -> JsonRpcError {
+        let message = err.to_string();
+        match err {
+            CoreError::NotSteerable(kind) => {
+                let data = TurnError {
+                    message: message.clone(),
+                    codex_error_info: Some(CodexErrorInfo::ActiveTurnNotSteerable {
+                        turn_kind: kind,
+                    }),
+                    additional_details: None,
+                    misalignment: None,
+                };
+                JsonRpcError::invalid_request(message)
+                    .with_data(serde_json::to_value(data).unwrap_or(serde_json::Value::Null))
+            }
+            CoreError::Overloaded => JsonRpcError::overloaded(),
+            _ => JsonRpcError::invalid_request(message),
+        }
+    }
 }
 
 /// A rollout, state DB or blocking file task failure behind a [`CoreError::Storage`].

@@ -11,10 +11,12 @@ use weft_protocol::{
 };
 
 mod agents;
+mod goals;
 mod pages;
 mod replay;
 
 pub use agents::ChildThread;
+pub use goals::GoalRequestError;
 pub use pages::{PageError, ResumePages};
 
 use super::actor::ThreadActor;

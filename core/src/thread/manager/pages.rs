@@ -8,6 +8,7 @@ use weft_protocol::history_api::{
     ThreadItemsListAnchor, ThreadItemsListCursor, ThreadItemsListParams, ThreadItemsListResponse,
     ThreadResumeInitialTurnsPageParams, ThreadTurnsListParams, TurnsPage,
 };
+use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{SortDirection, ThreadId, TurnId, TurnItemsView};
 
 use super::ThreadManager;
@@ -57,6 +58,16 @@ impl PageError {
             PageError::ItemsUnavailable => -32601,
             PageError::Core(CoreError::Overloaded) => -32001,
             _ => -32600,
+        }
+    }
+}
+
+impl From<PageError> for JsonRpcError {
+    /// The reference's code ([`PageError::code`]) and text.
+    fn from(err: PageError) -> JsonRpcError {
+        match err {
+            PageError::Core(err) => err.into(),
+            other => JsonRpcError::new(other.code(), other.to_string()),
         }
     }
 }

@@ -1,0 +1,407 @@
+//! The typed dispatcher: how a decoded request reaches its handler and how its answer goes
+//! out. The route table (`processor.rs`) gives each client method one line naming its
+//! protocol marker (`weft_protocol::methods::…`), its execution mode and its handler; the
+//! marker's `Params` and `Response` types must be the handler's, so a handler answering the
+//! wrong type does not compile.
+//!
+//! Execution modes ([`Dispatcher`]):
+//! - `inline`: awaited in the processing loop, so the next message sees what it did
+//!   (`initialize`), or because it never waits.
+//! - `spawned`: in its own task ([`spawn_handler`]), so a slow request never holds up the rest.
+//! - `to_thread`: a request a thread answers itself. The handler runs inline and never waits:
+//!   it checks the params and queues an op with a [`ThreadReply`], so two requests sent back
+//!   to back reach the thread in that order. The thread sends the response before the events
+//!   the request causes (the `Reply` ordering contract, docs/architecture.md §5.3).
+//! - `spawned_to_thread`: the same, for a handler that waits first (`thread/goal/set` writes the
+//!   state DB before it tells the thread), in its own task.
+//!
+//! A handler never sends anything itself: it returns an [`Answer`] (the notifications before
+//! the response, the response or error, and what follows it) and [`send_answer`] sends it in
+//! that order.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use tracing::Instrument;
+use weft_core::events::Reply;
+use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
+use weft_protocol::notifications::ServerNotification;
+use weft_protocol::{Method, ThreadId};
+
+use crate::connection::Connection;
+use crate::outgoing;
+use crate::state::AppState;
+
+/// A handler's answer, sent by [`send_answer`] in field order.
+pub struct Answer<R> {
+    /// Notifications that precede the response.
+    pub before: Vec<Notice>,
+    /// The method's response, or the error that answers the request instead.
+    pub response: Result<R, JsonRpcError>,
+    /// What follows the response, in order.
+    pub then: Vec<FollowUp>,
+}
+
+/// A notification an [`Answer`] sends.
+pub enum Notice {
+    /// To every initialized connection that wants it.
+    Broadcast(ServerNotification),
+    /// To the requesting connection only, if it wants it.
+    Caller(ServerNotification),
+    /// To a loaded thread's subscribers that want it.
+    Subscribers(ThreadId, ServerNotification),
+}
+
+/// Work that runs once the request counts as answered (its notifications are queued).
+pub type Task = Box<dyn FnOnce(Arc<AppState>) -> BoxFuture<'static, ()> + Send>;
+
+/// What follows a response.
+// Built once per answer and sent at once; boxing the notification would only add an
+// allocation to every one.
+#[allow(clippy::large_enum_variant)]
+pub enum FollowUp {
+    /// A notification.
+    Notice(Notice),
+    /// Work after the response's notifications (starting the MCP servers a new thread sees).
+    Task(Task),
+}
+
+impl<R> Answer<R> {
+    /// The response alone.
+    pub fn new(response: R) -> Self {
+        Answer::with(Ok(response))
+    }
+
+    /// An error answer.
+    pub fn error(error: JsonRpcError) -> Self {
+        Answer::with(Err(error))
+    }
+
+    /// The response or error alone.
+    pub fn with(response: Result<R, JsonRpcError>) -> Self {
+        Answer {
+            before: Vec::new(),
+            response,
+            then: Vec::new(),
+        }
+    }
+
+    /// Precede the response with a notification to everyone.
+    pub fn before_broadcast(mut self, notification: impl Into<ServerNotification>) -> Self {
+        self.before.push(Notice::Broadcast(notification.into()));
+        self
+    }
+
+    /// Precede the response with a notification to a loaded thread's subscribers.
+    pub fn before_subscribers(
+        mut self,
+        thread_id: ThreadId,
+        notification: impl Into<ServerNotification>,
+    ) -> Self {
+        self.before
+            .push(Notice::Subscribers(thread_id, notification.into()));
+        self
+    }
+
+    /// Follow the response with a notification to everyone.
+    pub fn then_broadcast(mut self, notification: impl Into<ServerNotification>) -> Self {
+        self.then
+            .push(FollowUp::Notice(Notice::Broadcast(notification.into())));
+        self
+    }
+
+    /// Follow the response with a notification to the caller.
+    pub fn then_tell_caller(mut self, notification: impl Into<ServerNotification>) -> Self {
+        self.then
+            .push(FollowUp::Notice(Notice::Caller(notification.into())));
+        self
+    }
+
+    /// Run `task` once the response and its notifications are queued.
+    pub fn then_run<F, Fut>(mut self, task: F) -> Self
+    where
+        F: FnOnce(Arc<AppState>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.then
+            .push(FollowUp::Task(Box::new(move |state| Box::pin(task(state)))));
+        self
+    }
+}
+
+/// What a handler may return on success: a bare response or an [`Answer`].
+pub trait IntoAnswer {
+    /// The response type.
+    type Response: Serialize;
+    /// The answer.
+    fn into_answer(self) -> Answer<Self::Response>;
+}
+
+impl<R: Serialize> IntoAnswer for R {
+    type Response = R;
+    fn into_answer(self) -> Answer<R> {
+        Answer::new(self)
+    }
+}
+
+impl<R: Serialize> IntoAnswer for Answer<R> {
+    type Response = R;
+    fn into_answer(self) -> Answer<R> {
+        self
+    }
+}
+
+/// A handler's result as the answer to send.
+fn answer_of<A: IntoAnswer>(result: Result<A, JsonRpcError>) -> Answer<A::Response> {
+    match result {
+        Ok(answer) => answer.into_answer(),
+        Err(error) => Answer::error(error),
+    }
+}
+
+/// Where one request's answer goes: the state (for broadcasts), the connection and the id.
+struct Responder {
+    state: Arc<AppState>,
+    connection: Arc<Connection>,
+    id: RequestId,
+}
+
+/// The response slot of a request a thread answers: made by the dispatcher for the request,
+/// handed to core as a [`Reply`]. `R` is the method's response.
+pub struct ThreadReply<R> {
+    responder: Responder,
+    response: PhantomData<fn() -> R>,
+}
+
+impl<R: Serialize + Send + 'static> ThreadReply<R> {
+    /// A core reply that sends the thread's answer, made into the method's answer by
+    /// `to_answer` (or the error, if the thread refused).
+    pub fn into_core<T, E, A, F>(self, to_answer: F) -> Reply<Result<T, E>>
+    where
+        T: Send + 'static,
+        E: Into<JsonRpcError> + Send + 'static,
+        A: IntoAnswer<Response = R> + Send,
+        F: FnOnce(T) -> A + Send + 'static,
+    {
+        let Responder {
+            state,
+            connection,
+            id,
+        } = self.responder;
+        Reply::new(move |result: Result<T, E>| {
+            Box::pin(async move {
+                let answer = answer_of(result.map(to_answer).map_err(Into::into));
+                send_answer(&state, &connection, &id, answer).await;
+            })
+        })
+    }
+}
+
+/// Send an answer: the notifications before it, the response (or error), the notifications
+/// that follow it; the request then counts as answered, and its follow-up tasks run.
+pub async fn send_answer<R: Serialize>(
+    state: &Arc<AppState>,
+    connection: &Connection,
+    id: &RequestId,
+    answer: Answer<R>,
+) {
+    // Answered once its follow-ups are queued too (or if this is dropped half-way): a client
+    // that ends its input right after `thread/start` still gets the `thread/started` it causes.
+    let mut answered = Some(Answered(connection));
+    for notice in answer.before {
+        send_notice(state, connection, notice).await;
+    }
+    let frame = match &answer.response {
+        Ok(response) => outgoing::response(id, response),
+        Err(error) => outgoing::error(id, error),
+    };
+    connection.send(frame).await;
+    for follow_up in answer.then {
+        match follow_up {
+            FollowUp::Notice(notice) => send_notice(state, connection, notice).await,
+            FollowUp::Task(task) => {
+                answered.take();
+                task(state.clone()).await;
+            }
+        }
+    }
+}
+
+async fn send_notice(state: &AppState, connection: &Connection, notice: Notice) {
+    match notice {
+        Notice::Broadcast(notification) => state.connections.broadcast(&notification).await,
+        Notice::Caller(notification) => {
+            if connection.wants_notification(notification.method()) {
+                connection.send(outgoing::notification(&notification)).await;
+            }
+        }
+        Notice::Subscribers(thread_id, notification) => {
+            if let Some(subscribers) = state.subscribers_of(&thread_id) {
+                subscribers.notify(&notification).await;
+            }
+        }
+    }
+}
+
+/// Marks a request answered when dropped (after the last of its notifications).
+struct Answered<'a>(&'a Connection);
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.answered();
+    }
+}
+
+/// Run a handler in its own task, in the current (request) span. Every spawned handler goes
+/// through here, so this is the one place that decides how handler tasks are run (and, for
+/// the connection's lifecycle, tracked, bounded and drained).
+pub fn spawn_handler(
+    _connection: &Arc<Connection>,
+    task: impl Future<Output = ()> + Send + 'static,
+) {
+    tokio::spawn(task.in_current_span());
+}
+
+/// An async handler: `async fn(&AppState, &Arc<Connection>, Params) -> Result<A,
+/// JsonRpcError>` where `A` is the response `R` or an `Answer<R>`.
+pub trait Handler<'a, P, R>: Send + 'static {
+    /// What the handler returns on success.
+    type Answer: IntoAnswer<Response = R>;
+    /// The handler's future.
+    type Future: Future<Output = Result<Self::Answer, JsonRpcError>> + Send + 'a;
+    /// Call the handler.
+    fn call(self, state: &'a AppState, connection: &'a Arc<Connection>, params: P) -> Self::Future;
+}
+
+impl<'a, P, R, A, F, Fut> Handler<'a, P, R> for F
+where
+    F: FnOnce(&'a AppState, &'a Arc<Connection>, P) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<A, JsonRpcError>> + Send + 'a,
+    A: IntoAnswer<Response = R>,
+{
+    type Answer = A;
+    type Future = Fut;
+    fn call(self, state: &'a AppState, connection: &'a Arc<Connection>, params: P) -> Fut {
+        self(state, connection, params)
+    }
+}
+
+/// An async handler of a request a thread answers: `async fn(&AppState, Params,
+/// ThreadReply<R>) -> Result<(), JsonRpcError>` (the outcome of its own checks).
+pub trait ReplyHandler<'a, P, R>: Send + 'static {
+    /// The handler's future.
+    type Future: Future<Output = Result<(), JsonRpcError>> + Send + 'a;
+    /// Call the handler.
+    fn call(self, state: &'a AppState, params: P, reply: ThreadReply<R>) -> Self::Future;
+}
+
+impl<'a, P, R, F, Fut> ReplyHandler<'a, P, R> for F
+where
+    F: FnOnce(&'a AppState, P, ThreadReply<R>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(), JsonRpcError>> + Send + 'a,
+{
+    type Future = Fut;
+    fn call(self, state: &'a AppState, params: P, reply: ThreadReply<R>) -> Fut {
+        self(state, params, reply)
+    }
+}
+
+/// One request on its way to its handler, in the mode its route line names.
+pub struct Dispatcher {
+    state: Arc<AppState>,
+    connection: Arc<Connection>,
+    id: RequestId,
+}
+
+impl Dispatcher {
+    /// Request `id` of `connection`.
+    pub fn new(state: Arc<AppState>, connection: Arc<Connection>, id: RequestId) -> Self {
+        Dispatcher {
+            state,
+            connection,
+            id,
+        }
+    }
+
+    /// Run `handler` here, in the processing loop, and send its answer.
+    pub async fn inline<M: Method>(
+        self,
+        params: M::Params,
+        handler: impl for<'a> Handler<'a, M::Params, M::Response>,
+    ) {
+        let result = handler.call(&self.state, &self.connection, params).await;
+        send_answer(&self.state, &self.connection, &self.id, answer_of(result)).await;
+    }
+
+    /// Run `handler` in its own task ([`spawn_handler`]) and send its answer.
+    pub async fn spawned<M>(
+        self,
+        params: M::Params,
+        handler: impl for<'a> Handler<'a, M::Params, M::Response>,
+    ) where
+        M: Method,
+        M::Params: Send + 'static,
+        M::Response: Send + 'static,
+    {
+        let Dispatcher {
+            state,
+            connection,
+            id,
+        } = self;
+        spawn_handler(&connection.clone(), async move {
+            let result = handler.call(&state, &connection, params).await;
+            send_answer(&state, &connection, &id, answer_of(result)).await;
+        });
+    }
+
+    /// Hand the request to a thread, here: `handler` queues it with a [`ThreadReply`],
+    /// through which the thread answers; an error from its own checks is sent here.
+    pub async fn to_thread<M>(
+        self,
+        params: M::Params,
+        handler: impl FnOnce(&AppState, M::Params, ThreadReply<M::Response>) -> Result<(), JsonRpcError>,
+    ) where
+        M: Method,
+        M::Response: Send + 'static,
+    {
+        let reply = self.reply();
+        if let Err(error) = handler(&self.state, params, reply) {
+            let answer = Answer::<M::Response>::error(error);
+            send_answer(&self.state, &self.connection, &self.id, answer).await;
+        }
+    }
+
+    /// [`Dispatcher::to_thread`] for a handler that waits, in its own task.
+    pub async fn spawned_to_thread<M>(
+        self,
+        params: M::Params,
+        handler: impl for<'a> ReplyHandler<'a, M::Params, M::Response>,
+    ) where
+        M: Method,
+        M::Params: Send + 'static,
+        M::Response: Send + 'static,
+    {
+        let connection = self.connection.clone();
+        spawn_handler(&connection, async move {
+            let reply = self.reply();
+            if let Err(error) = handler.call(&self.state, params, reply).await {
+                let answer = Answer::<M::Response>::error(error);
+                send_answer(&self.state, &self.connection, &self.id, answer).await;
+            }
+        });
+    }
+
+    fn reply<R>(&self) -> ThreadReply<R> {
+        ThreadReply {
+            responder: Responder {
+                state: self.state.clone(),
+                connection: self.connection.clone(),
+                id: self.id.clone(),
+            },
+            response: PhantomData,
+        }
+    }
+}
