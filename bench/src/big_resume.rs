@@ -335,24 +335,14 @@ pub async fn run(target: &Target, reps: usize, limits: Limits, report: &mut Repo
     let full_label = format!("{size}: full thread/resume (all turns)");
     match full_resume(target, &home, &thread, limits).await? {
         Ok((ms, rss)) => {
-            report.value(
-                target.kind,
-                GROUP,
-                &full_label,
-                Unit::Ms,
-                Summary::exact(ms),
-            );
+            let mut exact = |label: &str, unit: Unit, value: f64| {
+                report.value(target.kind, GROUP, label, unit, Summary::exact(value));
+            };
+            exact(&full_label, Unit::Ms, ms);
             let rss_label = format!("{full_label}: server peak RSS (VmHWM)");
-            report.value(
-                target.kind,
-                GROUP,
-                &rss_label,
-                Unit::MiB,
-                Summary::exact(rss),
-            );
+            exact(&rss_label, Unit::MiB, rss);
             let per = format!("{full_label}: peak RSS per MiB of rollout (KiB)");
-            let value = Summary::exact(rss * 1024.0 / file_mib);
-            report.record(target.kind, GROUP, &per, Unit::KiB, Cell::Value(value));
+            exact(&per, Unit::KiB, rss * 1024.0 / file_mib);
         }
         Err(why) => report.record(
             target.kind,

@@ -312,23 +312,23 @@ pub async fn run(target: &Target, args: &Args, report: &mut Report) -> Result<()
 mod tests {
     use super::Size;
 
+    fn size(turns: usize, deltas: usize, per_connection: usize) -> Size {
+        Size {
+            turns,
+            deltas,
+            per_connection,
+        }
+    }
+
     #[test]
     fn deals_threads_to_connections() {
-        let size = Size {
-            turns: 1_000,
-            deltas: 1_000,
-            per_connection: 20,
-        };
+        let size = size(1_000, 1_000, 20);
         assert_eq!(size.connections(), 50);
         assert_eq!(size.connection_of(0), 0);
         assert_eq!(size.connection_of(19), 0);
         assert_eq!(size.connection_of(20), 1);
         assert_eq!(size.connection_of(999), 49);
-        let odd = Size {
-            turns: 45,
-            deltas: 1,
-            per_connection: 20,
-        };
+        let odd = self::size(45, 1, 20);
         assert_eq!(odd.connections(), 3);
         assert_eq!(odd.connection_of(44), 2);
     }

@@ -224,36 +224,31 @@ fn resolve_reference(path: &std::path::Path) -> std::path::PathBuf {
 /// The targets of issue 7 that are ratios against the reference.
 fn goals() -> Vec<Goal> {
     vec![
-        Goal {
-            text: "warm start-up ≤ 1/8",
-            weft: (startup::GROUP, startup::WARM),
-            reference: (startup::GROUP, startup::WARM),
-            at_most: 1.0 / 8.0,
-        },
-        Goal {
-            text: "empty-home start-up ≤ 1/8",
-            weft: (startup::GROUP, startup::EMPTY),
-            reference: (startup::GROUP, startup::EMPTY),
-            at_most: 1.0 / 8.0,
-        },
-        Goal {
-            text: "pre-model latency ≤ 1/20",
-            weft: (premodel::GROUP, premodel::LABEL),
-            reference: (premodel::GROUP, premodel::LABEL),
-            at_most: 1.0 / 20.0,
-        },
-        Goal {
-            text: "server CPU per delta ≤ 1/20",
-            weft: (turns::GROUP, turns::CPU_PER_DELTA),
-            reference: (turns::GROUP, turns::CPU_PER_DELTA),
-            at_most: 1.0 / 20.0,
-        },
-        Goal {
-            text: "100 concurrent one-turn threads, wall ≤ 1/20",
-            weft: (concurrency::GROUP, "N = 100: wall"),
-            reference: (concurrency::GROUP, "N = 100: wall"),
-            at_most: 1.0 / 20.0,
-        },
+        Goal::same(
+            "warm start-up ≤ 1/8",
+            (startup::GROUP, startup::WARM),
+            1.0 / 8.0,
+        ),
+        Goal::same(
+            "empty-home start-up ≤ 1/8",
+            (startup::GROUP, startup::EMPTY),
+            1.0 / 8.0,
+        ),
+        Goal::same(
+            "pre-model latency ≤ 1/20",
+            (premodel::GROUP, premodel::LABEL),
+            1.0 / 20.0,
+        ),
+        Goal::same(
+            "server CPU per delta ≤ 1/20",
+            (turns::GROUP, turns::CPU_PER_DELTA),
+            1.0 / 20.0,
+        ),
+        Goal::same(
+            "100 concurrent one-turn threads, wall ≤ 1/20",
+            (concurrency::GROUP, "N = 100: wall"),
+            1.0 / 20.0,
+        ),
         Goal {
             text: "RSS with 1,000 idle threads ≤ 1/10 of the reference's with 350",
             weft: (memory::GROUP, memory::WITH_1000),

@@ -172,6 +172,18 @@ pub struct Goal {
     pub at_most: f64,
 }
 
+impl Goal {
+    /// A goal on the same measurement of both: `(group, label)`.
+    pub fn same(text: &'static str, measure: (&'static str, &'static str), at_most: f64) -> Goal {
+        Goal {
+            text,
+            weft: measure,
+            reference: measure,
+            at_most,
+        }
+    }
+}
+
 fn cell_text(cell: Option<&Cell>, unit: Unit) -> String {
     match cell {
         None => "–".to_string(),

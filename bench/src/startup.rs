@@ -1,6 +1,6 @@
 //! Start-up: process spawn → `initialize` response, in a warm home and in an empty one.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
@@ -13,11 +13,11 @@ pub const GROUP: &str = "Start-up (spawn → initialize response)";
 pub const WARM: &str = "warm home";
 pub const EMPTY: &str = "empty home";
 
-/// Spawn, initialize, stop; returns spawn → initialize answer in ms.
-async fn once(target: &Target, home: &Home) -> Result<f64> {
+/// Spawn, initialize (within `timeout`), stop; returns spawn → initialize answer in ms.
+pub async fn start_once(target: &Target, home: &Home, timeout: Duration) -> Result<f64> {
     let start = Instant::now();
     let server = target.spawn(home)?;
-    let answered = server.initialize(REQUEST_TIMEOUT).await?;
+    let answered = server.initialize(timeout).await?;
     let ms = answered.duration_since(start).as_secs_f64() * 1e3;
     server.shutdown(EXIT_TIMEOUT).await?;
     Ok(ms)
@@ -29,17 +29,17 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
 
     // Warm: one home, used once before measuring (files created, page cache warm).
     let home = target.new_home(base_url)?;
-    once(target, &home).await?;
+    start_once(target, &home, REQUEST_TIMEOUT).await?;
     let mut warm = Vec::new();
     for _ in 0..reps.startup {
-        warm.push(once(target, &home).await?);
+        warm.push(start_once(target, &home, REQUEST_TIMEOUT).await?);
     }
 
     // Empty: a new home holding only config.toml, and a new empty $HOME, every time.
     let mut empty = Vec::new();
     for _ in 0..reps.startup {
         let home = target.new_home(base_url)?;
-        empty.push(once(target, &home).await?);
+        empty.push(start_once(target, &home, REQUEST_TIMEOUT).await?);
     }
 
     let kind = target.kind;

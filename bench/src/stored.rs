@@ -204,26 +204,24 @@ fn copy_header(kind: Kind, header: &str, copy: &CopySpec) -> Result<String> {
     payload.insert("id".into(), json!(copy.id));
     payload.insert("cwd".into(), json!(copy.cwd));
     payload.insert("model_provider".into(), json!(copy.provider));
+    // The sub-agent source's key: `subAgent` in Weft's rollouts, `subagent` in the reference's.
+    let sub_agent = match kind {
+        Kind::Weft => "subAgent",
+        Kind::Reference => "subagent",
+    };
+    let source = match &copy.parent {
+        Some(parent) => json!({sub_agent: {"thread_spawn": {
+            "parent_thread_id": parent, "depth": 1,
+            "agent_nickname": "bench", "agent_role": "worker"}}}),
+        None => json!(copy.source),
+    };
+    payload.insert("source".into(), source);
     match kind {
         Kind::Weft => {
-            let source = match &copy.parent {
-                Some(parent) => json!({"subAgent": {"thread_spawn": {
-                    "parent_thread_id": parent, "depth": 1,
-                    "agent_nickname": "bench", "agent_role": "worker"}}}),
-                None => json!(copy.source),
-            };
-            payload.insert("source".into(), source);
             payload.insert("created_at".into(), json!(copy.created_at));
             line["ts"] = json!(copy.created_at * 1000);
         }
         Kind::Reference => {
-            let source = match &copy.parent {
-                Some(parent) => json!({"subagent": {"thread_spawn": {
-                    "parent_thread_id": parent, "depth": 1,
-                    "agent_nickname": "bench", "agent_role": "worker"}}}),
-                None => json!(copy.source),
-            };
-            payload.insert("source".into(), source);
             payload.insert("timestamp".into(), json!(iso_time(copy.created_at)));
             line["timestamp"] = json!(iso_time(copy.created_at));
         }

@@ -15,6 +15,7 @@ use anyhow::Result;
 
 use crate::cli::Reps;
 use crate::report::{Report, Unit};
+use crate::startup::start_once;
 use crate::stats::summarize;
 use crate::stored::stored_home;
 use crate::target::{EXIT_TIMEOUT, Home, Kind, Target};
@@ -30,16 +31,6 @@ pub fn sizes(kind: Kind) -> &'static [usize] {
         Kind::Weft => &[0, 10_000, 100_000],
         Kind::Reference => &[0, 10_000],
     }
-}
-
-/// Spawn, initialize, stop; returns spawn → initialize answer in ms.
-pub async fn start_once(target: &Target, home: &Home, timeout: Duration) -> Result<f64> {
-    let start = Instant::now();
-    let server = target.spawn(home)?;
-    let answered = server.initialize(timeout).await?;
-    let ms = answered.duration_since(start).as_secs_f64() * 1e3;
-    server.shutdown(EXIT_TIMEOUT).await?;
-    Ok(ms)
 }
 
 /// Spawn, initialize, list one thread, stop; returns spawn → initialize answer and spawn →
