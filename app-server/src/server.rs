@@ -180,11 +180,14 @@ fn ws_options(args: &AppServerArgs, addr: SocketAddr) -> Result<WsOptions, Start
 async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     let shutdown = CancellationToken::new();
     let config = Arc::new(config);
-    let threads = ThreadManager::open(config.clone())
+    let subscriptions = Arc::new(crate::subscriptions::Subscriptions::new(
+        Arc::default(),
+        Arc::default(),
+    ));
+    let threads = ThreadManager::open(config.clone(), subscriptions.clone())
         .await
         .map_err(|err| StartError::Threads(err.into()))?;
     let limits = config.limits.clone();
-    let threads = Arc::new(threads);
     // The state DB opens while the transport starts (`initialize` does not wait for it); a
     // DB that cannot be opened stops the daemon as it did before it served anything.
     let db_failure = Arc::new(parking_lot::Mutex::new(None));
@@ -198,8 +201,7 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
             }
         });
     }
-    let state = Arc::new(AppState::new(config, threads.clone()));
-    threads.attach_agents(Arc::new(crate::state::ChildSinks(Arc::downgrade(&state))));
+    let state = Arc::new(AppState::new(config, threads.clone(), subscriptions));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     // `[mcp] eager_start`: every enabled MCP server now, not with the first thread.
     let mcp = &state.threads.services().mcp;

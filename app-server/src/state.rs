@@ -1,12 +1,10 @@
 //! [`AppState`]: what every connection and handler shares, and the registry of who subscribes
 //! to which loaded thread.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use weft_core::config::Config;
 use weft_core::skills::Skills;
 use weft_core::thread::ThreadManager;
@@ -14,7 +12,7 @@ use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChanged
 use weft_protocol::{ThreadId, ThreadStatus, ThreadUnsubscribeStatus};
 
 use crate::connection::ConnectionId;
-use crate::subscriptions::{Connections, PendingRequests, ThreadSubscribers};
+use crate::subscriptions::{Connections, PendingRequests, Subscriptions, ThreadSubscribers};
 
 /// State shared by every connection and handler.
 pub struct AppState {
@@ -24,19 +22,25 @@ pub struct AppState {
     pub home: PathBuf,
     /// Every open connection.
     pub connections: Arc<Connections>,
-    /// Loaded threads (shared with the multi-agent tools, which reach it weakly).
+    /// Loaded threads.
     pub threads: Arc<ThreadManager>,
     /// Server → client requests waiting for an answer.
     pub pending_requests: Arc<PendingRequests>,
     /// The skills found per cwd (`skills/list`), cached.
     pub skills: Arc<Skills>,
-    /// The subscription registry: each loaded thread's subscribers.
-    subscriptions: Mutex<HashMap<ThreadId, Arc<ThreadSubscribers>>>,
+    /// The subscription registry: each loaded thread's subscribers (also the manager's
+    /// child sinks).
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl AppState {
-    /// The state of a daemon with this configuration and thread manager.
-    pub fn new(config: Arc<Config>, threads: Arc<ThreadManager>) -> AppState {
+    /// The state of a daemon with this configuration, thread manager and subscription
+    /// registry (the one the manager was opened with).
+    pub fn new(
+        config: Arc<Config>,
+        threads: Arc<ThreadManager>,
+        subscriptions: Arc<Subscriptions>,
+    ) -> AppState {
         let user_home = std::env::var_os("HOME")
             .filter(|home| !home.is_empty())
             .map(PathBuf::from);
@@ -45,21 +49,20 @@ impl AppState {
             home: config.home.clone(),
             threads,
             config,
-            connections: Arc::new(Connections::default()),
-            pending_requests: Arc::new(PendingRequests::default()),
-            subscriptions: Mutex::new(HashMap::new()),
+            connections: subscriptions.connections().clone(),
+            pending_requests: subscriptions.pending().clone(),
+            subscriptions,
         }
     }
 
     /// The subscribers of a loaded thread.
     pub fn subscribers_of(&self, id: &ThreadId) -> Option<Arc<ThreadSubscribers>> {
-        self.subscriptions.lock().get(id).cloned()
+        self.subscriptions.get(id)
     }
 
     /// Forget an unloaded thread's subscribers (cancelling its pending requests).
     pub fn forget_thread(&self, id: &ThreadId) {
-        self.subscriptions.lock().remove(id);
-        self.pending_requests.cancel_thread(id);
+        self.subscriptions.forget(id);
     }
 
     /// `thread/unsubscribe` for one connection.
@@ -92,14 +95,7 @@ impl AppState {
     /// when the root's tools need them. A sub-agent with no subscriber of its own is unloaded alone, like any
     /// thread, once it is idle.
     pub async fn unload_idle_threads(&self, idle: Duration) {
-        let candidates: Vec<ThreadId> = self
-            .subscriptions
-            .lock()
-            .iter()
-            .filter(|(_, subscribers)| subscribers.is_empty())
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in candidates {
+        for id in self.subscriptions.unsubscribed() {
             let Some(since) = self.threads.tree_idle_since(&id).await else {
                 continue;
             };
@@ -136,24 +132,12 @@ impl AppState {
 
     /// Remember a loaded thread's subscribers.
     pub fn add_thread(&self, id: ThreadId, subscribers: Arc<ThreadSubscribers>) {
-        self.subscriptions.lock().insert(id, subscribers);
-    }
-
-    /// A sub-agent's subscribers: whoever subscribes to its parent now (docs/agents.md §4).
-    pub fn child_subscribers(&self, parent: &ThreadId, child: &ThreadId) -> Arc<ThreadSubscribers> {
-        let subscribers = self.new_subscribers();
-        if let Some(parent) = self.subscribers_of(parent) {
-            for connection in parent.connections() {
-                subscribers.subscribe(&connection);
-            }
-        }
-        self.add_thread(child.clone(), subscribers.clone());
-        subscribers
+        self.subscriptions.add(id, subscribers);
     }
 
     /// A new subscriber list for a thread about to be created.
     pub fn new_subscribers(&self) -> Arc<ThreadSubscribers> {
-        ThreadSubscribers::new(&self.connections, &self.pending_requests)
+        self.subscriptions.new_subscribers()
     }
 
     /// A closed connection is no one's subscriber any more; requests only it was asked, and
@@ -162,40 +146,6 @@ impl AppState {
     pub fn connection_closed(&self, id: ConnectionId) {
         self.connections.remove(id);
         self.pending_requests.connection_closed(id);
-        for (thread_id, subscribers) in self.subscriptions.lock().iter() {
-            if subscribers.unsubscribe(id) && subscribers.is_empty() {
-                self.pending_requests.cancel_thread(thread_id);
-            }
-        }
-    }
-}
-
-/// The app-server's side of sub-agents: a child thread's sink is a subscriber list with its
-/// parent's subscribers, registered like any loaded thread's.
-pub struct ChildSinks(pub std::sync::Weak<AppState>);
-
-impl weft_core::agents::ChildSinks for ChildSinks {
-    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> weft_core::events::SharedSink {
-        match self.0.upgrade() {
-            Some(state) => state.child_subscribers(parent, child),
-            None => Arc::new(weft_core::events::NullSink),
-        }
-    }
-
-    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> futures::future::BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let Some(state) = self.0.upgrade() else {
-                return;
-            };
-            let subscribers = state.subscribers_of(child);
-            state.forget_thread(child);
-            if let Some(subscribers) = subscribers {
-                let notification = ThreadStatusChangedNotification {
-                    thread_id: child.clone(),
-                    status: ThreadStatus::NotLoaded,
-                };
-                subscribers.notify(&notification.into()).await;
-            }
-        })
+        self.subscriptions.connection_closed(id);
     }
 }

@@ -22,8 +22,10 @@ use crate::connection::{Connection, ConnectionId};
 use crate::outgoing;
 
 mod notification;
+mod registry;
 
 pub use notification::to_notification;
+pub use registry::Subscriptions;
 
 /// Every open connection, by id.
 #[derive(Default)]

@@ -3,8 +3,10 @@
 //! rollout). What the whole tree under one root shares — who may spawn, how many, how deep,
 //! what they are called, how they talk — is its control plane, one per root:
 //!
-//! - `hub`: [`Agents`], the daemon's trees, every loaded thread's mailbox, and a weak
-//!   reference back to the thread manager;
+//! - `hub`: [`Agents`], the daemon's trees, every loaded thread's mailbox, and the
+//!   [`AgentHost`];
+//! - `host`: [`AgentHost`], the narrow trait through which the trees reach threads (the thread
+//!   manager implements it), and the [`ChildThread`] a spawn asks it for;
 //! - `control`: [`AgentControl`], one tree's registry and statuses, and the operations the
 //!   tools share (spawn, resume, close, interrupt);
 //! - `registry`: the four guards (count, depth, nickname, path) and the [`SpawnReservation`]
@@ -15,6 +17,7 @@
 //! - `notify`, `status`: what the models are told.
 
 pub mod control;
+pub mod host;
 pub mod hub;
 pub mod mailbox;
 pub mod names;
@@ -27,7 +30,8 @@ pub mod status;
 pub use control::{
     AgentCaller, AgentControl, ROOT_PATH, SpawnRequest, Spawned, TreePlace, last_agent_message,
 };
-pub use hub::{AgentMail, AgentMailbox, Agents, ChildSinks, spawn_parent};
+pub use host::{AgentHost, ChildThread, SendMode};
+pub use hub::{AgentMail, AgentMailbox, Agents, spawn_parent};
 pub use mailbox::{Mail, Mailbox, MailboxReceiver, mailbox};
 pub use registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnRefusal, SpawnReservation};
 pub use sink::AgentSink;

@@ -1,7 +1,7 @@
 //! [`AgentControl`]: the control plane of one root thread tree (docs/agents.md §3). It holds
 //! the tree's registry and each agent's status; the operations the multi-agent tools share —
 //! spawn, resume, close, status, interrupt — go through it. A sub-agent is an ordinary thread:
-//! this only decides who may exist and reaches threads through the manager.
+//! this only decides who may exist and reaches threads through the [`AgentHost`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -10,13 +10,13 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use weft_protocol::{ThreadId, TurnId};
 
+use super::host::{AgentHost, ChildThread};
 use super::hub::Agents;
 use super::registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnReservation};
 use super::status::AgentStatus;
 use crate::history::History;
 use crate::model::ResponseItem;
 use crate::settings::ThreadSettings;
-use crate::thread::{ChildThread, ThreadHandle};
 
 /// Where a thread stands in its tree (computed when it is loaded).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,8 +94,8 @@ pub struct SpawnRequest {
 
 /// A spawned child, loaded and idle.
 pub struct Spawned {
-    /// Its handle.
-    pub handle: ThreadHandle,
+    /// Its thread.
+    pub id: ThreadId,
     /// Its registry record.
     pub record: AgentRecord,
     /// The settings it got.
@@ -174,14 +174,12 @@ impl AgentControl {
     }
 
     async fn stored_status(&self, id: &ThreadId) -> AgentStatus {
-        let Some(manager) = self.hub.upgrade().and_then(|hub| hub.manager()) else {
+        let Some(host) = self.hub.upgrade().and_then(|hub| hub.host()) else {
             return AgentStatus::NotFound;
         };
-        match manager.read_thread(id, true).await {
-            Ok(thread) => match thread.turns.last() {
-                Some(turn) => AgentStatus::after_turn(turn, last_agent_message(turn)),
-                None => AgentStatus::PendingInit,
-            },
+        match host.last_turn(id).await {
+            Ok(Some(turn)) => AgentStatus::after_turn(&turn, last_agent_message(&turn)),
+            Ok(None) => AgentStatus::PendingInit,
             Err(_) => AgentStatus::NotFound,
         }
     }
@@ -199,51 +197,41 @@ impl AgentControl {
             .registry
             .reserve(caller.place.depth, request.path.clone())
             .map_err(|refusal| failed(refusal.to_string()))?;
-        let manager = caller
+        let host = caller
             .hub
-            .manager()
+            .host()
             .ok_or_else(|| failed("the daemon is shutting down".into()))?;
         let child = child_thread(caller, &reservation, &request);
-        let (handle, snapshot) = manager
-            .spawn_child(child)
-            .await
-            .map_err(|err| failed(err.to_string()))?;
-        let record = reservation.commit(
-            handle.id().clone(),
-            caller.thread_id.clone(),
-            request.role.clone(),
-        );
-        caller.hub.remember_root(handle.id(), &caller.place.root);
-        self.set_status(handle.id(), AgentStatus::PendingInit);
+        let (id, settings) = host.spawn(child).await.map_err(failed)?;
+        let record = reservation.commit(id.clone(), caller.thread_id.clone(), request.role.clone());
+        caller.hub.remember_root(&id, &caller.place.root);
+        self.set_status(&id, AgentStatus::PendingInit);
         Ok(Spawned {
-            handle,
+            id,
             record,
-            settings: snapshot.settings,
+            settings,
         })
     }
 
-    /// The loaded handle of an open agent of this tree, loading a cold one. `Err` is the
-    /// status to report instead (not found, or closed).
+    /// Make sure an open agent of this tree is loaded, loading a cold one; the host to reach
+    /// it through. `Err` is the status to report instead (not found, or closed).
     pub async fn open(
         &self,
         hub: &Arc<Agents>,
         id: &ThreadId,
-    ) -> Result<ThreadHandle, AgentStatus> {
+    ) -> Result<Arc<dyn AgentHost>, AgentStatus> {
         let record = self.registry.get(id).ok_or(AgentStatus::NotFound)?;
         if record.closed {
             return Err(AgentStatus::Shutdown);
         }
-        let manager = hub.manager().ok_or(AgentStatus::NotFound)?;
-        if let Some(handle) = manager.get(id) {
-            return Ok(handle);
-        }
-        manager
-            .resume_child(id, &record.parent_thread_id)
+        let host = hub.host().ok_or(AgentStatus::NotFound)?;
+        host.open(id, &record.parent_thread_id)
             .await
             .map_err(|err| {
                 tracing::warn!(agent = %id, %err, "cannot load a sub-agent");
                 AgentStatus::NotFound
-            })
+            })?;
+        Ok(host)
     }
 
     /// `close_agent`: its status before, then the agent and everything under it are unloaded
@@ -305,10 +293,8 @@ impl AgentControl {
     /// Interrupt an agent's running turn; its status before.
     pub async fn interrupt(&self, hub: &Arc<Agents>, id: &ThreadId) -> AgentStatus {
         let previous = self.status(id).await;
-        if let Some(manager) = hub.manager()
-            && let Some(handle) = manager.get(id)
-        {
-            handle.interrupt_running().await;
+        if let Some(host) = hub.host() {
+            host.interrupt(id).await;
         }
         previous
     }
@@ -323,16 +309,16 @@ impl AgentControl {
     }
 
     async fn unload(&self, hub: &Arc<Agents>, id: &ThreadId) {
-        if let Some(manager) = hub.manager() {
-            manager.unload_child(id).await;
+        if let Some(host) = hub.host() {
+            host.close(id).await;
         }
     }
 }
 
 /// Record an agent's closed state for restarts (a failure is logged: the tree goes on).
 async fn persist_closed(hub: &Arc<Agents>, id: &ThreadId, closed: bool) {
-    if let Some(manager) = hub.manager()
-        && let Err(err) = manager.set_agent_closed(id, closed).await
+    if let Some(host) = hub.host()
+        && let Err(err) = host.set_closed(id, closed).await
     {
         tracing::warn!(agent = %id, %err, "cannot record that the agent is closed");
     }

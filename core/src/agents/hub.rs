@@ -1,21 +1,20 @@
 //! [`Agents`]: the daemon's multi-agent state, held in the threads' shared services — one
-//! [`AgentControl`] per root thread tree, every loaded thread's mailbox, and a weak reference
-//! back to the thread manager (so the trees never keep the manager alive).
+//! [`AgentControl`] per root thread tree, every loaded thread's mailbox, and the thread layer
+//! behind the [`AgentHost`] trait, given when the services are made.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId};
 
 use super::control::AgentControl;
+use super::host::AgentHost;
 use super::mailbox::Mailbox;
 use super::registry::{AgentLimits, AgentRecord};
 use crate::config::{AgentSurface, Config};
-use crate::events::SharedSink;
 use crate::model::ResponseItem;
 use crate::state::{ListQuery, StateDb};
-use crate::thread::ThreadManager;
 
 /// One mail between the agents of a tree.
 #[derive(Debug, Clone)]
@@ -43,17 +42,6 @@ impl AgentMail {
 /// An agent's mailbox.
 pub type AgentMailbox = Mailbox<AgentMail>;
 
-/// Where a sub-agent's events go: the app-server gives a child the subscribers its parent
-/// has (docs/agents.md §4).
-pub trait ChildSinks: Send + Sync + 'static {
-    /// The sink of a child thread about to be loaded, subscribed by whoever subscribes to
-    /// `parent`.
-    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink;
-    /// A child was unloaded by the multi-agent tools (closed): tell its subscribers it is
-    /// `notLoaded` and forget them.
-    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> futures::future::BoxFuture<'a, ()>;
-}
-
 /// The daemon's multi-agent state.
 pub struct Agents {
     /// Which tools the model gets.
@@ -61,8 +49,10 @@ pub struct Agents {
     /// `[agents] default_subagent_model`.
     pub default_subagent_model: Option<String>,
     limits: AgentLimits,
-    manager: OnceLock<Weak<ThreadManager>>,
-    sinks: OnceLock<Arc<dyn ChildSinks>>,
+    /// The thread layer (the manager, which holds every actor and so these services: the
+    /// reference is weak so the trees never keep it alive). `None` when sub-agents cannot be
+    /// spawned (unit tests of the runtime).
+    host: Option<Weak<dyn AgentHost>>,
     state: Option<StateDb>,
     trees: tokio::sync::Mutex<HashMap<ThreadId, Arc<AgentControl>>>,
     mailboxes: Mutex<HashMap<ThreadId, AgentMailbox>>,
@@ -82,8 +72,12 @@ impl std::fmt::Debug for Agents {
 }
 
 impl Agents {
-    /// The multi-agent state of a daemon with this config.
-    pub fn new(config: &Config, state: Option<StateDb>) -> Agents {
+    /// The multi-agent state of a daemon with this config, reaching threads through `host`.
+    pub fn new(
+        config: &Config,
+        state: Option<StateDb>,
+        host: Option<Weak<dyn AgentHost>>,
+    ) -> Agents {
         let surface = config.features.agent_surface();
         Agents {
             surface,
@@ -94,8 +88,7 @@ impl Agents {
                     .sub_agent_cap(surface, &config.features.multi_agent_v2),
                 max_depth: config.agents.max_depth,
             },
-            manager: OnceLock::new(),
-            sinks: OnceLock::new(),
+            host,
             state,
             trees: tokio::sync::Mutex::new(HashMap::new()),
             mailboxes: Mutex::new(HashMap::new()),
@@ -109,26 +102,15 @@ impl Agents {
         &self.limits
     }
 
-    /// Called once by the manager when it is shared: the trees reach it through this.
-    pub fn attach(&self, manager: Weak<ThreadManager>, sinks: Arc<dyn ChildSinks>) {
-        let _ = self.manager.set(manager);
-        let _ = self.sinks.set(sinks);
+    /// The thread layer, while the daemon runs; `None` in unit tests of the runtime or at
+    /// shutdown.
+    pub fn host(&self) -> Option<Arc<dyn AgentHost>> {
+        self.host.as_ref()?.upgrade()
     }
 
-    /// The manager, while the daemon runs; `None` before [`attach`](Agents::attach) (unit
-    /// tests of the runtime) or at shutdown.
-    pub fn manager(&self) -> Option<Arc<ThreadManager>> {
-        self.manager.get()?.upgrade()
-    }
-
-    /// The child sinks, once attached.
-    pub fn sinks(&self) -> Option<&Arc<dyn ChildSinks>> {
-        self.sinks.get()
-    }
-
-    /// Whether sub-agents can be spawned (a manager and child sinks are attached).
+    /// Whether sub-agents can be spawned (there is a thread layer to create them).
     pub fn attached(&self) -> bool {
-        self.manager().is_some() && self.sinks.get().is_some()
+        self.host().is_some()
     }
 
     /// Remember a loaded thread's mailbox.

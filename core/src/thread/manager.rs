@@ -12,10 +12,11 @@ use weft_protocol::{
 
 mod agents;
 mod goals;
+mod host;
 mod pages;
 mod replay;
 
-pub use agents::ChildThread;
+pub use agents::ChildSinks;
 pub use goals::GoalRequestError;
 pub use pages::{PageError, ResumePages};
 
@@ -98,30 +99,54 @@ pub struct ThreadManager {
     stored_ops: tokio::sync::Mutex<()>,
     /// Indexes of the rollouts paged lately (docs/protocol.md §7.24).
     history_index: Arc<crate::rollout::index::IndexCache>,
+    /// Where sub-agents' events go; `None` when sub-agents cannot be spawned (unit tests of
+    /// the runtime).
+    child_sinks: Option<Arc<dyn ChildSinks>>,
 }
 
 impl ThreadManager {
     /// A manager for this config, without a state DB (threads are still written to rollouts
-    /// when not ephemeral). For tests of the runtime itself.
-    pub fn new(config: Arc<Config>) -> ThreadManager {
-        ThreadManager::with_state(config, None)
+    /// when not ephemeral) and without sub-agents. For tests of the runtime itself.
+    pub fn new(config: Arc<Config>) -> Arc<ThreadManager> {
+        ThreadManager::with_state(config, None, None)
     }
 
     /// A manager with the state DB of `config.home`. The DB opens in the background (call
     /// `StateDb::ready` to start it at once): it catches up with the rollouts first, and
-    /// every use of it waits until it has.
-    pub async fn open(config: Arc<Config>) -> Result<ThreadManager, OpenError> {
+    /// every use of it waits until it has. Sub-agents' events go to `child_sinks`.
+    pub async fn open(
+        config: Arc<Config>,
+        child_sinks: Arc<dyn ChildSinks>,
+    ) -> Result<Arc<ThreadManager>, OpenError> {
         let state = StateDb::deferred(&config.home);
-        Ok(ThreadManager::with_state(config, Some(state)))
+        Ok(ThreadManager::with_state(
+            config,
+            Some(state),
+            Some(child_sinks),
+        ))
     }
 
-    fn with_state(config: Arc<Config>, state: Option<StateDb>) -> ThreadManager {
-        ThreadManager {
-            services: Arc::new(Services::new(config, state)),
-            threads: Mutex::new(HashMap::new()),
-            stored_ops: tokio::sync::Mutex::new(()),
-            history_index: Arc::new(crate::rollout::index::IndexCache::new(HISTORY_INDEXES)),
-        }
+    /// The manager is made shared: the services it gives every actor reach it, as the
+    /// sub-agent trees' [`AgentHost`](crate::agents::AgentHost), through a weak reference
+    /// made here (an actor never keeps the manager alive).
+    fn with_state(
+        config: Arc<Config>,
+        state: Option<StateDb>,
+        child_sinks: Option<Arc<dyn ChildSinks>>,
+    ) -> Arc<ThreadManager> {
+        Arc::new_cyclic(|manager: &std::sync::Weak<ThreadManager>| {
+            let host = child_sinks.is_some().then(|| {
+                let host: std::sync::Weak<dyn crate::agents::AgentHost> = manager.clone();
+                host
+            });
+            ThreadManager {
+                services: Arc::new(Services::new(config, state, host)),
+                threads: Mutex::new(HashMap::new()),
+                stored_ops: tokio::sync::Mutex::new(()),
+                history_index: Arc::new(crate::rollout::index::IndexCache::new(HISTORY_INDEXES)),
+                child_sinks,
+            }
+        })
     }
 
     /// The shared services.

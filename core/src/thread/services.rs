@@ -28,8 +28,13 @@ pub struct Services {
 }
 
 impl Services {
-    /// The services of a daemon with this config and state DB.
-    pub fn new(config: Arc<Config>, state: Option<StateDb>) -> Services {
+    /// The services of a daemon with this config and state DB; the sub-agent trees reach
+    /// threads through `agent_host` (the manager that makes these services).
+    pub fn new(
+        config: Arc<Config>,
+        state: Option<StateDb>,
+        agent_host: Option<std::sync::Weak<dyn crate::agents::AgentHost>>,
+    ) -> Services {
         let stop_hooks = Arc::new(config.stop_hooks.clone());
         let mcp = McpPool::new(
             config.mcp_servers.clone(),
@@ -37,7 +42,11 @@ impl Services {
             &config.limits,
             &config.http,
         );
-        let agents = Arc::new(crate::agents::Agents::new(&config, state.clone()));
+        let agents = Arc::new(crate::agents::Agents::new(
+            &config,
+            state.clone(),
+            agent_host,
+        ));
         let http = LazyClient::new(&config.http, HttpUse::Model);
         Services {
             config,

@@ -2,64 +2,37 @@
 //! cold one again, unloading one the tools closed, and giving every sub-agent's events to
 //! its tree (the [`AgentSink`] wrapper).
 
-use std::sync::Arc;
-
 use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId, ThreadStatus};
 
 use super::ThreadManager;
-use crate::agents::{AgentSink, AgentStatus, ChildSinks, TreePlace, spawn_parent};
+use crate::agents::{AgentSink, AgentStatus, ChildThread, TreePlace, spawn_parent};
 use crate::events::{SharedSink, ThreadEvent};
-use crate::model::ResponseItem;
 use crate::rollout::{RolloutRecord, RolloutWriter, SessionMeta};
-use crate::settings::ThreadSettings;
 use crate::state::ThreadRow;
 use crate::thread::error::CoreError;
 use crate::thread::handle::{Restored, ThreadHandle, ThreadSnapshot};
 use crate::thread::options::StartThreadOptions;
 
-/// A sub-agent thread to create.
-#[derive(Debug, Clone)]
-pub struct ChildThread {
-    /// The spawning thread.
-    pub parent: ThreadId,
-    /// Its tree's root.
-    pub root: ThreadId,
-    /// The child's depth (the parent's + 1).
-    pub depth: u32,
-    /// Its agent path (v2).
-    pub path: Option<String>,
-    /// Its nickname.
-    pub nickname: String,
-    /// Its role.
-    pub role: Option<String>,
-    /// Its settings (the parent's, with the spawn's overrides).
-    pub settings: ThreadSettings,
-    /// Kept in memory only (the parent is ephemeral).
-    pub ephemeral: bool,
-    /// The history it starts with (a fork's).
-    pub history: Vec<ResponseItem>,
+/// Where a sub-agent's events go: the app-server gives a child the subscribers its parent
+/// has (docs/agents.md §4).
+pub trait ChildSinks: Send + Sync + 'static {
+    /// The sink of a child thread about to be loaded, subscribed by whoever subscribes to
+    /// `parent`.
+    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink;
+    /// A child was unloaded by the multi-agent tools (closed) or with its tree: tell its
+    /// subscribers it is `notLoaded` and forget them.
+    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> futures::future::BoxFuture<'a, ()>;
 }
 
 impl ThreadManager {
-    /// Share the manager with the multi-agent tools: they reach it through a weak reference,
-    /// and get each child's sink from `sinks` (the app-server's subscriptions).
-    pub fn attach_agents(self: &Arc<Self>, sinks: Arc<dyn ChildSinks>) {
-        self.services.agents.attach(Arc::downgrade(self), sinks);
-    }
-
     /// Create a sub-agent's thread (persisted unless its parent is ephemeral), load it, and
     /// announce it idle to its subscribers (`thread/status/changed`, as the reference: no
     /// `thread/started`).
-    pub async fn spawn_child(
+    pub(super) async fn spawn_child(
         &self,
         child: ChildThread,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let sinks = self
-            .services
-            .agents
-            .sinks()
-            .cloned()
-            .ok_or(CoreError::Overloaded)?;
+        let sinks = self.child_sinks.clone().ok_or(CoreError::Overloaded)?;
         let settings = child.settings;
         let mut thread = super::new_thread(&settings, child.ephemeral);
         let id = thread.id.clone();
@@ -102,17 +75,12 @@ impl ThreadManager {
     }
 
     /// Load a cold sub-agent again (its tree's tools need it), with its parent's subscribers.
-    pub async fn resume_child(
+    pub(super) async fn resume_child(
         &self,
         id: &ThreadId,
         parent: &ThreadId,
     ) -> Result<ThreadHandle, CoreError> {
-        let sinks = self
-            .services
-            .agents
-            .sinks()
-            .cloned()
-            .ok_or(CoreError::Overloaded)?;
+        let sinks = self.child_sinks.clone().ok_or(CoreError::Overloaded)?;
         let sink = sinks.child_sink(parent, id);
         let (handle, _, warm) = self
             .resume_thread(id, StartThreadOptions::default(), sink.clone(), |_| {})
@@ -130,7 +98,7 @@ impl ThreadManager {
         if !self.unload(id).await {
             return false;
         }
-        if let Some(sinks) = self.services.agents.sinks() {
+        if let Some(sinks) = &self.child_sinks {
             sinks.child_unloaded(id).await;
         }
         true

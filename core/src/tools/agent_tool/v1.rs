@@ -13,11 +13,9 @@ use weft_protocol::{
 };
 
 use super::{Call, agent_id, input_of, prompt_of, state_of};
-use crate::agents::{AgentCaller, AgentStatus, SpawnRequest};
-use crate::events::Reply;
+use crate::agents::{AgentCaller, AgentHost, AgentStatus, SendMode, SpawnRequest};
 use crate::model::{ContentItem, ResponseItem, Role};
 use crate::settings::ThreadSettings;
-use crate::thread::{InputMode, Op, Submitted, ThreadHandle, TurnOverrides};
 
 /// `wait_agent`'s timeout when none is given, and its bounds (milliseconds).
 const WAIT_DEFAULT_MS: u64 = 30_000;
@@ -65,14 +63,18 @@ pub async fn spawn(call: &Call<'_>) -> String {
             return err;
         }
     };
-    let id = spawned.handle.id().clone();
+    let id = spawned.id.clone();
     item.receiver_thread_ids = vec![id.to_string()];
     item.model = Some(spawned.settings.model.clone());
     item.reasoning_effort = spawned.settings.reasoning_effort.clone();
     item.agents_states = BTreeMap::from([(id.to_string(), state_of(&AgentStatus::PendingInit))]);
     call.completed(item, CollabAgentToolCallStatus::Completed)
         .await;
-    if let Err(err) = submit(&spawned.handle, input, InputMode::StartIfIdle, caller).await {
+    let started = match caller.hub.host() {
+        Some(host) => submit(&*host, &id, input, SendMode::StartIfIdle, caller).await,
+        None => Err("the daemon is shutting down".to_string()),
+    };
+    if let Err(err) = started {
         tracing::warn!(agent = %id, %err, "the sub-agent's task could not start");
     }
     json!({ "agent_id": id.to_string(), "nickname": spawned.record.nickname }).to_string()
@@ -97,8 +99,8 @@ pub async fn send_input(call: &Call<'_>) -> String {
         }
     };
     let control = caller.hub.control(&caller.place.root).await;
-    let handle = match control.open(&caller.hub, &target).await {
-        Ok(handle) => handle,
+    let host = match control.open(&caller.hub, &target).await {
+        Ok(host) => host,
         Err(status) => {
             call.completed(item, CollabAgentToolCallStatus::Failed)
                 .await;
@@ -107,9 +109,9 @@ pub async fn send_input(call: &Call<'_>) -> String {
     };
     let status = control.status(&target).await;
     if call.flag("interrupt") {
-        handle.interrupt_running().await;
+        host.interrupt(&target).await;
     }
-    if let Err(err) = submit(&handle, input, InputMode::StartOrSteer, caller).await {
+    if let Err(err) = submit(&*host, &target, input, SendMode::StartOrSteer, caller).await {
         call.completed(item, CollabAgentToolCallStatus::Failed)
             .await;
         return format!("collab send_input failed: {err}");
@@ -185,9 +187,8 @@ pub async fn wait(call: &Call<'_>) -> String {
     };
     let timed_out = finals.is_empty();
     // A finished agent's notification is read at the turn's next step with this output.
-    if !timed_out && let Some(handle) = caller.hub.manager().and_then(|m| m.get(&caller.thread_id))
-    {
-        handle.deliver_mail().await;
+    if !timed_out && let Some(host) = caller.hub.host() {
+        host.deliver_mail(&caller.thread_id).await;
     }
     item.agents_states = finals
         .iter()
@@ -341,28 +342,14 @@ fn fork_history(caller: &AgentCaller) -> Vec<ResponseItem> {
     history
 }
 
-/// Submit input to an agent's thread as a client would (`turn/start`); a turn it starts has
+/// Give input to an agent's thread as a client would (`turn/start`); a turn it starts has
 /// the caller's turn as its `rootTurnId`.
 async fn submit(
-    handle: &ThreadHandle,
+    host: &dyn AgentHost,
+    id: &ThreadId,
     input: Vec<UserInput>,
-    mode: InputMode,
+    mode: SendMode,
     caller: &AgentCaller,
-) -> Result<Submitted, crate::thread::CoreError> {
-    let (reply, answer) = Reply::channel();
-    handle
-        .send(Op::Submit {
-            input,
-            mode,
-            overrides: TurnOverrides {
-                root_turn_id: Some(caller.turn_id.clone()),
-                ..TurnOverrides::default()
-            },
-            client_id: None,
-            reply,
-        })
-        .await?;
-    answer
-        .await
-        .map_err(|_| crate::thread::CoreError::ThreadNotFound(handle.id().to_string()))?
+) -> Result<(), String> {
+    host.send(id, input, mode, caller.turn_id.clone()).await
 }

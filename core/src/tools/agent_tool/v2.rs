@@ -71,7 +71,7 @@ pub async fn spawn(call: &Call<'_>) -> String {
         Ok(spawned) => spawned,
         Err(err) => return err,
     };
-    let child = spawned.handle.id().clone();
+    let child = spawned.id.clone();
     let mut item = activity(call.call_id, SubAgentActivityKind::Started, &child, &path);
     item.model = Some(spawned.settings.model.clone());
     item.reasoning_effort = spawned.settings.reasoning_effort.clone();
@@ -236,9 +236,8 @@ pub async fn wait(call: &Call<'_>) -> String {
         }
     };
     // The mail is read at the turn's next step: make sure the turn has it by then.
-    if !timed_out && let Some(handle) = caller.hub.manager().and_then(|m| m.get(&caller.thread_id))
-    {
-        handle.deliver_mail().await;
+    if !timed_out && let Some(host) = caller.hub.host() {
+        host.deliver_mail(&caller.thread_id).await;
     }
     call.completed(item, CollabAgentToolCallStatus::Completed)
         .await;
