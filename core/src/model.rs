@@ -28,6 +28,8 @@ pub mod provider;
 mod responses;
 mod sse;
 mod stream;
+#[cfg(test)]
+pub(crate) mod test_support;
 mod turn_error;
 
 pub use client::ModelClient;

@@ -59,6 +59,100 @@ async fn assert_gone(pids: &[i32]) {
     panic!("processes still alive: {alive:?}");
 }
 
+/// A test's own sessions and the directory its commands run in, unrestricted.
+struct Shell {
+    sessions: ExecSessions,
+    dir: tempfile::TempDir,
+}
+
+impl Shell {
+    fn new() -> Shell {
+        Shell {
+            sessions: ExecSessions::new(),
+            dir: tempdir(),
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn spec(&self) -> SandboxSpec {
+        SandboxSpec::unrestricted(self.dir())
+    }
+
+    /// Asserts the sessions hold no process any more and `pids` are gone.
+    async fn assert_none_left(&self, pids: &[i32]) {
+        assert!(self.sessions.pids().is_empty());
+        assert_gone(pids).await;
+    }
+
+    /// Runs `cmd` in the directory, streaming to nobody, never cancelled.
+    async fn run(&self, cmd: &str, yield_time_ms: u64) -> Result<ExecOutput, ExecError> {
+        self.exec(request(cmd, self.dir(), yield_time_ms)).await
+    }
+
+    /// Runs `req`, streaming to nobody, never cancelled.
+    async fn exec(&self, req: ExecRequest) -> Result<ExecOutput, ExecError> {
+        self.exec_cancelled_by(req, &CancellationToken::new()).await
+    }
+
+    /// Runs `req`, streaming to nobody, aborted when `cancel` is.
+    async fn exec_cancelled_by(
+        &self,
+        req: ExecRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ExecOutput, ExecError> {
+        let spec = self.spec();
+        self.sessions.exec_command(req, &spec, |_| {}, cancel).await
+    }
+
+    /// Runs `cmd` in the directory, streaming the output to `chunks`, never cancelled.
+    async fn run_streaming(
+        &self,
+        cmd: &str,
+        yield_time_ms: u64,
+        chunks: &Chunks,
+    ) -> Result<ExecOutput, ExecError> {
+        let (req, spec) = (request(cmd, self.dir(), yield_time_ms), self.spec());
+        self.sessions
+            .exec_command(req, &spec, |c| chunks.push(c), &CancellationToken::new())
+            .await
+    }
+
+    /// Writes `chars` to session `id` (no token limit), streaming to nobody, never cancelled.
+    async fn write(
+        &self,
+        id: u64,
+        chars: &str,
+        yield_time_ms: u64,
+    ) -> Result<ExecOutput, ExecError> {
+        self.write_streaming(id, chars, yield_time_ms, &Chunks::default())
+            .await
+    }
+
+    /// [`Shell::write`], streaming the output to `chunks`.
+    async fn write_streaming(
+        &self,
+        id: u64,
+        chars: &str,
+        yield_time_ms: u64,
+        chunks: &Chunks,
+    ) -> Result<ExecOutput, ExecError> {
+        let never = CancellationToken::new();
+        self.sessions
+            .write_stdin(
+                id,
+                chars.to_string(),
+                yield_time_ms,
+                None,
+                |c| chunks.push(c),
+                &never,
+            )
+            .await
+    }
+}
+
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }

@@ -427,6 +427,7 @@ impl<'de> Deserialize<'de> for FlexArguments {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::test_support::{done_items, function_call as call};
     use serde_json::{Value, json};
 
     fn decode(chunks: &[Value], done: bool) -> Vec<Result<ResponseEvent, ModelError>> {
@@ -452,26 +453,6 @@ mod tests {
 
     fn finish(reason: &str) -> Value {
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
-    }
-
-    fn done_items(events: &[Result<ResponseEvent, ModelError>]) -> Vec<ResponseItem> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Ok(ResponseEvent::OutputItemDone(item)) => Some(item.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn call(call_id: &str, name: &str, arguments: &str) -> ResponseItem {
-        ResponseItem::FunctionCall {
-            id: None,
-            name: name.into(),
-            namespace: None,
-            arguments: arguments.into(),
-            call_id: call_id.into(),
-        }
     }
 
     #[test]

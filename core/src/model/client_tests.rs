@@ -8,6 +8,7 @@ use weft_mock_model::{Gate, MockModel, Reasoning, Reply, Script, Usage};
 
 use super::*;
 use crate::http_client::{HttpConfig, HttpUse, build_http_client};
+use crate::model::test_support::{done_items, function_call};
 use crate::model::{
     ContentItem, ReasoningContent, ResponseEvent, ResponseItem, Role, SummaryPart, TokenUsage,
 };
@@ -25,6 +26,21 @@ fn provider(mock: &MockModel, wire_api: WireApi) -> ProviderConfig {
 fn client(provider: ProviderConfig) -> ModelClient {
     let http = build_http_client(&HttpConfig::default(), HttpUse::Model);
     ModelClient::new(provider, http)
+}
+
+/// A client whose next two streams break after a text delta: one cut, one closed early.
+async fn broken_streams(wire_api: WireApi) -> (MockModel, ModelClient) {
+    let mock = MockModel::start().await.unwrap();
+    let ends: [fn(Reply) -> Reply; 2] = [Reply::cut, Reply::close_early];
+    for end in ends {
+        let broken = end(Reply::new().text("partial"));
+        mock.push(match wire_api {
+            WireApi::Responses => broken.responses(),
+            WireApi::Chat => broken.chat(),
+        });
+    }
+    let client = client(provider(&mock, wire_api));
+    (mock, client)
 }
 
 fn prompt() -> Prompt {
@@ -46,16 +62,6 @@ async fn collect(client: &ModelClient, prompt: &Prompt) -> Result<Events, ModelE
         .expect("the stream must end"))
 }
 
-fn done_items(events: &Events) -> Vec<ResponseItem> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Ok(ResponseEvent::OutputItemDone(item)) => Some(item.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn text_deltas(events: &Events) -> Vec<String> {
     events
         .iter()
@@ -74,16 +80,6 @@ fn completed(events: &Events) -> Option<(Option<TokenUsage>, Option<bool>)> {
             ..
         })) => Some((*token_usage, *end_turn)),
         _ => None,
-    }
-}
-
-fn function_call(call_id: &str, name: &str, arguments: &str) -> ResponseItem {
-    ResponseItem::FunctionCall {
-        id: None,
-        name: name.into(),
-        namespace: None,
-        arguments: arguments.into(),
-        call_id: call_id.into(),
     }
 }
 
@@ -297,10 +293,7 @@ async fn rate_limit_is_retried_after_retry_after() {
 
 #[tokio::test]
 async fn broken_streams_are_retryable_errors() {
-    let mock = MockModel::start().await.unwrap();
-    mock.push(Reply::new().text("partial").cut().responses());
-    mock.push(Reply::new().text("partial").close_early().responses());
-    let client = client(provider(&mock, WireApi::Responses));
+    let (_mock, client) = broken_streams(WireApi::Responses).await;
 
     let events = collect(&client, &prompt()).await.unwrap();
     assert_eq!(text_deltas(&events), vec!["partial"]);
@@ -485,10 +478,7 @@ async fn chat_text_tool_calls_and_usage() {
 
 #[tokio::test]
 async fn chat_cut_stream_is_a_retryable_error() {
-    let mock = MockModel::start().await.unwrap();
-    mock.push(Reply::new().text("partial").cut().chat());
-    mock.push(Reply::new().text("partial").close_early().chat());
-    let client = client(provider(&mock, WireApi::Chat));
+    let (_mock, client) = broken_streams(WireApi::Chat).await;
     for _ in 0..2 {
         let events = collect(&client, &prompt()).await.unwrap();
         let Some(Err(err)) = events.last() else {

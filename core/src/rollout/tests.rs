@@ -20,7 +20,8 @@ mod large;
 mod read_write;
 mod record;
 
-fn meta(id: &ThreadId, created_at: i64) -> SessionMeta {
+/// A session header (the state DB and index tests start from it too).
+pub(crate) fn meta(id: &ThreadId, created_at: i64) -> SessionMeta {
     SessionMeta {
         id: id.clone(),
         created_at,
@@ -44,7 +45,7 @@ fn meta(id: &ThreadId, created_at: i64) -> SessionMeta {
     }
 }
 
-fn context(model: &str) -> TurnContextRecord {
+pub(crate) fn context(model: &str) -> TurnContextRecord {
     TurnContextRecord {
         model: model.into(),
         model_provider: "mock".into(),
@@ -58,7 +59,8 @@ fn context(model: &str) -> TurnContextRecord {
     }
 }
 
-fn user_item(id: &str, text: &str) -> ThreadItem {
+/// A completed user message of one text input.
+pub(crate) fn user_item(id: &str, text: &str) -> ThreadItem {
     ThreadItem::new(UserMessageItem {
         id: id.into(),
         client_id: None,
@@ -69,7 +71,7 @@ fn user_item(id: &str, text: &str) -> ThreadItem {
     })
 }
 
-fn agent_item(id: &str, text: &str) -> ThreadItem {
+pub(crate) fn agent_item(id: &str, text: &str) -> ThreadItem {
     ThreadItem::new(AgentMessageItem::new(id, text))
 }
 
@@ -128,12 +130,33 @@ fn write_turn(
     }
 }
 
+/// Writes one turn with a new id (see [`write_turn`]); returns the id.
+fn new_turn(writer: &RolloutWriter, user: &str, answer: &str, end: Option<TurnStatus>) -> TurnId {
+    let turn_id = new_turn_id();
+    write_turn(writer, &turn_id, user, answer, end);
+    turn_id
+}
+
 async fn new_writer(home: &Path) -> (RolloutWriter, ThreadId) {
     let id = new_thread_id();
     let writer = RolloutWriter::create(home, meta(&id, now_secs()))
         .await
         .unwrap();
     (writer, id)
+}
+
+/// A rollout with only its header, closed; returns its path and thread.
+async fn closed_rollout(home: &Path) -> (PathBuf, ThreadId) {
+    let (writer, id) = new_writer(home).await;
+    let path = writer.path().to_path_buf();
+    writer.close().await.unwrap();
+    (path, id)
+}
+
+/// Appends raw bytes (a torn or unterminated line) to a rollout file.
+pub(crate) fn append_bytes(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(bytes).unwrap();
 }
 
 fn texts(history: &[ResponseItem]) -> Vec<String> {

@@ -2,13 +2,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use weft_protocol::{
-    AskForApproval, ReasoningEffort, SandboxMode, SandboxPolicy, SessionSource, SortDirection,
-    SubAgentSource, ThreadId, ThreadItem, ThreadStatus, TurnId, TurnStatus, UserInput,
-    UserMessageItem,
+    ReasoningEffort, SessionSource, SortDirection, SubAgentSource, ThreadId, ThreadStatus, TurnId,
+    TurnStatus,
 };
 
 use super::list::{escape_like, expand_source_kinds};
 use super::*;
+use crate::rollout::tests::user_item;
 use crate::rollout::{RolloutRecord, RolloutWriter, SessionMeta, archive};
 
 pub(super) fn row(n: usize, created_at: i64) -> ThreadRow {
@@ -106,10 +106,7 @@ async fn upsert_get_and_updates() {
 async fn list_filters() {
     let home = tempfile::tempdir().unwrap();
     let db = open(home.path()).await;
-    let mut rows = Vec::new();
-    for n in 0..8 {
-        rows.push(row(n, 1000 + n as i64));
-    }
+    let mut rows: Vec<ThreadRow> = (0..8).map(|n| row(n, 1000 + n as i64)).collect();
     rows[1].model_provider = "mock".into();
     rows[2].source = SessionSource::Cli;
     rows[3].source = SessionSource::Exec;
@@ -134,87 +131,83 @@ async fn list_filters() {
             "thread-0000"
         ]
     );
-    assert_eq!(
-        list_ids(
-            &db,
-            ListQuery {
-                source_kinds: Some(vec![]),
-                ..q()
-            }
-        )
-        .await
-        .len(),
-        5,
-        "empty = interactive"
-    );
-    assert_eq!(
-        list_ids(
-            &db,
+    // Each filter alone: (case, query, expected ids).
+    let single: [(&str, ListQuery, &[&str]); 6] = [
+        (
+            "exec + subAgent",
             ListQuery {
                 source_kinds: Some(vec!["exec".into(), "subAgent".into()]),
                 ..q()
-            }
-        )
-        .await,
-        ["thread-0004", "thread-0003"]
-    );
-    assert_eq!(
-        list_ids(
-            &db,
+            },
+            &["thread-0004", "thread-0003"],
+        ),
+        (
+            "subAgentReview",
             ListQuery {
                 source_kinds: Some(vec!["subAgentReview".into()]),
                 ..q()
-            }
-        )
-        .await,
-        ["thread-0004"]
-    );
-    assert_eq!(
-        list_ids(
-            &db,
+            },
+            &["thread-0004"],
+        ),
+        (
+            "provider mock",
             ListQuery {
                 model_providers: Some(vec!["mock".into()]),
                 ..q()
-            }
-        )
-        .await,
-        ["thread-0001"]
-    );
-    assert_eq!(
-        list_ids(
-            &db,
-            ListQuery {
-                model_providers: Some(vec![]),
-                ..q()
-            }
-        )
-        .await
-        .len(),
-        5,
-        "empty = all providers"
-    );
-    assert_eq!(
-        list_ids(
-            &db,
+            },
+            &["thread-0001"],
+        ),
+        (
+            "archived",
             ListQuery {
                 archived: true,
                 ..q()
-            }
-        )
-        .await,
-        ["thread-0005"]
-    );
-    assert_eq!(
-        list_ids(
-            &db,
+            },
+            &["thread-0005"],
+        ),
+        (
+            "cwd",
             ListQuery {
                 cwd: Some(vec!["/work/b".into(), "/elsewhere".into()]),
                 ..q()
-            }
-        )
-        .await,
-        ["thread-0006"]
-    );
+            },
+            &["thread-0006"],
+        ),
+        (
+            "filters combine",
+            ListQuery {
+                source_kinds: Some(vec!["cli".into(), "vscode".into(), "exec".into()]),
+                model_providers: Some(vec!["openai".into()]),
+                cwd: Some(vec!["/work/a".into()]),
+                search_term: Some("preview".into()),
+                ..q()
+            },
+            &["thread-0007", "thread-0003", "thread-0002"],
+        ),
+    ];
+    for (case, query, expected) in single {
+        assert_eq!(list_ids(&db, query).await, expected, "{case}");
+    }
+    // An empty filter list does not filter.
+    let empty = [
+        (
+            "empty = interactive",
+            ListQuery {
+                source_kinds: Some(vec![]),
+                ..q()
+            },
+        ),
+        (
+            "empty = all providers",
+            ListQuery {
+                model_providers: Some(vec![]),
+                ..q()
+            },
+        ),
+    ];
+    for (case, query) in empty {
+        assert_eq!(list_ids(&db, query).await.len(), 5, "{case}");
+    }
     // Search: name or preview, case-sensitive, LIKE wildcards escaped.
     let search = |term: &str| ListQuery {
         search_term: Some(term.into()),
@@ -226,21 +219,6 @@ async fn list_filters() {
     assert!(list_ids(&db, search("1_0")).await.is_empty());
     assert!(list_ids(&db, search("%")).await.len() == 1);
     assert_eq!(list_ids(&db, search("preview 2")).await, ["thread-0002"]);
-    // Filters combine.
-    assert_eq!(
-        list_ids(
-            &db,
-            ListQuery {
-                source_kinds: Some(vec!["cli".into(), "vscode".into(), "exec".into()]),
-                model_providers: Some(vec!["openai".into()]),
-                cwd: Some(vec!["/work/a".into()]),
-                search_term: Some("preview".into()),
-                ..q()
-            }
-        )
-        .await,
-        ["thread-0007", "thread-0003", "thread-0002"]
-    );
     db.close().await;
 }
 
@@ -257,14 +235,16 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
         db.upsert(&r).await.unwrap();
         all.push(r);
     }
-    for (sort_key, direction) in [
-        (ListSortKey::CreatedAt, SortDirection::Desc),
-        (ListSortKey::CreatedAt, SortDirection::Asc),
-        (ListSortKey::UpdatedAt, SortDirection::Desc),
-        (ListSortKey::UpdatedAt, SortDirection::Asc),
-        (ListSortKey::RecencyAt, SortDirection::Desc),
-        (ListSortKey::RecencyAt, SortDirection::Asc),
-    ] {
+    // Every sort key, each both ways.
+    let keys = [
+        ListSortKey::CreatedAt,
+        ListSortKey::UpdatedAt,
+        ListSortKey::RecencyAt,
+    ];
+    let orders = keys.into_iter().flat_map(|key| {
+        [SortDirection::Desc, SortDirection::Asc].map(|direction| (key, direction))
+    });
+    for (sort_key, direction) in orders {
         let key = |r: &ThreadRow| {
             let value = match sort_key {
                 ListSortKey::CreatedAt => r.created_at,
@@ -350,13 +330,11 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
     assert_eq!((page.len(), next), (260, None));
 
     for bad in ["", "abc", "x:thread-1", "12:"] {
-        let err = db
-            .list(&ListQuery {
-                cursor: Some(bad.into()),
-                ..ListQuery::default()
-            })
-            .await
-            .unwrap_err();
+        let query = ListQuery {
+            cursor: Some(bad.into()),
+            ..ListQuery::default()
+        };
+        let err = db.list(&query).await.unwrap_err();
         assert!(matches!(err, StateError::InvalidCursor(_)), "{bad}: {err}");
     }
     db.close().await;
@@ -364,25 +342,12 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
 
 fn meta(id: &ThreadId, created_at: i64, provider: &str) -> SessionMeta {
     SessionMeta {
-        id: id.clone(),
-        created_at,
         cwd: "/work/a".into(),
-        model: "gpt-test".into(),
         model_provider: provider.into(),
-        source: SessionSource::Vscode,
         originator: None,
-        cli_version: "0.1.0".into(),
-        forked_from_id: None,
-        ephemeral: false,
-        base_instructions: None,
         developer_instructions: None,
-        approval_policy: AskForApproval::Never,
-        sandbox_policy: SandboxPolicy::from_mode(SandboxMode::ReadOnly),
         reasoning_effort: None,
-        reasoning_summary: None,
-        thread_source: None,
-        git_info: None,
-        dynamic_tools: Vec::new(),
+        ..crate::rollout::tests::meta(id, created_at)
     }
 }
 
@@ -395,14 +360,7 @@ pub(super) async fn write_rollout(home: &Path, n: i64, name: Option<&str>) -> (T
     let turn = TurnId::from(format!("turn-{n}"));
     writer.append(RolloutRecord::ItemCompleted {
         turn_id: turn.clone(),
-        item: ThreadItem::new(UserMessageItem {
-            id: "u".into(),
-            client_id: None,
-            content: vec![UserInput::Text {
-                text: format!("hello {n}"),
-                text_elements: Vec::new(),
-            }],
-        }),
+        item: user_item("u", &format!("hello {n}")),
     });
     writer.append(RolloutRecord::TurnEnded {
         turn_id: turn,
@@ -417,6 +375,21 @@ pub(super) async fn write_rollout(home: &Path, n: i64, name: Option<&str>) -> (T
     let path = writer.path().to_path_buf();
     writer.close().await.unwrap();
     (id, path)
+}
+
+/// A bare connection to the state DB file under `home` (no migration run), to build a DB as an
+/// older daemon left it.
+pub(super) async fn raw_pool(home: &Path) -> sqlx::SqlitePool {
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(home.join(STATE_DB_FILE))
+        .create_if_missing(true);
+    sqlx::SqlitePool::connect_with(options).await.unwrap()
+}
+
+/// Closes the old daemon's connection and opens the DB as this daemon does (migrating it).
+pub(super) async fn open_upgraded(old: sqlx::SqlitePool, home: &Path) -> StateDb {
+    old.close().await;
+    StateDb::open(home).await.unwrap()
 }
 
 pub(super) fn remove_db(home: &Path) {

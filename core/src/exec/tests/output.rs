@@ -5,20 +5,10 @@ use super::*;
 
 #[tokio::test]
 async fn output_streams_in_chunks_and_exit_code_is_reported() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
+    let shell = Shell::new();
     let chunks = Chunks::default();
-    let out = sessions
-        .exec_command(
-            request(
-                "echo one; sleep 0.3; echo two >&2; exit 3",
-                dir.path(),
-                10_000,
-            ),
-            &SandboxSpec::unrestricted(dir.path()),
-            |c| chunks.push(c),
-            &CancellationToken::new(),
-        )
+    let out = shell
+        .run_streaming("echo one; sleep 0.3; echo two >&2; exit 3", 10_000, &chunks)
         .await
         .unwrap();
     assert_eq!(out.exit_code, Some(3));
@@ -33,23 +23,16 @@ async fn output_streams_in_chunks_and_exit_code_is_reported() {
     );
     assert_eq!(chunks.concat(), "one\ntwo\n");
     assert!(out.wall_time >= Duration::from_millis(300));
-    assert!(sessions.pids().is_empty());
+    assert!(shell.sessions.pids().is_empty());
 }
 
 #[tokio::test]
 async fn stdout_and_stderr_keep_their_order() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
-    let out = sessions
-        .exec_command(
-            request(
-                "for i in 1 2 3; do echo out$i; echo err$i >&2; done",
-                dir.path(),
-                10_000,
-            ),
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &CancellationToken::new(),
+    let shell = Shell::new();
+    let out = shell
+        .run(
+            "for i in 1 2 3; do echo out$i; echo err$i >&2; done",
+            10_000,
         )
         .await
         .unwrap();
@@ -58,20 +41,11 @@ async fn stdout_and_stderr_keep_their_order() {
 
 #[tokio::test]
 async fn multibyte_characters_are_never_split_across_chunks() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
+    let shell = Shell::new();
     let chunks = Chunks::default();
     // "é" is c3 a9; "€" is e2 82 ac. Each is written in two pieces with a pause between.
     let cmd = r"printf '\xc3'; sleep 0.2; printf '\xa9 \xe2\x82'; sleep 0.2; printf '\xac\n'";
-    let out = sessions
-        .exec_command(
-            request(cmd, dir.path(), 10_000),
-            &SandboxSpec::unrestricted(dir.path()),
-            |c| chunks.push(c),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let out = shell.run_streaming(cmd, 10_000, &chunks).await.unwrap();
     assert_eq!(out.output, "é €\n");
     assert_eq!(chunks.all().concat(), "é €\n");
     assert!(!chunks.all().iter().any(|c| c.contains('\u{FFFD}')));
@@ -79,23 +53,14 @@ async fn multibyte_characters_are_never_split_across_chunks() {
 
 #[tokio::test]
 async fn long_output_is_truncated_for_the_model() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
+    let shell = Shell::new();
     let mut req = request(
         "for i in $(seq 1 2000); do echo line$i; done",
-        dir.path(),
+        shell.dir(),
         10_000,
     );
     req.max_output_tokens = Some(10);
-    let out = sessions
-        .exec_command(
-            req,
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let out = shell.exec(req).await.unwrap();
     let full: String = (1..=2000).map(|i| format!("line{i}\n")).collect();
     assert_eq!(out.original_token_count, full.len().div_ceil(4));
     assert_eq!(out.aggregated_output, full);

@@ -4,21 +4,15 @@ use super::*;
 
 #[tokio::test]
 async fn yielded_command_becomes_a_session_that_reads_stdin() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
-    let started = sessions
-        .exec_command(
-            request("echo ready; read line; echo got $line", dir.path(), 300),
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &CancellationToken::new(),
-        )
+    let shell = Shell::new();
+    let started = shell
+        .run("echo ready; read line; echo got $line", 300)
         .await
         .unwrap();
     assert_eq!(started.exit_code, None);
     let id = started.session_id.unwrap();
     assert_eq!(started.output, "ready\n");
-    assert_eq!(sessions.session_ids(), vec![id]);
+    assert_eq!(shell.sessions.session_ids(), vec![id]);
     let text = format_for_model(&started);
     assert!(
         text.contains(&format!("\nProcess running with session ID {id}\n")),
@@ -26,15 +20,8 @@ async fn yielded_command_becomes_a_session_that_reads_stdin() {
     );
 
     let chunks = Chunks::default();
-    let answer = sessions
-        .write_stdin(
-            id,
-            "hello\n".to_string(),
-            5_000,
-            None,
-            |c| chunks.push(c),
-            &CancellationToken::new(),
-        )
+    let answer = shell
+        .write_streaming(id, "hello\n", 5_000, &chunks)
         .await
         .unwrap();
     assert_eq!(answer.output, "got hello\n");
@@ -42,18 +29,8 @@ async fn yielded_command_becomes_a_session_that_reads_stdin() {
     assert_eq!(answer.session_id, None);
     assert_eq!(chunks.all().concat(), "got hello\n");
     // Collected: the session is gone.
-    assert!(sessions.session_ids().is_empty());
-    let err = sessions
-        .write_stdin(
-            id,
-            String::new(),
-            0,
-            None,
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    assert!(shell.sessions.session_ids().is_empty());
+    let err = shell.write(id, "", 0).await.unwrap_err();
     assert_eq!(err, ExecError::UnknownSession(id));
     assert!(
         err.to_string()
@@ -63,132 +40,68 @@ async fn yielded_command_becomes_a_session_that_reads_stdin() {
 
 #[tokio::test]
 async fn cat_session_echoes_input_and_keeps_running() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
-    let started = sessions
-        .exec_command(
-            request("cat", dir.path(), 250),
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let shell = Shell::new();
+    let started = shell.run("cat", 250).await.unwrap();
     let id = started.session_id.unwrap();
-    let pids = sessions.pids();
-    let echoed = sessions
-        .write_stdin(
-            id,
-            "abc\n".to_string(),
-            300,
-            None,
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let pids = shell.sessions.pids();
+    let echoed = shell.write(id, "abc\n", 300).await.unwrap();
     assert_eq!(echoed.output, "abc\n");
     assert_eq!(echoed.session_id, Some(id));
     assert_eq!(echoed.exit_code, None);
-    sessions.shutdown().await;
-    assert!(sessions.pids().is_empty());
-    assert_gone(&pids).await;
+    shell.sessions.shutdown().await;
+    shell.assert_none_left(&pids).await;
 }
 
 #[tokio::test]
 async fn a_session_survives_a_later_cancel() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
+    let shell = Shell::new();
     let turn = CancellationToken::new();
-    let started = sessions
-        .exec_command(
-            request("cat", dir.path(), 250),
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &turn,
-        )
+    let started = shell
+        .exec_cancelled_by(request("cat", shell.dir(), 250), &turn)
         .await
         .unwrap();
     let id = started.session_id.unwrap();
-    let pids = sessions.pids();
+    let pids = shell.sessions.pids();
     assert_eq!(pids.len(), 1);
 
     // The turn is interrupted: a poll that is waiting stops, a new command is aborted, and the
     // session is left alone.
     turn.cancel();
-    let polled = sessions
+    let polled = shell
+        .sessions
         .write_stdin(id, String::new(), 5_000, None, |_| {}, &turn)
         .await;
     assert!(matches!(polled, Err(ExecError::Aborted { .. })));
-    let other = sessions
-        .exec_command(
-            request("sleep 30", dir.path(), 30_000),
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &turn,
-        )
+    let other = shell
+        .exec_cancelled_by(request("sleep 30", shell.dir(), 30_000), &turn)
         .await;
     assert!(matches!(other, Err(ExecError::Aborted { .. })));
     assert!(pid_alive(pids[0]));
-    assert_eq!(sessions.session_ids(), vec![id]);
+    assert_eq!(shell.sessions.session_ids(), vec![id]);
 
     // The next turn can still talk to it.
-    let echoed = sessions
-        .write_stdin(
-            id,
-            "still here\n".to_string(),
-            300,
-            None,
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let echoed = shell.write(id, "still here\n", 300).await.unwrap();
     assert_eq!(echoed.output, "still here\n");
-    drop(sessions);
+    drop(shell);
     assert_gone(&pids).await;
 }
 
 #[tokio::test]
 async fn unknown_session_and_bad_workdir_are_clear_errors() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
-    let err = sessions
-        .write_stdin(
-            42,
-            "x".to_string(),
-            250,
-            None,
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let shell = Shell::new();
+    let err = shell.write(42, "x", 250).await.unwrap_err();
     assert_eq!(err, ExecError::UnknownSession(42));
-    let err = sessions
-        .exec_command(
-            request("true", &dir.path().join("missing"), 250),
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &CancellationToken::new(),
-        )
+    let err = shell
+        .exec(request("true", &shell.dir().join("missing"), 250))
         .await
         .unwrap_err();
     assert!(
         matches!(err, ExecError::Spawn(ref m) if m.contains("does not exist")),
         "{err}"
     );
-    let mut req = request("true", dir.path(), 250);
+    let mut req = request("true", shell.dir(), 250);
     req.shell = Some("/nonexistent/shell".to_string());
-    let err = sessions
-        .exec_command(
-            req,
-            &SandboxSpec::unrestricted(dir.path()),
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let err = shell.exec(req).await.unwrap_err();
     assert!(
         matches!(err, ExecError::Spawn(ref m) if m.contains("/nonexistent/shell")),
         "{err}"
@@ -197,44 +110,30 @@ async fn unknown_session_and_bad_workdir_are_clear_errors() {
 
 #[tokio::test]
 async fn the_session_limit_evicts_the_least_recently_used() {
-    let dir = tempdir();
-    let sessions = ExecSessions::new();
-    let spec = SandboxSpec::unrestricted(dir.path());
+    let shell = Shell::new();
+    let spec = shell.spec();
     let cancel = CancellationToken::new();
     let mut ids = Vec::new();
     for _ in 0..MAX_SESSIONS / 8 {
         let batch = (0..8).map(|_| {
-            sessions.exec_command(request("exec cat", dir.path(), 250), &spec, |_| {}, &cancel)
+            shell.sessions.exec_command(
+                request("exec cat", shell.dir(), 250),
+                &spec,
+                |_| {},
+                &cancel,
+            )
         });
         for out in futures::future::join_all(batch).await {
             ids.push(out.unwrap().session_id.unwrap());
         }
     }
-    assert_eq!(sessions.session_ids().len(), MAX_SESSIONS);
-    let all_pids = sessions.pids();
+    assert_eq!(shell.sessions.session_ids().len(), MAX_SESSIONS);
+    let all_pids = shell.sessions.pids();
     // Touch the oldest so that another session is the least recently used.
     ids.sort_unstable();
-    sessions
-        .write_stdin(
-            ids[0],
-            "x\n".to_string(),
-            250,
-            None,
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    let out = sessions
-        .exec_command(
-            request("exec cat", dir.path(), 250),
-            &spec,
-            |_| {},
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    let open = sessions.session_ids();
+    shell.write(ids[0], "x\n", 250).await.unwrap();
+    let out = shell.run("exec cat", 250).await.unwrap();
+    let open = shell.sessions.session_ids();
     assert_eq!(open.len(), MAX_SESSIONS);
     assert!(open.contains(&ids[0]));
     // The first batch yielded together; one of them other than the touched one was evicted.
@@ -253,7 +152,7 @@ async fn the_session_limit_evicts_the_least_recently_used() {
     );
     let text = format_for_model(&out);
     assert!(text.contains("\nWarning: "), "{text}");
-    sessions.shutdown().await;
+    shell.sessions.shutdown().await;
     assert_gone(&all_pids).await;
 }
 

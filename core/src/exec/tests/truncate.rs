@@ -4,35 +4,49 @@ use super::*;
 
 #[test]
 fn truncation_keeps_head_and_tail() {
-    assert_eq!(
-        truncate_output("short", TruncationPolicy::Tokens(10)),
-        "short"
-    );
-    // 26 bytes, 8-byte budget: 4 + 4 kept, 18 removed → ceil(18/4) = 5 tokens.
-    assert_eq!(
-        truncate_output("abcdefghijklmnopqrstuvwxyz", TruncationPolicy::Tokens(2)),
-        "abcd\u{2026}5 tokens truncated\u{2026}wxyz"
-    );
-    assert_eq!(
-        truncate_output("abcdefghijklmnopqrstuvwxyz", TruncationPolicy::Bytes(9)),
-        "abcd\u{2026}17 chars truncated\u{2026}vwxyz"
-    );
-    assert_eq!(
-        truncate_output("abcdef", TruncationPolicy::Bytes(0)),
-        "\u{2026}6 chars truncated\u{2026}"
-    );
-    // Never cuts inside a character: "é" is two bytes.
-    let text = "éééééééééé";
-    let cut = truncate_output(text, TruncationPolicy::Bytes(7));
-    assert_eq!(cut, "é\u{2026}7 chars truncated\u{2026}éé");
-    assert_eq!(
-        formatted_truncate_output("a\nb\nc\nd\ne\nf\n", TruncationPolicy::Bytes(4)),
-        "Total output lines: 6\n\na\n\u{2026}8 chars truncated\u{2026}f\n"
-    );
-    assert_eq!(
-        formatted_truncate_output("a\nb", TruncationPolicy::Bytes(4)),
-        "a\nb"
-    );
+    use TruncationPolicy::{Bytes, Tokens};
+    let plain: fn(&str, TruncationPolicy) -> String = truncate_output;
+    let formatted: fn(&str, TruncationPolicy) -> String = formatted_truncate_output;
+    // (function, text, policy, expected)
+    let cases = [
+        (plain, "short", Tokens(10), "short"),
+        // 26 bytes, 8-byte budget: 4 + 4 kept, 18 removed → ceil(18/4) = 5 tokens.
+        (
+            plain,
+            "abcdefghijklmnopqrstuvwxyz",
+            Tokens(2),
+            "abcd\u{2026}5 tokens truncated\u{2026}wxyz",
+        ),
+        (
+            plain,
+            "abcdefghijklmnopqrstuvwxyz",
+            Bytes(9),
+            "abcd\u{2026}17 chars truncated\u{2026}vwxyz",
+        ),
+        (
+            plain,
+            "abcdef",
+            Bytes(0),
+            "\u{2026}6 chars truncated\u{2026}",
+        ),
+        // Never cuts inside a character: "é" is two bytes.
+        (
+            plain,
+            "éééééééééé",
+            Bytes(7),
+            "é\u{2026}7 chars truncated\u{2026}éé",
+        ),
+        (
+            formatted,
+            "a\nb\nc\nd\ne\nf\n",
+            Bytes(4),
+            "Total output lines: 6\n\na\n\u{2026}8 chars truncated\u{2026}f\n",
+        ),
+        (formatted, "a\nb", Bytes(4), "a\nb"),
+    ];
+    for (truncate, text, policy, expected) in cases {
+        assert_eq!(truncate(text, policy), expected, "{text:?} {policy:?}");
+    }
     assert_eq!(approx_token_count("hi\n"), 1);
     assert_eq!(approx_token_count("slept\n"), 2);
     assert_eq!(TruncationPolicy::Bytes(10).token_budget(), 3);

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::model::sse::SseParser;
+use crate::model::test_support::done_items;
 
 fn config() -> ProptestConfig {
     ProptestConfig {
@@ -160,16 +161,6 @@ fn expected(calls: &[Call], order: &[usize]) -> Vec<ResponseItem> {
                 },
                 call_id: call.id.clone(),
             }
-        })
-        .collect()
-}
-
-fn done_items(events: &Events) -> Vec<ResponseItem> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Ok(ResponseEvent::OutputItemDone(item)) => Some(item.clone()),
-            _ => None,
         })
         .collect()
 }

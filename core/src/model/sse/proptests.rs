@@ -17,20 +17,27 @@ fn config() -> ProptestConfig {
 /// Bytes drawn mostly from the SSE alphabet (field names, colons, spaces, every line end),
 /// with arbitrary bytes mixed in.
 fn sse_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let alphabet: Vec<Vec<u8>> = [
+        &b"data"[..],
+        b"data: ",
+        b"data:",
+        b"event: x",
+        b"id: 1",
+        b": keep-alive",
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b"\n\n",
+        b" ",
+        b":",
+    ]
+    .map(<[u8]>::to_vec)
+    .to_vec();
+    // Each alphabet piece as likely as a run of arbitrary bytes.
+    let weight = alphabet.len() as u32;
     let piece = prop_oneof![
-        Just(b"data".to_vec()),
-        Just(b"data: ".to_vec()),
-        Just(b"data:".to_vec()),
-        Just(b"event: x".to_vec()),
-        Just(b"id: 1".to_vec()),
-        Just(b": keep-alive".to_vec()),
-        Just(b"\n".to_vec()),
-        Just(b"\r".to_vec()),
-        Just(b"\r\n".to_vec()),
-        Just(b"\n\n".to_vec()),
-        Just(b" ".to_vec()),
-        Just(b":".to_vec()),
-        proptest::collection::vec(any::<u8>(), 0..6),
+        weight => proptest::sample::select(alphabet),
+        1 => proptest::collection::vec(any::<u8>(), 0..6),
     ];
     proptest::collection::vec(piece, 0..48).prop_map(|pieces| pieces.concat())
 }

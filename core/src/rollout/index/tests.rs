@@ -1,16 +1,17 @@
 use std::io::Write;
 use std::path::Path;
 
-use weft_protocol::{
-    AgentMessageItem, AskForApproval, SandboxMode, SandboxPolicy, SessionSource, SortDirection,
-    ThreadId, ThreadItem, TurnId, TurnItemsView, TurnStatus, UserInput, UserMessageItem,
-};
+use weft_protocol::SortDirection::{self, Asc, Desc};
+use weft_protocol::TurnItemsView::{self, Full, NotLoaded, Summary};
+use weft_protocol::history_api::{ThreadItemsListResponse, TurnsPage};
+use weft_protocol::{ThreadId, TurnId, TurnStatus};
 
 use super::super::pages::{
     Cursor, CursorScope, ItemScope, Position, find_item, items_page, page_limit, resume_cursors,
     select, turns_page,
 };
-use super::super::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord, read_rollout};
+use super::super::tests::{agent_item, append_bytes, context, meta, user_item};
+use super::super::{RolloutLine, RolloutRecord, read_rollout};
 use super::*;
 use crate::model::ResponseItem;
 
@@ -21,56 +22,7 @@ fn thread() -> ThreadId {
 }
 
 fn header() -> RolloutRecord {
-    RolloutRecord::SessionMeta(Box::new(SessionMeta {
-        id: thread(),
-        created_at: 1_700_000_000,
-        cwd: "/w".into(),
-        model: "m".into(),
-        model_provider: "mock".into(),
-        source: SessionSource::Vscode,
-        originator: None,
-        cli_version: "0".into(),
-        forked_from_id: None,
-        ephemeral: false,
-        base_instructions: None,
-        developer_instructions: None,
-        approval_policy: AskForApproval::Never,
-        sandbox_policy: SandboxPolicy::from_mode(SandboxMode::ReadOnly),
-        reasoning_effort: None,
-        reasoning_summary: None,
-        thread_source: None,
-        git_info: None,
-        dynamic_tools: Vec::new(),
-    }))
-}
-
-fn context() -> TurnContextRecord {
-    TurnContextRecord {
-        model: "m".into(),
-        model_provider: "mock".into(),
-        cwd: "/w".into(),
-        approval_policy: AskForApproval::Never,
-        sandbox_policy: SandboxPolicy::from_mode(SandboxMode::ReadOnly),
-        effort: None,
-        summary: None,
-        collaboration_mode: None,
-        permission_profile: None,
-    }
-}
-
-fn user(id: &str, text: &str) -> ThreadItem {
-    ThreadItem::new(UserMessageItem {
-        id: id.into(),
-        client_id: None,
-        content: vec![UserInput::Text {
-            text: text.into(),
-            text_elements: Vec::new(),
-        }],
-    })
-}
-
-fn agent(id: &str, text: &str) -> ThreadItem {
-    ThreadItem::new(AgentMessageItem::new(id, text))
+    RolloutRecord::SessionMeta(Box::new(meta(&thread(), 1_700_000_000)))
 }
 
 /// Lines of a turn `n` (user, two agent messages), `ended` or left open.
@@ -83,7 +35,7 @@ fn turn(n: usize, ts: i64, ended: bool) -> Vec<RolloutLine> {
             RolloutRecord::TurnStarted {
                 turn_id: id.clone(),
                 started_at: ts / 1000,
-                context: context(),
+                context: context("m"),
             },
         ),
         line(
@@ -94,21 +46,21 @@ fn turn(n: usize, ts: i64, ended: bool) -> Vec<RolloutLine> {
             ts + 2,
             RolloutRecord::ItemCompleted {
                 turn_id: id.clone(),
-                item: user(&format!("u{n}"), &format!("question {n}")),
+                item: user_item(&format!("u{n}"), &format!("question {n}")),
             },
         ),
         line(
             ts + 3,
             RolloutRecord::ItemCompleted {
                 turn_id: id.clone(),
-                item: agent(&format!("a{n}"), &format!("thinking {n}")),
+                item: agent_item(&format!("a{n}"), &format!("thinking {n}")),
             },
         ),
         line(
             ts + 4,
             RolloutRecord::ItemCompleted {
                 turn_id: id.clone(),
-                item: agent(&format!("b{n}"), &format!("answer {n}")),
+                item: agent_item(&format!("b{n}"), &format!("answer {n}")),
             },
         ),
     ];
@@ -154,8 +106,38 @@ fn rollout(dir: &Path, n: usize) -> std::path::PathBuf {
     path
 }
 
-fn ids(page: &weft_protocol::history_api::TurnsPage) -> Vec<String> {
+fn ids(page: &TurnsPage) -> Vec<String> {
     page.data.iter().map(|t| t.id.to_string()).collect()
+}
+
+/// All turns, full, ascending: asserts they are the turns a whole read rebuilds.
+fn full_page_is_the_replay(index: &RolloutIndex, path: &Path) -> TurnsPage {
+    let all = turns(index, None, Asc, 100, Full, false);
+    assert_eq!(all.data, read_rollout(path).unwrap().turns);
+    all
+}
+
+/// A page of the test thread's turns.
+fn turns(
+    index: &RolloutIndex,
+    from: Option<Position>,
+    direction: SortDirection,
+    limit: usize,
+    view: TurnItemsView,
+    running: bool,
+) -> TurnsPage {
+    turns_page(index, &thread(), from, direction, limit, view, running).unwrap()
+}
+
+/// A page of the test thread's items.
+fn items(
+    index: &RolloutIndex,
+    scope: ItemScope,
+    from: Option<Position>,
+    direction: SortDirection,
+    limit: usize,
+) -> ThreadItemsListResponse {
+    items_page(index, &thread(), scope, from, direction, limit).unwrap()
 }
 
 fn cursor_position(text: &str, scope: CursorScope) -> Position {
@@ -165,41 +147,20 @@ fn cursor_position(text: &str, scope: CursorScope) -> Position {
 #[test]
 fn select_pages_both_ways_with_anchors() {
     let ords = [1, 7, 14, 20];
-    assert_eq!(
-        select(&ords, None, SortDirection::Asc, 2),
-        (vec![0, 1], true)
-    );
-    assert_eq!(
-        select(&ords, None, SortDirection::Desc, 2),
-        (vec![3, 2], true)
-    );
+    assert_eq!(select(&ords, None, Asc, 2), (vec![0, 1], true));
+    assert_eq!(select(&ords, None, Desc, 2), (vec![3, 2], true));
     let at = |ordinal, include_anchor| {
         Some(Position {
             ordinal,
             include_anchor,
         })
     };
-    assert_eq!(
-        select(&ords, at(14, false), SortDirection::Desc, 5),
-        (vec![1, 0], false)
-    );
-    assert_eq!(
-        select(&ords, at(14, true), SortDirection::Desc, 5),
-        (vec![2, 1, 0], false)
-    );
-    assert_eq!(
-        select(&ords, at(14, true), SortDirection::Asc, 1),
-        (vec![2], true)
-    );
-    assert_eq!(
-        select(&ords, at(20, false), SortDirection::Asc, 5),
-        (vec![], false)
-    );
-    assert_eq!(
-        select(&ords, at(1000, true), SortDirection::Desc, 1),
-        (vec![3], true)
-    );
-    assert_eq!(select(&[], None, SortDirection::Desc, 3), (vec![], false));
+    assert_eq!(select(&ords, at(14, false), Desc, 5), (vec![1, 0], false));
+    assert_eq!(select(&ords, at(14, true), Desc, 5), (vec![2, 1, 0], false));
+    assert_eq!(select(&ords, at(14, true), Asc, 1), (vec![2], true));
+    assert_eq!(select(&ords, at(20, false), Asc, 5), (vec![], false));
+    assert_eq!(select(&ords, at(1000, true), Desc, 1), (vec![3], true));
+    assert_eq!(select(&[], None, Desc, 3), (vec![], false));
     assert_eq!(page_limit(None), 25);
     assert_eq!(page_limit(Some(0)), 1);
     assert_eq!(page_limit(Some(1000)), 100);
@@ -226,38 +187,18 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
     let dir = tempfile::tempdir().unwrap();
     let path = rollout(dir.path(), 5);
     let index = RolloutIndex::build(&path).unwrap();
-    let replay = read_rollout(&path).unwrap();
     assert_eq!(index.turns().len(), 5);
     assert_eq!(index.items().len(), 15);
 
     // Everything, full, ascending: the same turns a whole read rebuilds.
-    let all = turns_page(
-        &index,
-        &thread(),
-        None,
-        SortDirection::Asc,
-        100,
-        TurnItemsView::Full,
-        false,
-    )
-    .unwrap();
-    assert_eq!(all.data, replay.turns);
+    let all = full_page_is_the_replay(&index, &path);
     assert_eq!(all.next_cursor, None);
 
     // Descending pages of 2, then back up with the backwards cursor.
     let mut seen = Vec::new();
     let mut from = None;
     loop {
-        let page = turns_page(
-            &index,
-            &thread(),
-            from,
-            SortDirection::Desc,
-            2,
-            TurnItemsView::NotLoaded,
-            false,
-        )
-        .unwrap();
+        let page = turns(&index, from, Desc, 2, NotLoaded, false);
         assert!(page.data.iter().all(|t| t.items.is_empty()));
         seen.extend(ids(&page));
         match page.next_cursor {
@@ -267,16 +208,7 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
                     page.backwards_cursor.as_deref().unwrap(),
                     CursorScope::Turns,
                 );
-                let up = turns_page(
-                    &index,
-                    &thread(),
-                    Some(back),
-                    SortDirection::Asc,
-                    10,
-                    TurnItemsView::Summary,
-                    false,
-                )
-                .unwrap();
+                let up = turns(&index, Some(back), Asc, 10, Summary, false);
                 assert_eq!(ids(&up), ["turn-0", "turn-1", "turn-2", "turn-3", "turn-4"]);
                 // The summary: the user message and the last agent message.
                 let texts: Vec<_> = up.data[0]
@@ -292,54 +224,20 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
     assert_eq!(seen, ["turn-4", "turn-3", "turn-2", "turn-1", "turn-0"]);
 
     // Items: ascending pages of 4 over the thread, then one turn with an anchor.
-    let first = items_page(
-        &index,
-        &thread(),
-        ItemScope::Thread,
-        None,
-        SortDirection::Asc,
-        4,
-    )
-    .unwrap();
+    let first = items(&index, ItemScope::Thread, None, Asc, 4);
     let (page, next, back) = (first.data, first.next_cursor, first.backwards_cursor);
     assert_eq!(page.len(), 4);
     assert_eq!(page[3].turn_id.as_str(), "turn-1");
     let next = cursor_position(&next.unwrap(), CursorScope::ItemsByCreatedAtOrdinal);
-    let rest = items_page(
-        &index,
-        &thread(),
-        ItemScope::Thread,
-        Some(next),
-        SortDirection::Asc,
-        100,
-    )
-    .unwrap()
-    .data;
+    let rest = items(&index, ItemScope::Thread, Some(next), Asc, 100).data;
     assert_eq!(rest.len(), 11);
     assert_eq!(rest[0].item.id().as_str(), "a1");
     let back = cursor_position(&back.unwrap(), CursorScope::ItemsByCreatedAtOrdinal);
-    let down = items_page(
-        &index,
-        &thread(),
-        ItemScope::Thread,
-        Some(back),
-        SortDirection::Desc,
-        5,
-    )
-    .unwrap();
+    let down = items(&index, ItemScope::Thread, Some(back), Desc, 5);
     assert_eq!(down.data.len(), 1, "the anchor itself, nothing before it");
     assert_eq!(down.next_cursor, None);
     let anchor = find_item(&index, 2, "u2").unwrap().unwrap();
-    let after = items_page(
-        &index,
-        &thread(),
-        ItemScope::Turn(2),
-        Some(anchor),
-        SortDirection::Asc,
-        10,
-    )
-    .unwrap()
-    .data;
+    let after = items(&index, ItemScope::Turn(2), Some(anchor), Asc, 10).data;
     let after: Vec<_> = after.iter().map(|e| e.item.id().to_string()).collect();
     assert_eq!(after, ["a2", "b2"]);
     assert_eq!(find_item(&index, 2, "u3").unwrap(), None);
@@ -359,33 +257,17 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
 fn a_torn_last_line_waits_and_then_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let path = rollout(dir.path(), 1);
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    file.write_all(br#"{"ts":1700000009000,"type":"turn_star"#)
-        .unwrap();
+    append_bytes(&path, br#"{"ts":1700000009000,"type":"turn_star"#);
     let mut index = RolloutIndex::build(&path).unwrap();
     assert_eq!(index.turns().len(), 1);
     assert_eq!(index.skipped_lines(), 0, "a torn line is not indexed yet");
     // The writer completes a torn line with a newline before appending (kill -9, resume).
-    file.write_all(b"\n").unwrap();
+    append_bytes(&path, b"\n");
     append(&path, &turn(1, 1_700_000_020_000, true));
     index.update().unwrap();
     assert_eq!(index.skipped_lines(), 1);
     assert_eq!(index.turns().len(), 2);
-    let replay = read_rollout(&path).unwrap();
-    let all = turns_page(
-        &index,
-        &thread(),
-        None,
-        SortDirection::Asc,
-        100,
-        TurnItemsView::Full,
-        false,
-    )
-    .unwrap();
-    assert_eq!(all.data, replay.turns);
+    full_page_is_the_replay(&index, &path);
     // Ordinals count the torn line: the second turn starts after it.
     assert_eq!(index.turns()[1].ordinal, index.turns()[0].ordinal + 7);
 }
@@ -406,18 +288,7 @@ fn compaction_records_do_not_change_pages() {
     );
     append(&path, &turn(1, 1_700_000_020_000, true));
     let index = RolloutIndex::build(&path).unwrap();
-    let replay = read_rollout(&path).unwrap();
-    let all = turns_page(
-        &index,
-        &thread(),
-        None,
-        SortDirection::Asc,
-        100,
-        TurnItemsView::Full,
-        false,
-    )
-    .unwrap();
-    assert_eq!(all.data, replay.turns);
+    full_page_is_the_replay(&index, &path);
     assert_eq!(index.items().len(), 6);
 }
 
@@ -431,31 +302,11 @@ fn a_turn_cut_by_kill_9_is_interrupted_unless_running() {
     // Killed again mid-turn.
     append(&path, &turn(3, 1_700_000_040_000, false));
     let index = RolloutIndex::build(&path).unwrap();
-    let replay = read_rollout(&path).unwrap();
-    let all = turns_page(
-        &index,
-        &thread(),
-        None,
-        SortDirection::Asc,
-        100,
-        TurnItemsView::Full,
-        false,
-    )
-    .unwrap();
-    assert_eq!(all.data, replay.turns);
+    let all = full_page_is_the_replay(&index, &path);
     assert_eq!(all.data[1].status, TurnStatus::Interrupted);
     assert_eq!(all.data[3].status, TurnStatus::Interrupted);
     // The same rollout while the loaded thread runs its last turn.
-    let live = turns_page(
-        &index,
-        &thread(),
-        None,
-        SortDirection::Desc,
-        1,
-        TurnItemsView::Summary,
-        true,
-    )
-    .unwrap();
+    let live = turns(&index, None, Desc, 1, Summary, true);
     assert_eq!(live.data[0].status, TurnStatus::InProgress);
     assert_eq!(live.data[0].completed_at, None);
 }

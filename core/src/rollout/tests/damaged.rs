@@ -2,21 +2,47 @@
 
 use super::*;
 
+/// Writes four files without a valid header: empty, `garbage`, a torn header and `last`;
+/// returns each case's name, path and bytes.
+fn bad_header_files<'a>(
+    dir: &Path,
+    garbage: &'a [u8],
+    last: (&'a str, &'a [u8]),
+) -> Vec<(&'a str, PathBuf, &'a [u8])> {
+    let torn: &[u8] = br#"{"ts":1,"type":"session_meta","payload":{"id":"#;
+    [
+        ("empty", &b""[..]),
+        ("garbage", garbage),
+        ("torn header", torn),
+        last,
+    ]
+    .into_iter()
+    .map(|(name, bytes)| {
+        let path = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&path, bytes).unwrap();
+        (name, path, bytes)
+    })
+    .collect()
+}
+
+fn assert_bad_header(name: &str, err: &RolloutError) {
+    assert!(
+        matches!(err, RolloutError::BadHeader { .. }),
+        "{name}: {err}"
+    );
+}
+
 #[tokio::test]
 async fn a_torn_last_line_is_skipped_and_kept_on_resume() {
     let home = tempfile::tempdir().unwrap();
     let (writer, _) = new_writer(home.path()).await;
     let path = writer.path().to_path_buf();
-    let turn = new_turn_id();
-    write_turn(&writer, &turn, "hi", "hello", Some(TurnStatus::Completed));
+    new_turn(&writer, "hi", "hello", Some(TurnStatus::Completed));
     writer.close().await.unwrap();
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    file.write_all(br#"{"ts":1,"type":"response_item","payload":{"type":"mess"#)
-        .unwrap();
-    drop(file);
+    append_bytes(
+        &path,
+        br#"{"ts":1,"type":"response_item","payload":{"type":"mess"#,
+    );
 
     let replay = read_rollout(&path).unwrap();
     assert_eq!(replay.skipped_lines, 1);
@@ -43,26 +69,17 @@ async fn a_torn_last_line_is_skipped_and_kept_on_resume() {
 #[tokio::test]
 async fn a_rollout_without_a_valid_header_is_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[u8]); 4] = [
-        ("empty", b""),
-        ("garbage", b"not json at all\n{\"ts\":1}\n"),
-        (
-            "torn header",
-            br#"{"ts":1,"type":"session_meta","payload":{"id":"#,
-        ),
+    let files = bad_header_files(
+        dir.path(),
+        b"not json at all\n{\"ts\":1}\n",
         (
             "torn header, more lines",
             b"{\"ts\":1,\"type\":\"session_meta\",\"pay\n{\"ts\":2,\"type\":\"thread_name_set\",\"payload\":{\"name\":\"x\"}}\n",
         ),
-    ];
-    for (name, bytes) in cases {
-        let path = dir.path().join(format!("{name}.jsonl"));
-        std::fs::write(&path, bytes).unwrap();
+    );
+    for (name, path, bytes) in files {
         let err = RolloutWriter::resume(&path).await.unwrap_err();
-        assert!(
-            matches!(err, RolloutError::BadHeader { .. }),
-            "{name}: {err}"
-        );
+        assert_bad_header(name, &err);
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}");
     }
 }
@@ -70,16 +87,9 @@ async fn a_rollout_without_a_valid_header_is_refused_untouched() {
 #[tokio::test]
 async fn a_complete_unterminated_last_line_is_kept() {
     let home = tempfile::tempdir().unwrap();
-    let (writer, _) = new_writer(home.path()).await;
-    let path = writer.path().to_path_buf();
-    writer.close().await.unwrap();
+    let (path, _) = closed_rollout(home.path()).await;
     let line = RolloutLine::now(RolloutRecord::ThreadNameSet { name: "a".into() });
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    file.write_all(&serde_json::to_vec(&line).unwrap()).unwrap();
-    drop(file);
+    append_bytes(&path, &serde_json::to_vec(&line).unwrap());
     assert_eq!(read_rollout(&path).unwrap().name.as_deref(), Some("a"));
 
     let writer = RolloutWriter::resume(&path).await.unwrap();
@@ -94,27 +104,18 @@ async fn a_complete_unterminated_last_line_is_kept() {
 #[test]
 fn a_rollout_without_a_valid_header_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[u8]); 4] = [
-        ("empty", b""),
-        ("garbage", b"not json at all\n"),
-        (
-            "torn header",
-            br#"{"ts":1,"type":"session_meta","payload":{"id":"#,
-        ),
+    let files = bad_header_files(
+        dir.path(),
+        b"not json at all\n",
         (
             "no header",
             br#"{"ts":1,"type":"thread_name_set","payload":{"name":"x"}}
 "#,
         ),
-    ];
-    for (name, bytes) in cases {
-        let path = dir.path().join(format!("{name}.jsonl"));
-        std::fs::write(&path, bytes).unwrap();
+    );
+    for (name, path, _) in files {
         let err = read_rollout(&path).unwrap_err();
-        assert!(
-            matches!(err, RolloutError::BadHeader { .. }),
-            "{name}: {err}"
-        );
+        assert_bad_header(name, &err);
         assert!(err.to_string().contains("no valid session header"), "{err}");
     }
     let missing = read_rollout(&dir.path().join("missing.jsonl")).unwrap_err();
@@ -125,10 +126,9 @@ fn a_rollout_without_a_valid_header_is_an_error() {
 async fn a_turn_cut_by_a_crash_is_interrupted() {
     let home = tempfile::tempdir().unwrap();
     let (writer, _) = new_writer(home.path()).await;
+    new_turn(&writer, "one", "first", Some(TurnStatus::Completed));
+    new_turn(&writer, "two", "partial", None);
     let path = writer.path().to_path_buf();
-    let (turn1, turn2) = (new_turn_id(), new_turn_id());
-    write_turn(&writer, &turn1, "one", "first", Some(TurnStatus::Completed));
-    write_turn(&writer, &turn2, "two", "partial", None);
     writer.append(RolloutRecord::ResponseItem(ResponseItem::FunctionCall {
         id: None,
         name: "exec_command".into(),
@@ -164,14 +164,7 @@ async fn a_turn_cut_by_a_crash_is_interrupted() {
     // Resumed later: the cut turn stays interrupted, its marker sits before the next turn.
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let writer = RolloutWriter::resume(&path).await.unwrap();
-    let turn3 = new_turn_id();
-    write_turn(
-        &writer,
-        &turn3,
-        "three",
-        "third",
-        Some(TurnStatus::Completed),
-    );
+    new_turn(&writer, "three", "third", Some(TurnStatus::Completed));
     writer.close().await.unwrap();
     let replay = read_rollout(&path).unwrap();
     assert_eq!(
@@ -200,8 +193,7 @@ async fn a_turn_cut_by_a_crash_is_interrupted() {
 async fn an_interrupted_turn_keeps_the_runtime_marker_only() {
     let home = tempfile::tempdir().unwrap();
     let (writer, _) = new_writer(home.path()).await;
-    let turn = new_turn_id();
-    write_turn(&writer, &turn, "go", "going", Some(TurnStatus::Interrupted));
+    new_turn(&writer, "go", "going", Some(TurnStatus::Interrupted));
     writer.flush(false).await.unwrap();
     let replay = read_rollout(writer.path()).unwrap();
     assert_eq!(replay.turns[0].status, TurnStatus::Interrupted);

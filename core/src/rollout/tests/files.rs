@@ -39,9 +39,7 @@ async fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
 #[tokio::test]
 async fn archive_and_unarchive_move_the_file() {
     let home = tempfile::tempdir().unwrap();
-    let (writer, id) = new_writer(home.path()).await;
-    let path = writer.path().to_path_buf();
-    writer.close().await.unwrap();
+    let (path, id) = closed_rollout(home.path()).await;
 
     let archived = archive(home.path(), &path).unwrap();
     assert!(!path.exists() && archived.exists());
@@ -88,9 +86,7 @@ async fn find_and_list_walk_both_trees() {
     let odd_path = writer.path().to_path_buf();
     writer.close().await.unwrap();
     assert!(odd_path.ends_with("sessions/1970/01/04/rollout-1970-01-04T00-00-00-not-a-uuid.jsonl"));
-    let (writer, id) = new_writer(home.path()).await;
-    let path = writer.path().to_path_buf();
-    writer.close().await.unwrap();
+    let (path, id) = closed_rollout(home.path()).await;
     let moved = archive(home.path(), &path).unwrap();
     std::fs::write(home.path().join(SESSIONS_DIR).join("notes.txt"), "x").unwrap();
 

@@ -6,19 +6,12 @@ use super::*;
 async fn compaction_restarts_the_history() {
     let home = tempfile::tempdir().unwrap();
     let (writer, _) = new_writer(home.path()).await;
-    let (turn1, turn2) = (new_turn_id(), new_turn_id());
-    write_turn(&writer, &turn1, "one", "first", Some(TurnStatus::Completed));
+    new_turn(&writer, "one", "first", Some(TurnStatus::Completed));
     writer.append(RolloutRecord::Compacted {
         summary: "we talked".into(),
         replacement_history: vec![ResponseItem::user_text("summary: we talked")],
     });
-    write_turn(
-        &writer,
-        &turn2,
-        "two",
-        "second",
-        Some(TurnStatus::Completed),
-    );
+    new_turn(&writer, "two", "second", Some(TurnStatus::Completed));
     writer.flush(false).await.unwrap();
     let replay = read_rollout(writer.path()).unwrap();
     assert_eq!(
@@ -34,17 +27,10 @@ async fn compaction_restarts_the_history() {
 async fn fork_lines_copy_history_and_close_an_open_turn() {
     let home = tempfile::tempdir().unwrap();
     let (writer, source_id) = new_writer(home.path()).await;
-    let (turn1, turn2, turn3) = (new_turn_id(), new_turn_id(), new_turn_id());
-    write_turn(&writer, &turn1, "one", "first", Some(TurnStatus::Completed));
-    write_turn(
-        &writer,
-        &turn2,
-        "two",
-        "second",
-        Some(TurnStatus::Completed),
-    );
+    let turn1 = new_turn(&writer, "one", "first", Some(TurnStatus::Completed));
+    new_turn(&writer, "two", "second", Some(TurnStatus::Completed));
     writer.append(RolloutRecord::ThreadNameSet { name: "src".into() });
-    write_turn(&writer, &turn3, "three", "partial", None);
+    let turn3 = new_turn(&writer, "three", "partial", None);
     writer.flush(false).await.unwrap();
     let (lines, _) = read_lines(writer.path()).unwrap();
 

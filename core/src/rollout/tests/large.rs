@@ -62,9 +62,7 @@ async fn large_round_trip(items: usize) -> std::time::Duration {
 #[tokio::test]
 async fn a_big_file_skips_bad_lines_when_parsed_in_parallel() {
     let home = tempfile::tempdir().unwrap();
-    let (writer, _) = new_writer(home.path()).await;
-    let path = writer.path().to_path_buf();
-    writer.close().await.unwrap();
+    let (path, _) = closed_rollout(home.path()).await;
     let mut data = Vec::new();
     let mut expected = Vec::new();
     let mut n = 0;
@@ -80,12 +78,7 @@ async fn a_big_file_skips_bad_lines_when_parsed_in_parallel() {
         n += 1;
     }
     data.extend_from_slice(br#"{"ts":1,"type":"response_item","payload":{"#);
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap()
-        .write_all(&data)
-        .unwrap();
+    append_bytes(&path, &data);
     let replay = read_rollout(&path).unwrap();
     assert_eq!(replay.skipped_lines, 2);
     assert_eq!(texts(&replay.history), expected);

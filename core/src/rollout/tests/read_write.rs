@@ -7,17 +7,14 @@ async fn write_then_read_rebuilds_history_and_turns() {
     let home = tempfile::tempdir().unwrap();
     let (writer, id) = new_writer(home.path()).await;
     let path = writer.path().to_path_buf();
-    let (turn1, turn2) = (new_turn_id(), new_turn_id());
-    write_turn(
+    let turn1 = new_turn(
         &writer,
-        &turn1,
         "remember 42",
         "Okay, 42.",
         Some(TurnStatus::Completed),
     );
-    write_turn(
+    new_turn(
         &writer,
-        &turn2,
         "what number?",
         "You said 42.",
         Some(TurnStatus::Failed),

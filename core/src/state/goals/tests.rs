@@ -24,6 +24,21 @@ async fn set(
     db.set_goal(id, update, 100).await.unwrap().goal
 }
 
+/// Marks the goal of `id` (it has one): `status`, with `tokens` and `seconds` of usage at `now`.
+async fn mark(
+    db: &StateDb,
+    id: &ThreadId,
+    status: ThreadGoalStatus,
+    tokens: i64,
+    seconds: i64,
+    now: i64,
+) -> ThreadGoal {
+    db.mark_goal(id, status, tokens, seconds, now)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn goals_are_created_updated_replaced_and_cleared() {
     let (_home, db) = db().await;
@@ -210,11 +225,7 @@ async fn marking_a_goal_counts_only_active_usage_and_respects_the_budget() {
         None
     );
     set(&db, &id, "Ship", ThreadGoalStatus::Active, Some(100)).await;
-    let complete = db
-        .mark_goal(&id, ThreadGoalStatus::Complete, 150, 3, 7)
-        .await
-        .unwrap()
-        .unwrap();
+    let complete = mark(&db, &id, ThreadGoalStatus::Complete, 150, 3, 7).await;
     // Complete stays complete even past the budget; the usage is counted.
     assert_eq!(
         (
@@ -225,32 +236,20 @@ async fn marking_a_goal_counts_only_active_usage_and_respects_the_budget() {
         (ThreadGoalStatus::Complete, 150, 3)
     );
     // A goal that is not active gets no usage added.
-    let blocked = db
-        .mark_goal(&id, ThreadGoalStatus::Blocked, 40, 1, 8)
-        .await
-        .unwrap()
-        .unwrap();
+    let blocked = mark(&db, &id, ThreadGoalStatus::Blocked, 40, 1, 8).await;
     assert_eq!(
         (blocked.status, blocked.tokens_used),
         (ThreadGoalStatus::Blocked, 150)
     );
 
     set(&db, &id, "Again", ThreadGoalStatus::Active, Some(100)).await;
-    let paused = db
-        .mark_goal(&id, ThreadGoalStatus::Paused, 30, 0, 9)
-        .await
-        .unwrap()
-        .unwrap();
+    let paused = mark(&db, &id, ThreadGoalStatus::Paused, 30, 0, 9).await;
     assert_eq!(
         (paused.status, paused.tokens_used),
         (ThreadGoalStatus::Paused, 30)
     );
     set(&db, &id, "Third", ThreadGoalStatus::Active, Some(100)).await;
     // Pausing while the usage reaches the budget: the budget wins.
-    let limited = db
-        .mark_goal(&id, ThreadGoalStatus::Paused, 100, 0, 9)
-        .await
-        .unwrap()
-        .unwrap();
+    let limited = mark(&db, &id, ThreadGoalStatus::Paused, 100, 0, 9).await;
     assert_eq!(limited.status, ThreadGoalStatus::BudgetLimited);
 }

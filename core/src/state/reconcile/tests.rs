@@ -1,13 +1,35 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use weft_protocol::ThreadId;
 
-use super::super::tests::{remove_db, write_rollout};
+use super::super::tests::{open_upgraded, raw_pool, remove_db, write_rollout};
 use super::super::{ListQuery, StateDb};
 use crate::rollout::{RolloutRecord, RolloutWriter, archive};
 
 async fn reopen(home: &Path) -> (StateDb, Option<super::RebuildReport>) {
     StateDb::open_and_catch_up(home).await.unwrap()
+}
+
+/// Stops the daemon's DB and opens it again, as the next start does.
+async fn restart(db: StateDb, home: &Path) -> (StateDb, Option<super::RebuildReport>) {
+    db.close().await;
+    drop(db);
+    reopen(home).await
+}
+
+/// Restarts and asserts the catch-up had nothing to read (`why`), then stops.
+async fn restart_reads_nothing(db: StateDb, home: &Path, why: &str) {
+    let (db, report) = restart(db, home).await;
+    assert_eq!(report, None, "{why}");
+    db.close().await;
+}
+
+/// Two threads' rollouts (1 and 2) and the DB opened over them.
+async fn indexed(home: &Path) -> ([(ThreadId, PathBuf); 2], StateDb) {
+    let first = write_rollout(home, 1, None).await;
+    let second = write_rollout(home, 2, None).await;
+    let (db, _) = reopen(home).await;
+    ([first, second], db)
 }
 
 async fn dirty_ids(db: &StateDb) -> Vec<String> {
@@ -24,19 +46,13 @@ async fn a_clean_start_reads_no_rollout() {
     write_rollout(home.path(), 2, None).await;
     let (db, report) = reopen(home.path()).await;
     assert_eq!(report.map(|r| r.indexed), Some(2), "no DB: a full rebuild");
-    db.close().await;
-    drop(db);
-    let (db, report) = reopen(home.path()).await;
-    assert_eq!(report, None, "nothing changed since the DB was written");
-    db.close().await;
+    restart_reads_nothing(db, home.path(), "nothing changed since the DB was written").await;
 }
 
 #[tokio::test]
 async fn a_thread_left_open_is_re_read_and_only_it() {
     let home = tempfile::tempdir().unwrap();
-    let (id1, path1) = write_rollout(home.path(), 1, None).await;
-    let (id2, _) = write_rollout(home.path(), 2, None).await;
-    let (db, _) = reopen(home.path()).await;
+    let ([(id1, path1), (id2, _)], db) = indexed(home.path()).await;
     // A writer opened the thread (the row is dirty) and appended a name the DB never heard
     // of before the daemon died.
     assert!(db.set_dirty(&id1, true).await.unwrap());
@@ -46,29 +62,21 @@ async fn a_thread_left_open_is_re_read_and_only_it() {
     });
     writer.close().await.unwrap();
     assert_eq!(dirty_ids(&db).await, [id1.as_str()]);
-    db.close().await;
-    drop(db);
 
-    let (db, report) = reopen(home.path()).await;
+    let (db, report) = restart(db, home.path()).await;
     let report = report.unwrap();
     assert_eq!((report.indexed, report.removed), (1, 0), "{report:?}");
     let row = db.get(&id1).await.unwrap().unwrap();
     assert_eq!(row.name.as_deref(), Some("renamed"));
     assert!(db.get(&id2).await.unwrap().is_some());
     assert!(dirty_ids(&db).await.is_empty());
-    db.close().await;
-    drop(db);
-    let (db, report) = reopen(home.path()).await;
-    assert_eq!(report, None);
-    db.close().await;
+    restart_reads_nothing(db, home.path(), "level after the re-read").await;
 }
 
 #[tokio::test]
 async fn files_added_moved_or_removed_by_hand_are_noticed() {
     let home = tempfile::tempdir().unwrap();
-    let (id1, path1) = write_rollout(home.path(), 1, None).await;
-    let (id2, path2) = write_rollout(home.path(), 2, None).await;
-    let (db, _) = reopen(home.path()).await;
+    let ([(id1, path1), (id2, path2)], db) = indexed(home.path()).await;
     db.close().await;
     drop(db);
 
@@ -126,11 +134,7 @@ async fn an_open_row_stays_dirty_until_marked_level() {
 #[tokio::test]
 async fn a_db_of_the_previous_schema_upgrades_in_place() {
     let home = tempfile::tempdir().unwrap();
-    let path = home.path().join(super::super::STATE_DB_FILE);
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let pool = raw_pool(home.path()).await;
     sqlx::migrate!("./migrations")
         .run_to(3, &pool)
         .await
@@ -144,9 +148,7 @@ async fn a_db_of_the_previous_schema_upgrades_in_place() {
     .execute(&pool)
     .await
     .unwrap();
-    pool.close().await;
-
-    let db = StateDb::open(home.path()).await.unwrap();
+    let db = open_upgraded(pool, home.path()).await;
     let old = db.get(&ThreadId::from("old")).await.unwrap().unwrap();
     assert_eq!(old.preview, "fix the parser");
     assert!(dirty_ids(&db).await.is_empty());
@@ -173,17 +175,11 @@ async fn a_rebuild_that_never_finished_is_done_again() {
     // The DB was created and migrated, and the daemon stopped before its first rebuild
     // committed: the file exists, newer than every rollout, with no rows.
     let db = StateDb::open(home.path()).await.unwrap();
-    db.close().await;
-    drop(db);
-    let (db, report) = reopen(home.path()).await;
+    let (db, report) = restart(db, home.path()).await;
     let report = report.unwrap();
     assert!(report.full, "{report:?}");
     assert_eq!(report.indexed, 2);
-    db.close().await;
-    drop(db);
-    let (db, report) = reopen(home.path()).await;
-    assert_eq!(report, None, "complete now");
-    db.close().await;
+    restart_reads_nothing(db, home.path(), "complete now").await;
 }
 
 /// A second daemon's catch-up while the first holds a thread open (issue 24 §8): the row is
@@ -196,10 +192,8 @@ async fn a_row_whose_rollout_a_writer_holds_stays_dirty() {
     let (db, _) = reopen(home.path()).await;
     let writer = RolloutWriter::resume(&path).await.unwrap();
     assert!(db.set_dirty(&id, true).await.unwrap());
-    db.close().await;
-    drop(db);
 
-    let (db, report) = reopen(home.path()).await;
+    let (db, report) = restart(db, home.path()).await;
     assert_eq!(report.map(|r| r.indexed), Some(1));
     assert_eq!(
         dirty_ids(&db).await,
@@ -226,9 +220,7 @@ async fn a_row_whose_rollout_a_writer_holds_stays_dirty() {
 #[tokio::test]
 async fn a_rebuild_leaves_held_rows_dirty() {
     let home = tempfile::tempdir().unwrap();
-    let (id, path) = write_rollout(home.path(), 1, None).await;
-    let (id2, _) = write_rollout(home.path(), 2, None).await;
-    let (db, _) = reopen(home.path()).await;
+    let ([(id, path), (id2, _)], db) = indexed(home.path()).await;
     let writer = RolloutWriter::resume(&path).await.unwrap();
     assert!(db.set_dirty(&id, true).await.unwrap());
     assert!(db.set_dirty(&id2, true).await.unwrap());

@@ -1,31 +1,19 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use weft_protocol::{ReasoningEffort, SessionSource, SortDirection, SubAgentSource};
+use weft_protocol::{SessionSource, SortDirection, SubAgentSource};
 
 use super::*;
+use crate::state::tests::{open_upgraded, raw_pool};
 use crate::state::{GoalUpdate, Lineage, ListQuery, ListSortKey, ThreadRow};
 
 fn row(id: &str, created_at: i64, source: SessionSource) -> ThreadRow {
     ThreadRow {
         id: ThreadId::from(id),
         rollout_path: PathBuf::from(format!("/home/sessions/{id}.jsonl")),
-        cwd: "/work/a".into(),
-        model: Some("gpt-test".into()),
-        model_provider: "openai".into(),
-        reasoning_effort: Some(ReasoningEffort::new("low")),
         source,
-        originator: Some("client".into()),
-        cli_version: "0.1.0".into(),
-        thread_source: None,
         preview: String::new(),
-        name: None,
-        created_at,
-        updated_at: created_at,
-        archived: false,
-        forked_from_id: None,
-        recency_at: created_at,
-        agent_closed: false,
+        ..crate::state::tests::row(0, created_at)
     }
 }
 
@@ -136,18 +124,14 @@ async fn deleting_a_thread_forgets_its_state() {
 async fn id_lineage_and_nothing_filters() {
     let home = tempfile::tempdir().unwrap();
     let db = StateDb::open(home.path()).await.unwrap();
-    db.upsert(&row("root", 1, SessionSource::Vscode))
-        .await
-        .unwrap();
-    db.upsert(&row("child", 2, spawned_by("root")))
-        .await
-        .unwrap();
-    db.upsert(&row("grandchild", 3, spawned_by("child")))
-        .await
-        .unwrap();
-    db.upsert(&row("other", 4, SessionSource::Vscode))
-        .await
-        .unwrap();
+    for row in [
+        row("root", 1, SessionSource::Vscode),
+        row("child", 2, spawned_by("root")),
+        row("grandchild", 3, spawned_by("child")),
+        row("other", 4, SessionSource::Vscode),
+    ] {
+        db.upsert(&row).await.unwrap();
+    }
 
     assert_eq!(
         ids(&db, query()).await,
@@ -244,30 +228,21 @@ fn ids_of(rows: &[ThreadRow]) -> Vec<&str> {
 #[tokio::test]
 async fn an_old_database_upgrades_in_place() {
     let home = tempfile::tempdir().unwrap();
-    let path = home.path().join(crate::state::STATE_DB_FILE);
-    {
-        let options = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true);
-        let pool = sqlx::sqlite::SqlitePool::connect_with(options)
-            .await
-            .unwrap();
-        let mut migrator = sqlx::migrate!("./migrations");
-        migrator.migrations = Cow::Owned(migrator.migrations[..1].to_vec());
-        migrator.run(&pool).await.unwrap();
-        let source = serde_json::to_string(&spawned_by("root")).unwrap();
-        sqlx::query(
-            "INSERT INTO threads (id, rollout_path, cwd, model_provider, source, source_json, \
-             cli_version, created_at, updated_at) VALUES \
-             ('child', '/r.jsonl', '/w', 'openai', 'subAgentThreadSpawn', $1, '0.1.0', 5, 9)",
-        )
-        .bind(source)
-        .execute(&pool)
-        .await
-        .unwrap();
-        pool.close().await;
-    }
-    let db = StateDb::open(home.path()).await.unwrap();
+    let pool = raw_pool(home.path()).await;
+    let mut migrator = sqlx::migrate!("./migrations");
+    migrator.migrations = Cow::Owned(migrator.migrations[..1].to_vec());
+    migrator.run(&pool).await.unwrap();
+    let source = serde_json::to_string(&spawned_by("root")).unwrap();
+    sqlx::query(
+        "INSERT INTO threads (id, rollout_path, cwd, model_provider, source, source_json, \
+         cli_version, created_at, updated_at) VALUES \
+         ('child', '/r.jsonl', '/w', 'openai', 'subAgentThreadSpawn', $1, '0.1.0', 5, 9)",
+    )
+    .bind(source)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let db = open_upgraded(pool, home.path()).await;
     let child = db.get(&ThreadId::from("child")).await.unwrap().unwrap();
     assert_eq!(
         (child.created_at, child.updated_at, child.recency_at),
