@@ -9,7 +9,7 @@ mod v2;
 
 use std::collections::BTreeMap;
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde_json::Value;
 use weft_protocol::{
     CollabAgentState, CollabAgentTool, CollabAgentToolCallItem, CollabAgentToolCallStatus, ItemId,
@@ -19,7 +19,7 @@ use weft_protocol::{
 pub use specs::{NAMESPACE_DESCRIPTION, V1_NAMESPACE, V2_NAMESPACE, namespace, v1_tools, v2_tools};
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use super::tool_search::Deferred;
 use crate::agents::AgentCaller;
 use crate::config::AgentSurface;
@@ -34,6 +34,7 @@ pub(crate) struct AgentTools {
     pub caller: Option<AgentCaller>,
 }
 
+#[async_trait]
 impl Tool for AgentTools {
     fn name(&self) -> &str {
         "multi-agent tools"
@@ -47,19 +48,16 @@ impl Tool for AgentTools {
         is_agent_call(call)
     }
 
-    fn mutates(&self) -> bool {
-        false
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: false,
+            concurrency: Concurrency::Parallel,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Parallel
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let text = handle(call, turn, self.caller.as_ref()).await;
-            ToolOutput::Text(text.unwrap_or_else(|| format!("unsupported call: {}", call.name)))
-        })
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        let text = handle(call, turn, self.caller.as_ref()).await;
+        ToolOutput::Text(text.unwrap_or_else(|| format!("unsupported call: {}", call.name)))
     }
 }
 

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde_json::{Value, json};
 use weft_protocol::{
     DynamicToolCallItem, DynamicToolCallOutputContentItem, DynamicToolCallParams,
@@ -26,7 +26,7 @@ use weft_protocol::{
 
 use super::approval;
 use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams};
 use crate::model::{ContentItem, ToolOutput};
 use crate::time::now_ms;
@@ -53,6 +53,7 @@ pub(crate) struct DynamicTools {
     pub tools: Arc<Vec<DynamicToolSpec>>,
 }
 
+#[async_trait]
 impl Tool for DynamicTools {
     fn name(&self) -> &str {
         "dynamic tools"
@@ -66,23 +67,20 @@ impl Tool for DynamicTools {
         call.is_function() && resolve(&self.tools, call.namespace.as_deref(), &call.name).is_some()
     }
 
-    fn mutates(&self) -> bool {
-        true
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: true,
+            concurrency: Concurrency::Exclusive,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Exclusive
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            match resolve(&self.tools, call.namespace.as_deref(), &call.name) {
-                Some((namespace, tool)) => {
-                    self::call(turn, &call.call_id, namespace, tool, call.arguments()).await
-                }
-                None => ToolOutput::Text(format!("unsupported call: {}", call.name)),
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        match resolve(&self.tools, call.namespace.as_deref(), &call.name) {
+            Some((namespace, tool)) => {
+                self::call(turn, &call.call_id, namespace, tool, call.arguments()).await
             }
-        })
+            None => ToolOutput::Text(format!("unsupported call: {}", call.name)),
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -39,7 +39,7 @@ use weft_protocol::{
 use super::approval::{self, ApprovalWaits, CommandPlan, Decision, Mode, SessionApprovals};
 use super::command_actions::command_actions;
 use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
 use crate::exec::{
     EXEC_COMMAND_TOOL, ExecError, ExecOutput, ExecSessions, OUTPUT_BUFFER_CAP, WRITE_STDIN_TOOL,
@@ -96,6 +96,7 @@ pub(crate) struct ExecCommandTool {
     pub escalation: bool,
 }
 
+#[async_trait]
 impl Tool for ExecCommandTool {
     fn name(&self) -> &str {
         EXEC_COMMAND_TOOL
@@ -109,23 +110,20 @@ impl Tool for ExecCommandTool {
         }]
     }
 
-    fn mutates(&self) -> bool {
-        true
-    }
-
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Parallel
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: true,
+            concurrency: Concurrency::Parallel,
+        }
     }
 
     fn aborted(&self, elapsed: Duration) -> String {
         format_aborted_for_model(elapsed)
     }
 
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let text = exec_command(&self.context, &call.call_id, call.arguments(), turn).await;
-            ToolOutput::Text(text)
-        })
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        let text = exec_command(&self.context, &call.call_id, call.arguments(), turn).await;
+        ToolOutput::Text(text)
     }
 }
 
@@ -135,6 +133,7 @@ pub(crate) struct WriteStdinTool {
     pub context: Arc<ExecContext>,
 }
 
+#[async_trait]
 impl Tool for WriteStdinTool {
     fn name(&self) -> &str {
         WRITE_STDIN_TOOL
@@ -144,23 +143,20 @@ impl Tool for WriteStdinTool {
         vec![write_stdin_tool_spec()]
     }
 
-    fn mutates(&self) -> bool {
-        true
-    }
-
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Exclusive
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: true,
+            concurrency: Concurrency::Exclusive,
+        }
     }
 
     fn aborted(&self, elapsed: Duration) -> String {
         format_aborted_for_model(elapsed)
     }
 
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let text = write_stdin(&self.context, &call.call_id, call.arguments(), turn).await;
-            ToolOutput::Text(text)
-        })
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        let text = write_stdin(&self.context, &call.call_id, call.arguments(), turn).await;
+        ToolOutput::Text(text)
     }
 }
 

@@ -7,13 +7,13 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{ThreadGoal, ThreadGoalStatus};
 
 use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::ThreadEvent;
 use crate::goals::{GoalTurnUsage, remaining_tokens};
 use crate::model::ToolOutput;
@@ -76,6 +76,7 @@ pub(crate) struct GoalTool {
     pub goals: GoalTools,
 }
 
+#[async_trait]
 impl Tool for GoalTool {
     fn name(&self) -> &str {
         self.name
@@ -91,18 +92,15 @@ impl Tool for GoalTool {
             .collect()
     }
 
-    fn mutates(&self) -> bool {
-        false
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: false,
+            concurrency: Concurrency::Exclusive,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Exclusive
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            ToolOutput::Text(run(self.name, &self.goals, call.arguments(), turn).await)
-        })
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        ToolOutput::Text(run(self.name, &self.goals, call.arguments(), turn).await)
     }
 }
 

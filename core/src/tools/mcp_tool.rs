@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use weft_protocol::{
     ItemId, McpElicitationSchema, McpServerElicitationRequest, McpServerElicitationRequestParams,
@@ -25,7 +25,7 @@ use weft_protocol::{
 
 use super::approval::{self, ApprovalWaits, Mode};
 use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
 use crate::mcp::{ApprovalMode, CallError, McpPool, OfferedServer};
 use crate::model::ToolOutput;
@@ -132,6 +132,7 @@ impl McpTools {
     }
 }
 
+#[async_trait]
 impl Tool for McpTools {
     fn name(&self) -> &str {
         "mcp tools"
@@ -147,36 +148,33 @@ impl Tool for McpTools {
                 || resolve(&self.pool, call.namespace.as_deref(), &call.name).is_some())
     }
 
-    fn mutates(&self) -> bool {
-        true
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: true,
+            concurrency: Concurrency::Parallel,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Parallel
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let arguments = call.arguments();
-            if self.is_resource_call(call) {
-                return ToolOutput::Text(resource_tool(&self.pool, &call.name, arguments).await);
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        let arguments = call.arguments();
+        if self.is_resource_call(call) {
+            return ToolOutput::Text(resource_tool(&self.pool, &call.name, arguments).await);
+        }
+        match resolve(&self.pool, call.namespace.as_deref(), &call.name) {
+            Some(target) => {
+                self::call(
+                    &self.pool,
+                    &self.grants,
+                    &self.waits,
+                    turn,
+                    &call.call_id,
+                    target,
+                    arguments,
+                )
+                .await
             }
-            match resolve(&self.pool, call.namespace.as_deref(), &call.name) {
-                Some(target) => {
-                    self::call(
-                        &self.pool,
-                        &self.grants,
-                        &self.waits,
-                        turn,
-                        &call.call_id,
-                        target,
-                        arguments,
-                    )
-                    .await
-                }
-                None => ToolOutput::Text(format!("unsupported call: {}", call.name)),
-            }
-        })
+            None => ToolOutput::Text(format!("unsupported call: {}", call.name)),
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde_json::Value;
 use weft_protocol::server_requests::FileChangeRequestApprovalParams;
@@ -41,7 +41,7 @@ use super::apply_patch::{
 };
 use super::approval::{self, ApprovalWaits, Decision, Mode, PatchPlanDecision, SessionApprovals};
 use super::context::{ToolCall, ToolInput, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
 use crate::model::ToolOutput;
 use crate::sandbox::SandboxSpec;
@@ -69,6 +69,7 @@ pub(crate) struct ApplyPatchTool {
     pub plan_mode: bool,
 }
 
+#[async_trait]
 impl Tool for ApplyPatchTool {
     fn name(&self) -> &str {
         apply_patch::TOOL_NAME
@@ -87,35 +88,32 @@ impl Tool for ApplyPatchTool {
         call.name == apply_patch::TOOL_NAME
     }
 
-    fn mutates(&self) -> bool {
-        true
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: true,
+            concurrency: Concurrency::Exclusive,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Exclusive
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let text = if self.plan_mode {
-                PLAN_MODE_NO_PATCH.to_string()
-            } else {
-                match &call.input {
-                    ToolInput::Function(args) => {
-                        match apply_patch::patch_from_function_arguments(args) {
-                            Ok(patch) => {
-                                apply(self, &call.call_id, &patch, Variant::Function, turn).await
-                            }
-                            Err(err) => format!("failed to parse function arguments: {err}"),
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        let text = if self.plan_mode {
+            PLAN_MODE_NO_PATCH.to_string()
+        } else {
+            match &call.input {
+                ToolInput::Function(args) => {
+                    match apply_patch::patch_from_function_arguments(args) {
+                        Ok(patch) => {
+                            apply(self, &call.call_id, &patch, Variant::Function, turn).await
                         }
-                    }
-                    ToolInput::Custom(patch) => {
-                        apply(self, &call.call_id, patch, Variant::Freeform, turn).await
+                        Err(err) => format!("failed to parse function arguments: {err}"),
                     }
                 }
-            };
-            ToolOutput::Text(text)
-        })
+                ToolInput::Custom(patch) => {
+                    apply(self, &call.call_id, patch, Variant::Freeform, turn).await
+                }
+            }
+        };
+        ToolOutput::Text(text)
     }
 }
 

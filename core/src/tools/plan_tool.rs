@@ -2,13 +2,13 @@
 //! `turn/plan/updated` and a `plan` item (id = the call id) whose text is the plan as a
 //! checklist. The model gets `Plan updated`.
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{ItemId, PlanItem, ThreadItem, TurnPlanStep, TurnPlanStepStatus};
 
 use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::ThreadEvent;
 use crate::model::ToolOutput;
 use crate::time::now_ms;
@@ -19,6 +19,7 @@ pub const UPDATE_PLAN_TOOL: &str = "update_plan";
 /// `update_plan`: exclusive; changes nothing but the plan.
 pub(crate) struct UpdatePlanTool;
 
+#[async_trait]
 impl Tool for UpdatePlanTool {
     fn name(&self) -> &str {
         UPDATE_PLAN_TOOL
@@ -28,18 +29,15 @@ impl Tool for UpdatePlanTool {
         vec![update_plan_tool_spec()]
     }
 
-    fn mutates(&self) -> bool {
-        false
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: false,
+            concurrency: Concurrency::Exclusive,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Exclusive
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            ToolOutput::Text(update_plan(&call.call_id, call.arguments(), turn).await)
-        })
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        ToolOutput::Text(update_plan(&call.call_id, call.arguments(), turn).await)
     }
 }
 

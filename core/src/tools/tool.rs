@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde_json::Value;
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
@@ -36,6 +36,16 @@ pub fn history_truncation() -> TruncationPolicy {
     TruncationPolicy::Tokens(DEFAULT_MAX_OUTPUT_TOKENS).scaled(1.2)
 }
 
+/// What a tool's calls may do: change the environment or not, and
+/// run beside other calls or alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effects {
+    /// Whether a call may change the environment (files, processes, the world outside).
+    pub mutates: bool,
+    /// Whether a call runs beside the thread's other calls.
+    pub concurrency: Concurrency,
+}
+
 /// Whether a call runs beside the thread's other calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Concurrency {
@@ -45,7 +55,9 @@ pub enum Concurrency {
     Exclusive,
 }
 
-/// One tool (or one family of tools sharing a context) the model may call.
+/// One tool (or one family of tools sharing a context) the model may call. `call` is an
+/// `async fn` made object-safe by `async_trait` (the set holds `Arc<dyn Tool>`).
+#[async_trait]
 pub trait Tool: Send + Sync {
     /// The name the model calls it by (for a family, the family's name).
     fn name(&self) -> &str;
@@ -60,11 +72,8 @@ pub trait Tool: Send + Sync {
         call.name == self.name() && call.is_function()
     }
 
-    /// Whether a call may change the environment (files, processes, the world outside).
-    fn mutates(&self) -> bool;
-
-    /// Whether a call runs beside the thread's other calls.
-    fn concurrency(&self) -> Concurrency;
+    /// What a call may do to the environment and whether it runs beside other calls.
+    fn effects(&self) -> Effects;
 
     /// What the model gets for a call interrupted before it started (docs/architecture.md §8.6).
     fn aborted(&self, elapsed: Duration) -> String {
@@ -75,7 +84,7 @@ pub trait Tool: Send + Sync {
     }
 
     /// Run one call this tool claims; the output is what the model gets (before truncation).
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput>;
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput;
 }
 
 /// The thread's call lock: parallel calls share it, exclusive ones take it alone.
@@ -165,7 +174,7 @@ impl ToolSet {
         let guard = tokio::select! {
             biased;
             () = turn.cancel.cancelled() => None,
-            guard = self.lock_for(tool.concurrency()) => Some(guard),
+            guard = self.lock_for(tool.effects().concurrency) => Some(guard),
         };
         let output = match guard {
             None => ToolOutput::Text(tool.aborted(started.elapsed())),

@@ -5,7 +5,7 @@
 //! for the answer; an interrupt withdraws the request (clients get `serverRequest/resolved`)
 //! and the call ends as aborted.
 
-use futures::future::BoxFuture;
+use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{
@@ -15,7 +15,7 @@ use weft_protocol::{
 
 use super::approval;
 use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Tool};
+use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams};
 use crate::model::ToolOutput;
 
@@ -25,6 +25,7 @@ pub const REQUEST_USER_INPUT_TOOL: &str = "request_user_input";
 /// `request_user_input`, offered once a client chose a collaboration mode. Exclusive.
 pub(crate) struct RequestUserInputTool;
 
+#[async_trait]
 impl Tool for RequestUserInputTool {
     fn name(&self) -> &str {
         REQUEST_USER_INPUT_TOOL
@@ -34,18 +35,15 @@ impl Tool for RequestUserInputTool {
         vec![request_user_input_tool_spec()]
     }
 
-    fn mutates(&self) -> bool {
-        false
+    fn effects(&self) -> Effects {
+        Effects {
+            mutates: false,
+            concurrency: Concurrency::Exclusive,
+        }
     }
 
-    fn concurrency(&self) -> Concurrency {
-        Concurrency::Exclusive
-    }
-
-    fn call<'a>(&'a self, call: &'a ToolCall, turn: &'a ToolTurn) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            ToolOutput::Text(request_user_input(&call.call_id, call.arguments(), turn).await)
-        })
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        ToolOutput::Text(request_user_input(&call.call_id, call.arguments(), turn).await)
     }
 }
 
