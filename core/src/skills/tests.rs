@@ -29,35 +29,37 @@ impl Layout {
         let ws = root.join("ws");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
-        skill(
-            &ws.join(".codex/skills/dotcodex"),
-            "name: dotcodex-skill\ndescription: d1",
-        );
-        skill(
-            &ws.join(".agents/skills/ws"),
-            "name: ws-agents-skill\ndescription: d2",
-        );
-        skill(
-            &ws.join("sub/.agents/skills/s"),
-            "name: sub-skill\ndescription: d3",
-        );
-        skill(
-            &root.join("weft/skills/group/nested"),
-            "name: nested-skill\ndescription: >\n  folded\n  text",
-        );
-        skill(&root.join("weft/skills/noname"), "description: only desc");
-        skill(
-            &root.join("weft/skills/.system/hidden"),
-            "name: hidden\ndescription: h",
-        );
-        skill(
-            &root.join("home/.agents/skills/h"),
-            "name: home-agent-skill\ndescription: d4\nmetadata:\n  short-description: short",
-        );
-        std::fs::create_dir_all(root.join("weft/skills/bad")).unwrap();
-        std::fs::write(root.join("weft/skills/bad/SKILL.md"), "no front matter\n").unwrap();
-        skill(&root.join("weft/skills/nodesc"), "name: nodesc");
-        skill(&root.join("weft/skills/yaml"), "name: [unclosed");
+        let weft = root.join("weft/skills");
+        for (dir, front) in [
+            (
+                ws.join(".codex/skills/dotcodex"),
+                "name: dotcodex-skill\ndescription: d1",
+            ),
+            (
+                ws.join(".agents/skills/ws"),
+                "name: ws-agents-skill\ndescription: d2",
+            ),
+            (
+                ws.join("sub/.agents/skills/s"),
+                "name: sub-skill\ndescription: d3",
+            ),
+            (
+                weft.join("group/nested"),
+                "name: nested-skill\ndescription: >\n  folded\n  text",
+            ),
+            (weft.join("noname"), "description: only desc"),
+            (weft.join(".system/hidden"), "name: hidden\ndescription: h"),
+            (
+                root.join("home/.agents/skills/h"),
+                "name: home-agent-skill\ndescription: d4\nmetadata:\n  short-description: short",
+            ),
+        ] {
+            skill(&dir, front);
+        }
+        std::fs::create_dir_all(weft.join("bad")).unwrap();
+        std::fs::write(weft.join("bad/SKILL.md"), "no front matter\n").unwrap();
+        skill(&weft.join("nodesc"), "name: nodesc");
+        skill(&weft.join("yaml"), "name: [unclosed");
         Layout { _tmp: tmp, root }
     }
 
@@ -217,22 +219,21 @@ fn hostile_skill_files_are_reported_not_read() {
     let names: Vec<&str> = outcome.skills.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["fine", "pipe", "zero"]);
     assert!(!outcome.incomplete);
-    assert_eq!(
-        errors_for(&outcome, "zero/agents/openai.yaml"),
-        ["failed to read file: not a regular file (a character device)"]
-    );
-    assert_eq!(
-        errors_for(&outcome, "pipe/agents/openai.yaml"),
-        ["failed to read file: not a regular file (a FIFO)"]
-    );
-    assert_eq!(
-        errors_for(&outcome, "fifo/SKILL.md"),
-        ["failed to read file: not a regular file (a FIFO)"]
-    );
-    assert_eq!(
-        errors_for(&outcome, "sparse/SKILL.md"),
-        ["failed to read file: larger than 1048576 bytes (limits.max_skill_file_bytes)"]
-    );
+    let not_regular = "failed to read file: not a regular file";
+    for (file, error) in [
+        (
+            "zero/agents/openai.yaml",
+            format!("{not_regular} (a character device)"),
+        ),
+        ("pipe/agents/openai.yaml", format!("{not_regular} (a FIFO)")),
+        ("fifo/SKILL.md", format!("{not_regular} (a FIFO)")),
+        (
+            "sparse/SKILL.md",
+            "failed to read file: larger than 1048576 bytes (limits.max_skill_file_bytes)".into(),
+        ),
+    ] {
+        assert_eq!(errors_for(&outcome, file), [error.as_str()], "{file}");
+    }
     assert_eq!(outcome.errors.len(), 4, "{:?}", outcome.errors);
 }
 

@@ -1,20 +1,16 @@
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use weft_protocol::{
-    AskForApproval, SandboxPolicy, ThreadGoalStatus, ThreadId, ThreadTokenUsage,
-    TokenUsageBreakdown, TurnId,
-};
+use weft_protocol::{ThreadGoalStatus, ThreadId, ThreadTokenUsage, TokenUsageBreakdown, TurnId};
 
 use super::*;
-use crate::events::{EventSink, ServerRequestOutcome, ServerRequestParams};
 use crate::state::GoalUpdate;
-use crate::tools::context::{ToolCall, ToolInput};
+use crate::tools::context::ToolInput;
 use crate::tools::offer::ToolOffer;
 use crate::tools::runtime::ToolRuntime;
+use crate::tools::tests::{ScriptedSink, plain_turn, tool_call};
 
 /// A call context and what the turn offers.
 #[derive(Clone)]
@@ -23,29 +19,10 @@ struct TestTurn {
     offer: ToolOffer,
 }
 
-/// Keeps the events the tools emit.
-#[derive(Default)]
-struct Recorder(Mutex<Vec<ThreadEvent>>);
-
-impl EventSink for Recorder {
-    fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
-        self.0.lock().push(event);
-        Box::pin(async {})
-    }
-
-    fn request<'a>(
-        &'a self,
-        _thread: &'a ThreadId,
-        _params: ServerRequestParams,
-    ) -> BoxFuture<'a, ServerRequestOutcome> {
-        Box::pin(async { ServerRequestOutcome::Cancelled })
-    }
-}
-
 struct Fixture {
     _home: tempfile::TempDir,
     db: StateDb,
-    sink: Arc<Recorder>,
+    sink: Arc<ScriptedSink>,
     totals: Arc<Mutex<ThreadTokenUsage>>,
     turn: TestTurn,
 }
@@ -54,7 +31,7 @@ impl Fixture {
     async fn new() -> Fixture {
         let home = tempfile::tempdir().unwrap();
         let db = StateDb::open(home.path()).await.unwrap();
-        let sink = Arc::new(Recorder::default());
+        let sink = Arc::new(ScriptedSink::default());
         let totals = Arc::new(Mutex::new(ThreadTokenUsage::default()));
         let goals = GoalTools::On {
             db: db.clone(),
@@ -75,13 +52,12 @@ impl Fixture {
         serde_json::from_str(&text).unwrap_or(Value::String(text))
     }
 
+    async fn create(&self, args: Value) -> Value {
+        self.call("create_goal", args).await
+    }
+
     async fn text(&self, name: &str, args: &str) -> String {
-        let call = ToolCall {
-            call_id: "call_1".into(),
-            name: name.into(),
-            namespace: None,
-            input: ToolInput::Function(args.into()),
-        };
+        let call = tool_call("call_1", name, ToolInput::Function(args.into()));
         let TestTurn { turn, offer } = self.turn.clone();
         match ToolRuntime::new()
             .tool_set(&offer, &turn)
@@ -107,28 +83,19 @@ impl Fixture {
     /// The goals announced so far, with their turn ids.
     fn announced(&self) -> Vec<(Option<TurnId>, ThreadGoalStatus)> {
         self.sink
-            .0
-            .lock()
-            .iter()
+            .events()
+            .into_iter()
             .filter_map(|event| match event {
-                ThreadEvent::GoalUpdated { turn_id, goal } => Some((turn_id.clone(), goal.status)),
+                ThreadEvent::GoalUpdated { turn_id, goal } => Some((turn_id, goal.status)),
                 _ => None,
             })
             .collect()
     }
 }
 
-fn turn_with(sink: Arc<Recorder>, goals: GoalTools) -> TestTurn {
+fn turn_with(sink: Arc<ScriptedSink>, goals: GoalTools) -> TestTurn {
     TestTurn {
-        turn: ToolTurn {
-            thread_id: ThreadId::from("thread"),
-            turn_id: TurnId::from("turn-1"),
-            sink,
-            cancel: CancellationToken::new(),
-            cwd: std::env::temp_dir(),
-            approval_policy: AskForApproval::Never,
-            sandbox: SandboxPolicy::DangerFullAccess,
-        },
+        turn: plain_turn(sink, "turn-1", CancellationToken::new()),
         offer: ToolOffer {
             goals,
             ..ToolOffer::default()
@@ -230,10 +197,7 @@ async fn create_makes_an_active_goal_and_refuses_over_an_unfinished_one() {
     );
     f.spend(30);
     let created = f
-        .call(
-            "create_goal",
-            json!({"objective": "  Port the parser  ", "token_budget": 500}),
-        )
+        .create(json!({"objective": "  Port the parser  ", "token_budget": 500}))
         .await;
     assert_eq!(created["goal"]["objective"], "Port the parser");
     assert_eq!(created["goal"]["status"], "active");
@@ -252,11 +216,11 @@ async fn create_makes_an_active_goal_and_refuses_over_an_unfinished_one() {
         created
     );
 
-    let again = f.call("create_goal", json!({"objective": "Other"})).await;
+    let again = f.create(json!({"objective": "Other"})).await;
     assert_eq!(again, Value::String(UNFINISHED.into()));
     for status in ["paused", "blocked"] {
         f.call("update_goal", json!({"status": status})).await;
-        let refused = f.call("create_goal", json!({"objective": "Other"})).await;
+        let refused = f.create(json!({"objective": "Other"})).await;
         assert_eq!(refused, Value::String(UNFINISHED.into()), "{status}");
     }
     assert_eq!(
@@ -291,15 +255,12 @@ async fn create_replaces_a_complete_goal_and_checks_its_arguments() {
     );
     assert!(f.announced().is_empty(), "nothing changed, nothing told");
 
-    f.call("create_goal", json!({"objective": "First"})).await;
+    f.create(json!({"objective": "First"})).await;
     f.spend(70);
     let complete = f.call("update_goal", json!({"status": "complete"})).await;
     assert_eq!(complete["goal"]["tokensUsed"], 70);
     let replaced = f
-        .call(
-            "create_goal",
-            json!({"objective": "Second", "token_budget": 10}),
-        )
+        .create(json!({"objective": "Second", "token_budget": 10}))
         .await;
     assert_eq!(replaced["goal"]["objective"], "Second");
     assert_eq!(replaced["goal"]["status"], "active");
@@ -371,7 +332,7 @@ async fn without_goals_the_tools_are_refused() {
         ..Fixture::new().await
     };
     assert_eq!(
-        off.call("create_goal", json!({"objective": "x"})).await,
+        off.create(json!({"objective": "x"})).await,
         Value::String("unsupported call: create_goal".into())
     );
 }

@@ -11,8 +11,9 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use weft_protocol::{
-    AskForApproval, CommandExecutionSource, CommandExecutionStatus, PatchApplyStatus,
-    SandboxPolicy, ThreadActiveFlag, ThreadId, ThreadItemDetails, ThreadStatus, TurnId,
+    AskForApproval, CommandExecutionSource, CommandExecutionStatus, DynamicToolCallParams,
+    PatchApplyStatus, SandboxPolicy, ThreadActiveFlag, ThreadId, ThreadItemDetails, ThreadStatus,
+    TurnId,
 };
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
@@ -31,39 +32,75 @@ mod plan;
 /// What the sink saw, in order: events and requests.
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)]
-enum Seen {
+pub(super) enum Seen {
     Event(ThreadEvent),
     Request(ServerRequestParams),
 }
 
+/// The tools' tests' sink (the dynamic and goal tools' tests too): records every event and
+/// request, answers requests from a script and cancels those past its end.
 #[derive(Default)]
-struct ScriptedSink {
+pub(super) struct ScriptedSink {
     seen: Mutex<Vec<Seen>>,
     answers: Mutex<VecDeque<Option<ServerRequestOutcome>>>,
 }
 
 impl ScriptedSink {
-    fn answer(&self, outcome: ServerRequestOutcome) {
+    pub(super) fn answer(&self, outcome: ServerRequestOutcome) {
         self.answers.lock().push_back(Some(outcome));
     }
 
     /// The next request never gets an answer.
-    fn never_answer(&self) {
+    pub(super) fn never_answer(&self) {
         self.answers.lock().push_back(None);
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(super) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().clone()
     }
 
-    fn requests(&self) -> usize {
+    pub(super) fn events(&self) -> Vec<ThreadEvent> {
+        self.seen()
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Event(event) => Some(event),
+                Seen::Request(_) => None,
+            })
+            .collect()
+    }
+
+    /// The items started and completed, in order.
+    pub(super) fn items(&self) -> Vec<ThreadItemDetails> {
+        self.events()
+            .into_iter()
+            .filter_map(|event| match event {
+                ThreadEvent::ItemStarted { item, .. } | ThreadEvent::ItemCompleted { item, .. } => {
+                    Some(item.details)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The dynamic tool calls asked of the client.
+    pub(super) fn dynamic_requests(&self) -> Vec<DynamicToolCallParams> {
+        self.seen()
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Request(ServerRequestParams::DynamicToolCall(params)) => Some(params),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(super) fn requests(&self) -> usize {
         self.seen()
             .iter()
             .filter(|s| matches!(s, Seen::Request(_)))
             .count()
     }
 
-    fn completed(&self) -> Vec<ThreadItemDetails> {
+    pub(super) fn completed(&self) -> Vec<ThreadItemDetails> {
         self.seen()
             .into_iter()
             .filter_map(|s| match s {
@@ -73,7 +110,7 @@ impl ScriptedSink {
             .collect()
     }
 
-    fn labels(&self) -> Vec<String> {
+    pub(super) fn labels(&self) -> Vec<String> {
         self.seen()
             .iter()
             .map(|s| match s {
@@ -160,13 +197,10 @@ impl Fixture {
 
     fn turn(&self, policy: AskForApproval, sandbox: SandboxPolicy) -> ToolTurn {
         ToolTurn {
-            thread_id: ThreadId::from("thread".to_string()),
-            turn_id: TurnId::from("turn".to_string()),
-            sink: self.sink.clone(),
-            cancel: self.cancel.clone(),
             cwd: self.dir.path().to_path_buf(),
             approval_policy: policy,
             sandbox,
+            ..plain_turn(self.sink.clone(), "turn", self.cancel.clone())
         }
     }
 
@@ -188,23 +222,61 @@ impl Fixture {
     }
 
     async fn call(&self, turn: &ToolTurn, id: &str, name: &str, args: Value) -> String {
-        let call = ToolCall {
-            call_id: id.to_string(),
-            name: name.to_string(),
-            namespace: None,
-            input: ToolInput::Function(args.to_string()),
-        };
+        let call = tool_call(id, name, ToolInput::Function(args.to_string()));
         output_text(self.handle(call, turn).await)
     }
 
     async fn custom(&self, turn: &ToolTurn, id: &str, name: &str, input: &str) -> String {
-        let call = ToolCall {
-            call_id: id.to_string(),
-            name: name.to_string(),
-            namespace: None,
-            input: ToolInput::Custom(input.to_string()),
-        };
+        let call = tool_call(id, name, ToolInput::Custom(input.to_string()));
         output_text(self.handle(call, turn).await)
+    }
+
+    /// `exec_command` of `cmd` ([`exec_args`]).
+    async fn exec(&self, turn: &ToolTurn, id: &str, cmd: &str) -> String {
+        output_text(self.handle(exec_call(id, cmd), turn).await)
+    }
+
+    /// `apply_patch` of `patch` (function-style arguments).
+    async fn patch(&self, turn: &ToolTurn, id: &str, patch: &str) -> String {
+        self.call(turn, id, "apply_patch", json!({ "input": patch }))
+            .await
+    }
+}
+
+/// A call of a built-in tool (no namespace).
+pub(super) fn tool_call(id: &str, name: &str, input: ToolInput) -> ToolCall {
+    ToolCall {
+        call_id: id.to_string(),
+        name: name.to_string(),
+        namespace: None,
+        input,
+    }
+}
+
+/// An `exec_command` call of `cmd`.
+fn exec_call(id: &str, cmd: &str) -> ToolCall {
+    tool_call(
+        id,
+        "exec_command",
+        ToolInput::Function(exec_args(cmd).to_string()),
+    )
+}
+
+/// Turn `turn_id` of thread `thread`, reporting to `sink`: never asks, full access, in the
+/// temporary directory.
+pub(super) fn plain_turn(
+    sink: Arc<ScriptedSink>,
+    turn_id: &str,
+    cancel: CancellationToken,
+) -> ToolTurn {
+    ToolTurn {
+        thread_id: ThreadId::from("thread"),
+        turn_id: TurnId::from(turn_id),
+        sink,
+        cancel,
+        cwd: std::env::temp_dir(),
+        approval_policy: AskForApproval::Never,
+        sandbox: SandboxPolicy::DangerFullAccess,
     }
 }
 

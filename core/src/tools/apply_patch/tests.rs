@@ -47,6 +47,11 @@ mod support {
         derive_new_contents(Path::new("/f.txt"), original, chunks)
     }
 
+    /// `body` (an update's chunks) applied to `original`, which must succeed.
+    pub fn applies(original: &str, body: &str) -> String {
+        apply_text(original, &update(body)).unwrap()
+    }
+
     pub fn update(body: &str) -> String {
         wrap(&format!("*** Update File: f.txt\n{body}"))
     }

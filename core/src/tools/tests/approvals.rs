@@ -8,7 +8,7 @@ async fn untrusted_asks_before_writing_commands() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Untrusted, full_access());
     // A read-only command runs without asking.
-    f.call(&turn, "c0", "exec_command", exec_args("ls")).await;
+    f.exec(&turn, "c0", "ls").await;
     assert_eq!(f.sink.requests(), 0);
 
     f.sink.answer(accept("accept"));
@@ -17,7 +17,7 @@ async fn untrusted_asks_before_writing_commands() {
             &turn,
             "c1",
             "exec_command",
-            exec_args("touch made && echo created"),
+            exec_args("touch made & echo created"),
         )
         .await;
     assert!(text.ends_with("created\n"), "{text}");
@@ -41,7 +41,7 @@ async fn untrusted_asks_before_writing_commands() {
     assert_eq!(params.item_id.as_str(), "c1");
     assert_eq!(
         params.command.as_deref(),
-        Some("/bin/bash -c 'touch made && echo created'")
+        Some("/bin/bash -c 'touch made & echo created'")
     );
     assert_eq!(params.environment_id.as_deref(), Some("local"));
 }
@@ -51,9 +51,7 @@ async fn declined_cancelled_and_failed_approvals() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Untrusted, full_access());
     f.sink.answer(accept("decline"));
-    let text = f
-        .call(&turn, "c1", "exec_command", exec_args("touch declined"))
-        .await;
+    let text = f.exec(&turn, "c1", "touch declined").await;
     assert_eq!(text, COMMAND_REJECTED);
     assert!(!f.cwd().join("declined").exists());
     assert_eq!(
@@ -74,9 +72,7 @@ async fn declined_cancelled_and_failed_approvals() {
 
     f.sink
         .answer(ServerRequestOutcome::Failed("client error".into()));
-    let text = f
-        .call(&turn, "c2", "exec_command", exec_args("touch failed"))
-        .await;
+    let text = f.exec(&turn, "c2", "touch failed").await;
     assert!(
         text.contains("approval request failed (client error)"),
         "{text}"
@@ -87,17 +83,13 @@ async fn declined_cancelled_and_failed_approvals() {
     );
     f.sink
         .answer(ServerRequestOutcome::Answered(json!({"decision": "maybe"})));
-    let text = f
-        .call(&turn, "c3", "exec_command", exec_args("touch failed"))
-        .await;
+    let text = f.exec(&turn, "c3", "touch failed").await;
     assert!(text.contains("unparsable approval response"), "{text}");
     assert!(!f.cwd().join("failed").exists());
     assert!(!f.cancel.is_cancelled());
 
     f.sink.answer(accept("cancel"));
-    let text = f
-        .call(&turn, "c4", "exec_command", exec_args("touch cancelled"))
-        .await;
+    let text = f.exec(&turn, "c4", "touch cancelled").await;
     assert_eq!(text, COMMAND_REJECTED);
     assert!(f.cancel.is_cancelled());
     assert_eq!(
@@ -111,19 +103,15 @@ async fn accept_for_session_is_remembered_for_that_command() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Untrusted, full_access());
     f.sink.answer(accept("acceptForSession"));
-    f.call(&turn, "c1", "exec_command", exec_args("touch a"))
-        .await;
+    f.exec(&turn, "c1", "touch a").await;
     assert_eq!(f.sink.requests(), 1);
-    f.call(&turn, "c2", "exec_command", exec_args("touch a"))
-        .await;
+    f.exec(&turn, "c2", "touch a").await;
     assert_eq!(f.sink.requests(), 1, "the same command does not ask again");
     f.sink.answer(accept("accept"));
-    f.call(&turn, "c3", "exec_command", exec_args("touch b"))
-        .await;
+    f.exec(&turn, "c3", "touch b").await;
     assert_eq!(f.sink.requests(), 2, "another command asks");
     f.sink.answer(accept("accept"));
-    f.call(&turn, "c4", "exec_command", exec_args("touch b"))
-        .await;
+    f.exec(&turn, "c4", "touch b").await;
     assert_eq!(f.sink.requests(), 3, "accept is for one run only");
 }
 
@@ -132,12 +120,7 @@ async fn an_interrupt_while_waiting_for_approval_withdraws_it() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Untrusted, full_access());
     f.sink.never_answer();
-    let call = ToolCall {
-        call_id: "c1".into(),
-        name: "exec_command".into(),
-        namespace: None,
-        input: ToolInput::Function(exec_args("touch x").to_string()),
-    };
+    let call = exec_call("c1", "touch x");
     let task = tokio::spawn(f.handle(call, &turn));
     for _ in 0..200 {
         if f.sink.requests() == 1 {

@@ -7,9 +7,7 @@ use super::*;
 async fn exec_command_streams_and_completes() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Never, full_access());
-    let text = f
-        .call(&turn, "c1", "exec_command", exec_args("echo hi"))
-        .await;
+    let text = f.exec(&turn, "c1", "echo hi").await;
     assert!(text.contains("Process exited with code 0\n"), "{text}");
     assert!(text.ends_with("Output:\nhi\n"), "{text}");
     assert_eq!(
@@ -35,9 +33,12 @@ async fn exec_command_streams_and_completes() {
 #[tokio::test]
 async fn a_failing_command_fails_its_item() {
     let f = Fixture::new();
-    let turn = f.turn(AskForApproval::Never, full_access());
     let text = f
-        .call(&turn, "c1", "exec_command", exec_args("exit 3"))
+        .exec(
+            &f.turn(AskForApproval::Never, full_access()),
+            "c1",
+            "exit 3",
+        )
         .await;
     assert!(text.contains("Process exited with code 3\n"), "{text}");
     let completed = f.sink.completed();
@@ -97,12 +98,7 @@ async fn interrupting_a_command_fails_its_item() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Never, full_access());
     let cancel = f.cancel.clone();
-    let call = ToolCall {
-        call_id: "c1".into(),
-        name: "exec_command".into(),
-        namespace: None,
-        input: ToolInput::Function(exec_args("echo started; sleep 30").to_string()),
-    };
+    let call = exec_call("c1", "echo started; sleep 30");
     let task = tokio::spawn(f.handle(call, &turn));
     // Wait for the first output, then interrupt.
     for _ in 0..200 {

@@ -8,9 +8,7 @@ const ADD_PATCH: &str = "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** E
 async fn apply_patch_items_and_the_turn_diff() {
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Never, workspace_write());
-    let text = f
-        .call(&turn, "p1", "apply_patch", json!({"input": ADD_PATCH}))
-        .await;
+    let text = f.patch(&turn, "p1", ADD_PATCH).await;
     let value: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         value["output"],
@@ -61,9 +59,7 @@ async fn a_patch_that_fails_verification_writes_nothing() {
     std::fs::write(f.cwd().join("a.txt"), "one\n").unwrap();
     let turn = f.turn(AskForApproval::Never, full_access());
     let patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: a.txt\n@@\n-missing\n+y\n*** End Patch";
-    let text = f
-        .call(&turn, "p1", "apply_patch", json!({"input": patch}))
-        .await;
+    let text = f.patch(&turn, "p1", patch).await;
     assert!(
         text.starts_with("apply_patch verification failed: Failed to find expected lines"),
         "{text}"
@@ -87,9 +83,7 @@ async fn patches_outside_the_roots() {
     // never: refused, nothing asked, nothing written.
     let f = Fixture::new();
     let turn = f.turn(AskForApproval::Never, workspace_write());
-    let text = f
-        .call(&turn, "p1", "apply_patch", json!({"input": patch}))
-        .await;
+    let text = f.patch(&turn, "p1", &patch).await;
     assert!(
         text.starts_with("patch rejected: writing outside of the sandbox's writable roots"),
         "{text}"
@@ -98,9 +92,7 @@ async fn patches_outside_the_roots() {
     // on-request: asks; decline writes nothing; acceptForSession writes and is remembered.
     let turn = f.turn(AskForApproval::OnRequest, workspace_write());
     f.sink.answer(accept("decline"));
-    let text = f
-        .call(&turn, "p2", "apply_patch", json!({"input": patch}))
-        .await;
+    let text = f.patch(&turn, "p2", &patch).await;
     assert_eq!(text, PATCH_REJECTED);
     assert!(!target.exists());
     assert_eq!(
@@ -118,25 +110,20 @@ async fn patches_outside_the_roots() {
         PatchApplyStatus::Declined
     );
     f.sink.answer(accept("acceptForSession"));
-    f.call(&turn, "p3", "apply_patch", json!({"input": patch}))
-        .await;
+    f.patch(&turn, "p3", &patch).await;
     assert!(target.exists());
     assert_eq!(f.sink.requests(), 2);
     std::fs::remove_file(&target).unwrap();
-    f.call(&turn, "p4", "apply_patch", json!({"input": patch}))
-        .await;
+    f.patch(&turn, "p4", &patch).await;
     assert!(target.exists());
     assert_eq!(f.sink.requests(), 2, "approved for the session");
     // Inside the workspace nothing is asked under on-request.
-    f.call(&turn, "p5", "apply_patch", json!({"input": ADD_PATCH}))
-        .await;
+    f.patch(&turn, "p5", ADD_PATCH).await;
     assert_eq!(f.sink.requests(), 2);
     // untrusted asks for every patch.
     let turn = f.turn(AskForApproval::Untrusted, workspace_write());
     f.sink.answer(accept("cancel"));
-    let text = f
-        .call(&turn, "p6", "apply_patch", json!({"input": ADD_PATCH}))
-        .await;
+    let text = f.patch(&turn, "p6", ADD_PATCH).await;
     assert_eq!(text, PATCH_REJECTED);
     assert!(f.cancel.is_cancelled());
 }

@@ -33,25 +33,17 @@ fn seek_passes_in_order() {
 #[test]
 fn unicode_punctuation_is_folded() {
     let file = "let s = \u{201C}hello\u{201D}; // it\u{2019}s \u{2014} ok\u{00A0}\n";
-    let out = apply_text(
-        file,
-        &update("@@\n-let s = \"hello\"; // it's - ok\n+let s = 1;"),
-    )
-    .unwrap();
+    let out = applies(file, "@@\n-let s = \"hello\"; // it's - ok\n+let s = 1;");
     assert_eq!(out, "let s = 1;\n");
     // And the other way round: ASCII in the file, typographic characters in the patch.
-    let out = apply_text(
-        "a - 'b'\n",
-        &update("@@\n-a \u{2013} \u{2018}b\u{2019}\n+c"),
-    )
-    .unwrap();
+    let out = applies("a - 'b'\n", "@@\n-a \u{2013} \u{2018}b\u{2019}\n+c");
     assert_eq!(out, "c\n");
 }
 
 #[test]
 fn unicode_content_round_trips() {
     let file = "héllo wörld\n日本語\n🦀 crab\n";
-    let out = apply_text(file, &update("@@\n 日本語\n-🦀 crab\n+🦀 ferris")).unwrap();
+    let out = applies(file, "@@\n 日本語\n-🦀 crab\n+🦀 ferris");
     assert_eq!(out, "héllo wörld\n日本語\n🦀 ferris\n");
 }
 
@@ -76,19 +68,18 @@ fn hunk_that_matches_nowhere_fails_with_the_reference_text() {
 #[test]
 fn ambiguous_lines_take_the_first_match_and_anchors_disambiguate() {
     let file = "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n";
-    let first = apply_text(file, &update("@@\n-    x = 1;\n+    x = 2;")).unwrap();
+    let first = applies(file, "@@\n-    x = 1;\n+    x = 2;");
     assert_eq!(first, "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 1;\n}\n");
-    let anchored = apply_text(file, &update("@@ fn b() {\n-    x = 1;\n+    x = 2;")).unwrap();
+    let anchored = applies(file, "@@ fn b() {\n-    x = 1;\n+    x = 2;");
     assert_eq!(
         anchored,
         "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 2;\n}\n"
     );
     // Chunks search forward from the previous one: the second chunk finds the second copy.
-    let both = apply_text(
+    let both = applies(
         file,
-        &update("@@\n-    x = 1;\n+    x = 2;\n@@\n-    x = 1;\n+    x = 3;"),
-    )
-    .unwrap();
+        "@@\n-    x = 1;\n+    x = 2;\n@@\n-    x = 1;\n+    x = 3;",
+    );
     assert_eq!(both, "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 3;\n}\n");
     // Chunks out of file order fail rather than matching backwards.
     let err = apply_text("a\nb\n", &update("@@\n-b\n+B\n@@\n-a\n+A")).unwrap_err();
@@ -98,63 +89,50 @@ fn ambiguous_lines_take_the_first_match_and_anchors_disambiguate() {
 #[test]
 fn end_of_file_marker_targets_the_tail() {
     let file = "x\nend\nx\nend\n";
-    let out = apply_text(file, &update("@@\n x\n-end\n+END\n*** End of File")).unwrap();
+    let out = applies(file, "@@\n x\n-end\n+END\n*** End of File");
     assert_eq!(out, "x\nend\nx\nEND\n");
 }
 
 #[test]
 fn pure_additions() {
     // No anchor: appended at the end.
-    assert_eq!(
-        apply_text("a\nb\n", &update("@@\n+c")).unwrap(),
-        "a\nb\nc\n"
-    );
+    assert_eq!(applies("a\nb\n", "@@\n+c"), "a\nb\nc\n");
     // Anchored: right after the anchor line.
     assert_eq!(
-        apply_text(
-            "class A:\n    pass\nx = 1\n",
-            &update("@@ class A:\n+    y = 2")
-        )
-        .unwrap(),
+        applies("class A:\n    pass\nx = 1\n", "@@ class A:\n+    y = 2"),
         "class A:\n    y = 2\n    pass\nx = 1\n"
     );
     // Into an empty file.
-    assert_eq!(apply_text("", &update("@@\n+first")).unwrap(), "first\n");
+    assert_eq!(applies("", "@@\n+first"), "first\n");
 }
 
 #[test]
 fn trailing_newline_handling() {
     // A missing final newline is added.
-    assert_eq!(apply_text("a\nb", &update("@@\n-a\n+A")).unwrap(), "A\nb\n");
+    assert_eq!(applies("a\nb", "@@\n-a\n+A"), "A\nb\n");
     // A file ending in a blank line keeps it.
-    assert_eq!(apply_text("a\n\n", &update("@@\n-a\n+A")).unwrap(), "A\n\n");
+    assert_eq!(applies("a\n\n", "@@\n-a\n+A"), "A\n\n");
     // Deleting every line leaves an empty file.
-    assert_eq!(apply_text("a\nb\n", &update("@@\n-a\n-b")).unwrap(), "");
+    assert_eq!(applies("a\nb\n", "@@\n-a\n-b"), "");
     // A trailing empty old line (the final newline) is retried without it.
-    assert_eq!(
-        apply_text("a\nb\n", &update("@@\n-b\n+B\n")).unwrap(),
-        "a\nB\n"
-    );
+    assert_eq!(applies("a\nb\n", "@@\n-b\n+B\n"), "a\nB\n");
 }
 
 #[test]
 fn whitespace_insensitive_matching() {
     let file = "    indented   \n\tlast\n";
-    let out = apply_text(file, &update("@@\n-indented\n+done\n-last\n")).unwrap();
+    let out = applies(file, "@@\n-indented\n+done\n-last\n");
     assert_eq!(out, "done\n");
 }
 
 #[test]
 fn crlf_files_keep_crlf() {
     let file = "one\r\ntwo\r\nthree\r\n";
-    let out = apply_text(file, &update("@@\n one\n-two\n+TWO\n+2.5")).unwrap();
+    let out = applies(file, "@@\n one\n-two\n+TWO\n+2.5");
     assert_eq!(out, "one\r\nTWO\r\n2.5\r\nthree\r\n");
     // A file with mixed endings is treated as LF; its CRs stay where they were.
     let mixed = "a\r\nb\nc\n";
-    assert_eq!(
-        apply_text(mixed, &update("@@\n-b\n+B")).unwrap(),
-        "a\r\nB\nc\n"
-    );
+    assert_eq!(applies(mixed, "@@\n-b\n+B"), "a\r\nB\nc\n");
 }
 
 #[test]

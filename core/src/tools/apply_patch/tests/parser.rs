@@ -188,25 +188,27 @@ fn function_and_freeform_inputs_feed_the_same_parser() {
 
 #[test]
 fn tool_specs_have_the_documented_shapes() {
+    use serde_json::json;
     let f = function_tool_spec();
-    assert_eq!(f["type"], "function");
-    assert_eq!(f["name"], "apply_patch");
-    assert_eq!(f["strict"], false);
-    assert_eq!(f["parameters"]["required"], serde_json::json!(["input"]));
-    assert_eq!(f["parameters"]["additionalProperties"], false);
-    assert_eq!(f["parameters"]["properties"]["input"]["type"], "string");
-    assert!(
-        f["description"]
-            .as_str()
-            .unwrap()
-            .contains("*** Begin Patch")
-    );
-
     let c = freeform_tool_spec();
-    assert_eq!(c["type"], "custom");
-    assert_eq!(c["name"], "apply_patch");
-    assert_eq!(c["format"]["type"], "grammar");
-    assert_eq!(c["format"]["syntax"], "lark");
+    // (spec, JSON pointer, value)
+    let fields = [
+        (&f, "/type", json!("function")),
+        (&f, "/name", json!("apply_patch")),
+        (&f, "/strict", json!(false)),
+        (&f, "/parameters/required", json!(["input"])),
+        (&f, "/parameters/additionalProperties", json!(false)),
+        (&f, "/parameters/properties/input/type", json!("string")),
+        (&c, "/type", json!("custom")),
+        (&c, "/name", json!("apply_patch")),
+        (&c, "/format/type", json!("grammar")),
+        (&c, "/format/syntax", json!("lark")),
+    ];
+    for (spec, pointer, value) in fields {
+        assert_eq!(spec.pointer(pointer), Some(&value), "{pointer} of {spec}");
+    }
+    let description = f["description"].as_str().unwrap();
+    assert!(description.contains("*** Begin Patch"), "{description}");
     let grammar = c["format"]["definition"].as_str().unwrap();
     assert!(grammar.starts_with("start: begin_patch hunk+ end_patch"));
     assert!(grammar.contains("%import common.LF"));
