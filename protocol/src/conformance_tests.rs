@@ -117,6 +117,11 @@ impl Schemas {
 
     /// Validates `instance` against `file` in the reference and in our schema, and checks that
     /// every key the reference lists is present.
+    /// [`Schemas::check`] of `value` as it is serialised.
+    fn check_serialized<T: Serialize>(&mut self, file: &str, value: &T, what: &str) {
+        self.check(file, &to_value(value), what);
+    }
+
     fn check(&mut self, file: &str, instance: &Value, what: &str) {
         self.load_reference(file);
         let ours = self.ours(file);

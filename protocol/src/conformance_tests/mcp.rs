@@ -337,11 +337,7 @@ fn synthetic_values_validate_and_write_every_key() {
         data: vec![sample_status()],
         next_cursor: Some("c".into()),
     };
-    schemas.check(
-        "v2/ListMcpServerStatusResponse.json",
-        &to_value(&list),
-        "list",
-    );
+    schemas.check_serialized("v2/ListMcpServerStatusResponse.json", &list, "list");
     schemas.check(
         "v2/ListMcpServerStatusParams.json",
         &to_value(&ListMcpServerStatusParams::default()),
@@ -362,11 +358,7 @@ fn synthetic_values_validate_and_write_every_key() {
         is_error: Some(false),
         meta: Some(json!({})),
     };
-    schemas.check(
-        "v2/McpServerToolCallResponse.json",
-        &to_value(&answer),
-        "call result",
-    );
+    schemas.check_serialized("v2/McpServerToolCallResponse.json", &answer, "call result");
     let read = McpResourceReadParams {
         thread_id: Some("th".into()),
         server: "anchor".into(),
@@ -398,11 +390,7 @@ fn synthetic_values_validate_and_write_every_key() {
         ],
         origin_call_id: Some("call".into()),
     };
-    schemas.check(
-        "v2/McpResourceReadResponse.json",
-        &to_value(&contents),
-        "read result",
-    );
+    schemas.check_serialized("v2/McpResourceReadResponse.json", &contents, "read result");
     schemas.check(
         "v2/McpServerRefreshResponse.json",
         &to_value(&McpServerRefreshResponse {}),
@@ -448,9 +436,9 @@ fn synthetic_values_validate_and_write_every_key() {
             content: Some(json!({"name": "x"})),
             meta: Some(json!({})),
         };
-        schemas.check(
+        schemas.check_serialized(
             "McpServerElicitationRequestResponse.json",
-            &to_value(&answer),
+            &answer,
             "elicitation answer",
         );
     }

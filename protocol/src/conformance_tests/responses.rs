@@ -47,11 +47,7 @@ fn responses_validate_and_write_every_key() {
             disabled_plugin_ids: vec![],
             active_permission_profile: None,
         };
-        schemas.check(
-            "v2/ThreadStartResponse.json",
-            &to_value(&start),
-            "thread/start",
-        );
+        schemas.check_serialized("v2/ThreadStartResponse.json", &start, "thread/start");
         let fork = ThreadForkResponse {
             thread: thread.clone(),
             model: start.model.clone(),
@@ -66,11 +62,7 @@ fn responses_validate_and_write_every_key() {
             disabled_plugin_ids: vec![],
             active_permission_profile: Some(ActivePermissionProfile::builtin(":workspace")),
         };
-        schemas.check(
-            "v2/ThreadForkResponse.json",
-            &to_value(&fork),
-            "thread/fork",
-        );
+        schemas.check_serialized("v2/ThreadForkResponse.json", &fork, "thread/fork");
         let resume = ThreadResumeResponse {
             thread: thread.clone(),
             model: start.model.clone(),
@@ -96,11 +88,7 @@ fn responses_validate_and_write_every_key() {
             }),
             active_permission_profile: None,
         };
-        schemas.check(
-            "v2/ThreadResumeResponse.json",
-            &to_value(&resume),
-            "thread/resume",
-        );
+        schemas.check_serialized("v2/ThreadResumeResponse.json", &resume, "thread/resume");
     }
     let init = InitializeResponse {
         user_agent: "x/0.1.0".into(),
@@ -121,11 +109,7 @@ fn responses_validate_and_write_every_key() {
             .into(),
         ),
     };
-    schemas.check(
-        "v2/ThreadListResponse.json",
-        &to_value(&list),
-        "thread/list",
-    );
+    schemas.check_serialized("v2/ThreadListResponse.json", &list, "thread/list");
     schemas.check(
         "v2/ThreadReadResponse.json",
         &to_value(&ThreadReadResponse {
@@ -146,9 +130,9 @@ fn responses_validate_and_write_every_key() {
         data: vec!["a".into()],
         next_cursor: None,
     };
-    schemas.check(
+    schemas.check_serialized(
         "v2/ThreadLoadedListResponse.json",
-        &to_value(&loaded),
+        &loaded,
         "thread/loaded/list",
     );
     for status in [
@@ -205,9 +189,5 @@ fn responses_validate_and_write_every_key() {
         data: vec![sample_model()],
         next_cursor: None,
     };
-    schemas.check(
-        "v2/ModelListResponse.json",
-        &to_value(&models),
-        "model/list",
-    );
+    schemas.check_serialized("v2/ModelListResponse.json", &models, "model/list");
 }

@@ -119,11 +119,7 @@ fn config_read_answer_validates() {
             origins: origins.clone(),
             layers,
         };
-        schemas.check(
-            "v2/ConfigReadResponse.json",
-            &to_value(&response),
-            "config/read",
-        );
+        schemas.check_serialized("v2/ConfigReadResponse.json", &response, "config/read");
     }
 }
 
@@ -164,11 +160,7 @@ fn hooks_list_answer_validates() {
             }],
         }],
     };
-    schemas.check(
-        "v2/HooksListResponse.json",
-        &to_value(&response),
-        "hooks/list",
-    );
+    schemas.check_serialized("v2/HooksListResponse.json", &response, "hooks/list");
 }
 
 #[test]
@@ -218,9 +210,5 @@ fn skills_list_answer_validates() {
             }],
         }],
     };
-    schemas.check(
-        "v2/SkillsListResponse.json",
-        &to_value(&response),
-        "skills/list",
-    );
+    schemas.check_serialized("v2/SkillsListResponse.json", &response, "skills/list");
 }
