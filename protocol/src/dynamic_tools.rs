@@ -280,70 +280,73 @@ mod tests {
 
     #[test]
     fn refusals_use_the_reference_texts() {
-        assert_eq!(
-            refused(json!([function("a"), function("a")])),
-            "duplicate dynamic tool name: a"
-        );
-        assert_eq!(
-            refused(json!([function("bad name")])),
-            "dynamic tool name must match ^[a-zA-Z0-9_-]+$ to match Responses API: bad name"
-        );
-        assert_eq!(
-            refused(json!([function("")])),
-            "dynamic tool name must not be empty"
-        );
-        assert_eq!(
-            refused(json!([function(" a")])),
-            "dynamic tool name has leading/trailing whitespace:  a"
-        );
-        assert_eq!(
-            refused(json!([function("mcp__x")])),
-            "dynamic tool name is reserved: mcp__x"
-        );
-        assert_eq!(
-            refused(json!([function("mcp")])),
-            "dynamic tool name is reserved: mcp"
-        );
         let mut deferred = function("hidden");
         deferred["deferLoading"] = json!(true);
-        assert_eq!(
-            refused(json!([deferred])),
-            "deferred dynamic tool must include a namespace: hidden"
-        );
         let mut bad_schema = function("a");
         bad_schema["inputSchema"] = json!(5);
-        assert_eq!(
-            refused(json!([bad_schema])),
-            "dynamic tool input schema is not supported for a: invalid type: number, expected struct JsonSchema"
-        );
         let ns = |name: &str, tools: Value| json!({"type": "namespace", "name": name, "description": "d", "tools": tools});
-        assert_eq!(
-            refused(json!([ns("ns", json!([]))])),
-            "dynamic tool namespace must contain at least one tool: ns"
-        );
-        assert_eq!(
-            refused(json!([ns("ns", json!([function("a"), function("a")]))])),
-            "duplicate dynamic tool name in namespace ns: a"
-        );
-        assert_eq!(
-            refused(json!([
-                ns("ns", json!([function("a")])),
-                ns("ns", json!([function("b")]))
-            ])),
-            "duplicate dynamic tool namespace: ns"
-        );
-        assert_eq!(
-            refused(json!([ns("mcp__x", json!([function("a")]))])),
-            "dynamic tool namespace is reserved: mcp__x"
-        );
-        assert_eq!(
-            refused(json!([ns("", json!([function("a")]))])),
-            "dynamic tool namespace must not be empty"
-        );
-        assert_eq!(
-            refused(json!([ns("bad ns", json!([function("a")]))])),
-            "dynamic tool namespace must match ^[a-zA-Z0-9_-]+$ to match Responses API: bad ns"
-        );
+        // (tools, the refusal)
+        let cases = [
+            (
+                json!([function("a"), function("a")]),
+                "duplicate dynamic tool name: a",
+            ),
+            (
+                json!([function("bad name")]),
+                "dynamic tool name must match ^[a-zA-Z0-9_-]+$ to match Responses API: bad name",
+            ),
+            (json!([function("")]), "dynamic tool name must not be empty"),
+            (
+                json!([function(" a")]),
+                "dynamic tool name has leading/trailing whitespace:  a",
+            ),
+            (
+                json!([function("mcp__x")]),
+                "dynamic tool name is reserved: mcp__x",
+            ),
+            (
+                json!([function("mcp")]),
+                "dynamic tool name is reserved: mcp",
+            ),
+            (
+                json!([deferred]),
+                "deferred dynamic tool must include a namespace: hidden",
+            ),
+            (
+                json!([bad_schema]),
+                "dynamic tool input schema is not supported for a: invalid type: number, expected struct JsonSchema",
+            ),
+            (
+                json!([ns("ns", json!([]))]),
+                "dynamic tool namespace must contain at least one tool: ns",
+            ),
+            (
+                json!([ns("ns", json!([function("a"), function("a")]))]),
+                "duplicate dynamic tool name in namespace ns: a",
+            ),
+            (
+                json!([
+                    ns("ns", json!([function("a")])),
+                    ns("ns", json!([function("b")]))
+                ]),
+                "duplicate dynamic tool namespace: ns",
+            ),
+            (
+                json!([ns("mcp__x", json!([function("a")]))]),
+                "dynamic tool namespace is reserved: mcp__x",
+            ),
+            (
+                json!([ns("", json!([function("a")]))]),
+                "dynamic tool namespace must not be empty",
+            ),
+            (
+                json!([ns("bad ns", json!([function("a")]))]),
+                "dynamic tool namespace must match ^[a-zA-Z0-9_-]+$ to match Responses API: bad ns",
+            ),
+        ];
+        for (tools, refusal) in cases {
+            assert_eq!(refused(tools.clone()), refusal, "{tools}");
+        }
     }
 
     #[test]

@@ -482,61 +482,62 @@ mod tests {
     #[test]
     fn patch_plans_follow_the_policy() {
         let outside = vec![PathBuf::from("/elsewhere/f")];
-        assert_eq!(
-            plan_patch_approval(Mode::Never, &[], false),
-            PatchPlanDecision::Apply
-        );
-        assert_eq!(
-            plan_patch_approval(Mode::Never, &outside, false),
-            PatchPlanDecision::Refuse(outside[0].clone())
-        );
-        assert_eq!(
-            plan_patch_approval(Mode::OnRequest, &[], false),
-            PatchPlanDecision::Apply
-        );
+        let inside: &[PathBuf] = &[];
         assert!(matches!(
             plan_patch_approval(Mode::OnRequest, &outside, false),
             PatchPlanDecision::Ask { reason: Some(_) }
         ));
-        assert_eq!(
-            plan_patch_approval(Mode::OnRequest, &outside, true),
-            PatchPlanDecision::Apply
-        );
-        assert_eq!(
-            plan_patch_approval(Mode::Untrusted, &[], false),
-            PatchPlanDecision::Ask { reason: None }
-        );
-        assert_eq!(
-            plan_patch_approval(Mode::Untrusted, &[], true),
-            PatchPlanDecision::Apply
-        );
+        // (mode, paths outside the roots, approved for the session, decision)
+        let cases = [
+            (Mode::Never, inside, false, PatchPlanDecision::Apply),
+            (
+                Mode::Never,
+                &outside[..],
+                false,
+                PatchPlanDecision::Refuse(outside[0].clone()),
+            ),
+            (Mode::OnRequest, inside, false, PatchPlanDecision::Apply),
+            (
+                Mode::OnRequest,
+                &outside[..],
+                true,
+                PatchPlanDecision::Apply,
+            ),
+            (
+                Mode::Untrusted,
+                inside,
+                false,
+                PatchPlanDecision::Ask { reason: None },
+            ),
+            (Mode::Untrusted, inside, true, PatchPlanDecision::Apply),
+        ];
+        for (mode, paths, approved, decision) in cases {
+            assert_eq!(
+                plan_patch_approval(mode, paths, approved),
+                decision,
+                "{mode:?} {paths:?} {approved}"
+            );
+        }
     }
 
     #[test]
     fn decisions_are_read() {
         let answered = |v| ServerRequestOutcome::Answered(v);
-        assert_eq!(
-            command_decision(answered(json!({"decision": "accept"}))),
-            Decision::Accept
-        );
-        assert_eq!(
-            command_decision(answered(json!({"decision": "acceptForSession"}))),
-            Decision::AcceptForSession
-        );
-        assert_eq!(
-            command_decision(answered(json!({"decision": "decline"}))),
-            Decision::Decline
-        );
-        assert_eq!(
-            command_decision(answered(json!({"decision": "cancel"}))),
-            Decision::Cancel
-        );
-        assert_eq!(
-            command_decision(answered(json!({"decision": {
-                "acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["ls"]}
-            }}))),
-            Decision::Accept
-        );
+        let amendment = json!({"acceptWithExecpolicyAmendment": {"execpolicy_amendment": ["ls"]}});
+        for (decision, expected) in [
+            (json!("accept"), Decision::Accept),
+            (json!("acceptForSession"), Decision::AcceptForSession),
+            (json!("decline"), Decision::Decline),
+            (json!("cancel"), Decision::Cancel),
+            (amendment, Decision::Accept),
+        ] {
+            let answer = json!({ "decision": decision });
+            assert_eq!(
+                command_decision(answered(answer.clone())),
+                expected,
+                "{answer}"
+            );
+        }
         assert!(matches!(
             command_decision(answered(json!({"decision": "maybe"}))),
             Decision::Failed(_)
