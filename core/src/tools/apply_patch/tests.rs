@@ -65,6 +65,15 @@ mod support {
             let tmp = tempfile::tempdir().unwrap();
             Dir { tmp }
         }
+
+        /// A directory holding `files` (path, contents).
+        pub fn with(files: &[(&str, &str)]) -> Self {
+            let dir = Dir::new();
+            for (path, contents) in files {
+                dir.write(path, contents);
+            }
+            dir
+        }
         /// The canonical root (so symlink resolution does not differ from it).
         pub fn root(&self) -> PathBuf {
             fs::canonicalize(self.tmp.path()).unwrap()
@@ -79,6 +88,12 @@ mod support {
         pub fn read(&self, rel: &str) -> Option<String> {
             fs::read_to_string(self.root().join(rel)).ok()
         }
+        /// The plan of the patch of `body` (wrapped in its begin and end lines), which must be
+        /// valid.
+        pub fn planned(&self, body: &str) -> PatchPlan {
+            self.plan(&wrap(body)).unwrap()
+        }
+
         pub fn plan(&self, patch: &str) -> Result<PatchPlan, PatchError> {
             let root = self.root();
             let inside = move |p: &Path| p.starts_with(&root);

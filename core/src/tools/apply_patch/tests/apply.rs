@@ -5,10 +5,11 @@ use super::*;
 
 #[test]
 fn success_text_lists_added_modified_deleted() {
-    let dir = Dir::new();
-    dir.write("mod.txt", "a\n");
-    dir.write("old/name.txt", "n\n");
-    dir.write("gone.txt", "g\n");
+    let dir = Dir::with(&[
+        ("mod.txt", "a\n"),
+        ("old/name.txt", "n\n"),
+        ("gone.txt", "g\n"),
+    ]);
     let patch = wrap(
         "*** Delete File: gone.txt\n*** Update File: mod.txt\n@@\n-a\n+b\n\
          *** Update File: old/name.txt\n*** Move to: renamed/dir/name.txt\n@@\n-n\n+N\n\
@@ -29,18 +30,17 @@ fn success_text_lists_added_modified_deleted() {
 
 #[test]
 fn file_change_diffs_follow_the_protocol() {
-    let dir = Dir::new();
+    let dir = Dir::with(&[
+        ("u.txt", "1\n2\n3\n4\n5\n"),
+        ("d.txt", "bye\n"),
+        ("m.txt", "keep\nold\n"),
+    ]);
     let root = dir.root();
-    dir.write("u.txt", "1\n2\n3\n4\n5\n");
-    dir.write("d.txt", "bye\n");
-    dir.write("m.txt", "keep\nold\n");
-    let plan = dir
-        .plan(&wrap(
-            "*** Add File: a.txt\n+hello from apply_patch\n*** Delete File: d.txt\n\
+    let plan = dir.planned(
+        "*** Add File: a.txt\n+hello from apply_patch\n*** Delete File: d.txt\n\
              *** Update File: u.txt\n@@\n 2\n-3\n+three\n 4\n\
              *** Update File: m.txt\n*** Move to: sub/m2.txt\n@@\n keep\n-old\n+new",
-        ))
-        .unwrap();
+    );
     let c = plan.changes();
     assert_eq!(c.len(), 4);
 
@@ -106,10 +106,7 @@ fn file_change_diffs_follow_the_protocol() {
 
 #[test]
 fn verification_failure_writes_nothing() {
-    let dir = Dir::new();
-    dir.write("one.txt", "1\n");
-    dir.write("two.txt", "2\n");
-    dir.write("three.txt", "3\n");
+    let dir = Dir::with(&[("one.txt", "1\n"), ("two.txt", "2\n"), ("three.txt", "3\n")]);
     let patch = wrap(
         "*** Update File: one.txt\n@@\n-1\n+uno\n*** Add File: brand/new.txt\n+new\n\
          *** Delete File: two.txt\n*** Update File: three.txt\n@@\n-not three\n+tres",
@@ -130,9 +127,7 @@ fn verification_failure_writes_nothing() {
 
 #[test]
 fn moves_preserve_permissions_and_overwrite_destinations() {
-    let dir = Dir::new();
-    dir.write("script.sh", "echo hi\n");
-    dir.write("dest/script.sh", "old dest\n");
+    let dir = Dir::with(&[("script.sh", "echo hi\n"), ("dest/script.sh", "old dest\n")]);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -142,11 +137,9 @@ fn moves_preserve_permissions_and_overwrite_destinations() {
         )
         .unwrap();
     }
-    let plan = dir
-        .plan(&wrap(
-            "*** Update File: script.sh\n*** Move to: dest/script.sh\n@@\n-echo hi\n+echo bye",
-        ))
-        .unwrap();
+    let plan = dir.planned(
+        "*** Update File: script.sh\n*** Move to: dest/script.sh\n@@\n-echo hi\n+echo bye",
+    );
     assert_eq!(
         plan.changes()[0].overwritten_move_content.as_deref(),
         Some("old dest\n")
@@ -169,7 +162,7 @@ fn moves_preserve_permissions_and_overwrite_destinations() {
 fn add_over_an_existing_file_overwrites_it() {
     let dir = Dir::new();
     dir.write("dup.txt", "before\n");
-    let plan = dir.plan(&wrap("*** Add File: dup.txt\n+after")).unwrap();
+    let plan = dir.planned("*** Add File: dup.txt\n+after");
     let change = &plan.changes()[0];
     assert_eq!(change.kind, ChangeKind::Add);
     assert_eq!(change.old_content.as_deref(), Some("before\n"));
@@ -333,14 +326,9 @@ fn symlinks_cannot_escape_the_writable_roots() {
 
 #[test]
 fn files_changed_after_planning_are_not_clobbered() {
-    let dir = Dir::new();
-    dir.write("a.txt", "a\n");
-    dir.write("b.txt", "b\n");
-    let plan = dir
-        .plan(&wrap(
-            "*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B",
-        ))
-        .unwrap();
+    let dir = Dir::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let plan =
+        dir.planned("*** Update File: a.txt\n@@\n-a\n+A\n*** Update File: b.txt\n@@\n-b\n+B");
     dir.write("b.txt", "b\nedited by someone else\n");
     let err = apply_plan(&plan).unwrap_err();
     assert!(matches!(err, PatchError::Stale { .. }));
@@ -351,7 +339,7 @@ fn files_changed_after_planning_are_not_clobbered() {
     );
     assert_eq!(dir.read("a.txt").as_deref(), Some("a\n"));
     // A file that appeared where the plan expected none.
-    let plan = dir.plan(&wrap("*** Add File: c.txt\n+c")).unwrap();
+    let plan = dir.planned("*** Add File: c.txt\n+c");
     dir.write("c.txt", "surprise\n");
     assert!(matches!(apply_plan(&plan), Err(PatchError::Stale { .. })));
     assert_eq!(dir.read("c.txt").as_deref(), Some("surprise\n"));
@@ -360,12 +348,10 @@ fn files_changed_after_planning_are_not_clobbered() {
 #[test]
 fn operations_on_the_same_path_compose() {
     let dir = Dir::new();
-    let plan = dir
-        .plan(&wrap(
-            "*** Add File: f.txt\n+one\n+two\n*** Update File: f.txt\n@@\n-two\n+deux\n\
+    let plan = dir.planned(
+        "*** Add File: f.txt\n+one\n+two\n*** Update File: f.txt\n@@\n-two\n+deux\n\
              *** Update File: f.txt\n*** Move to: g.txt\n@@\n-one\n+un",
-        ))
-        .unwrap();
+    );
     assert_eq!(
         plan.changes()[1].diff,
         "@@ -1,2 +1,2 @@\n one\n-two\n+deux\n"
@@ -378,11 +364,7 @@ fn operations_on_the_same_path_compose() {
 #[test]
 fn write_failures_are_reported_with_their_cause() {
     let dir = Dir::new();
-    let plan = dir
-        .plan(&wrap(
-            "*** Add File: first.txt\n+1\n*** Add File: sub/child.txt\n+x",
-        ))
-        .unwrap();
+    let plan = dir.planned("*** Add File: first.txt\n+1\n*** Add File: sub/child.txt\n+x");
     // After planning, a file appears where the parent directory must be created.
     dir.write("sub", "I am a file\n");
     let err = apply_plan(&plan).unwrap_err();
@@ -398,25 +380,15 @@ fn write_failures_are_reported_with_their_cause() {
 
 #[test]
 fn turn_diff_tracker_aggregates_patches() {
-    let dir = Dir::new();
+    let dir = Dir::with(&[("a.txt", "a\n"), ("r.txt", "r\n")]);
     let root = dir.root();
-    dir.write("a.txt", "a\n");
-    dir.write("r.txt", "r\n");
     let mut tracker = TurnDiffTracker::new(Some(root.clone()));
     assert_eq!(tracker.unified_diff(), None);
 
-    let p1 = dir
-        .plan(&wrap(
-            "*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: n.txt\n+n",
-        ))
-        .unwrap();
+    let p1 = dir.planned("*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: n.txt\n+n");
     apply_plan(&p1).unwrap();
     tracker.track(&p1);
-    let p2 = dir
-        .plan(&wrap(
-            "*** Update File: a.txt\n@@\n-b\n+c\n*** Update File: r.txt\n*** Move to: s.txt\n@@\n-r\n+s",
-        ))
-        .unwrap();
+    let p2 = dir.planned("*** Update File: a.txt\n@@\n-b\n+c\n*** Update File: r.txt\n*** Move to: s.txt\n@@\n-r\n+s");
     apply_plan(&p2).unwrap();
     tracker.track(&p2);
     let diff = tracker.unified_diff().unwrap();
@@ -439,12 +411,10 @@ fn turn_diff_tracker_aggregates_patches() {
     );
 
     // Reverting everything leaves no diff.
-    let p3 = dir
-        .plan(&wrap(
-            "*** Update File: a.txt\n@@\n-c\n+a\n*** Delete File: n.txt\n\
+    let p3 = dir.planned(
+        "*** Update File: a.txt\n@@\n-c\n+a\n*** Delete File: n.txt\n\
              *** Update File: s.txt\n*** Move to: r.txt\n@@\n-s\n+r",
-        ))
-        .unwrap();
+    );
     apply_plan(&p3).unwrap();
     tracker.track(&p3);
     assert_eq!(tracker.unified_diff(), None);
