@@ -6,8 +6,8 @@
 //! - [`server`]: start-up, signals, graceful shutdown.
 //! - [`transport`]: stdio and WebSocket, and the [`transport::ingress`] queue they feed.
 //! - [`processor`]: decoding, the `initialize` gate and the one route table.
-//! - [`dispatch`]: the execution modes and the answers the router sends.
 //! - [`handlers`]: one file per domain; a handler returns its method's response.
+//! - [`dispatch`]: the execution modes, and the answers the router sends.
 //! - [`state`]: [`state::AppState`] and the subscription registry.
 //! - [`subscriptions`], [`connection`], [`outgoing`]: who hears a thread, one connection, and
 //!   the bytes Weft sends.

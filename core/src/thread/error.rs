@@ -166,3 +166,30 @@ pub enum OpenError {
     #[error("cannot open the state DB: {0}")]
     StateDb(#[source] StateError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_rpc_errors_keep_the_reference_codes_and_texts() {
+        let busy = JsonRpcError::from(CoreError::Busy("t1".into()));
+        assert_eq!(
+            (busy.code, busy.message.as_str()),
+            (-32600, "thread is busy with turn t1")
+        );
+        assert_eq!(busy.data, None);
+        let full = JsonRpcError::from(CoreError::Overloaded);
+        assert_eq!(full.code, JsonRpcError::overloaded().code);
+        assert_eq!(full.message, JsonRpcError::overloaded().message);
+        let compact = JsonRpcError::from(CoreError::NotSteerable(NonSteerableTurnKind::Compact));
+        assert_eq!(compact.code, -32600);
+        assert_eq!(compact.message, "cannot steer a compact turn");
+        let data = compact.data.expect("the TurnError rides along");
+        assert_eq!(data["message"], "cannot steer a compact turn");
+        assert_eq!(
+            data["codexErrorInfo"]["activeTurnNotSteerable"]["turnKind"],
+            "compact"
+        );
+    }
+}

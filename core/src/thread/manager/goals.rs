@@ -127,3 +127,32 @@ impl ThreadManager {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_invalid_and_a_failing_db_internal() {
+        let id = ThreadId::from("t".to_string());
+        let missing = JsonRpcError::from(GoalRequestError::ThreadNotFound(id.clone()));
+        assert_eq!(
+            (missing.code, missing.message.as_str()),
+            (-32600, "thread not found: t")
+        );
+        let empty = JsonRpcError::from(GoalRequestError::from(GoalError::EmptyObjective));
+        assert_eq!(
+            (empty.code, empty.message.as_str()),
+            (-32600, "goal objective must not be empty")
+        );
+        let none = JsonRpcError::from(GoalRequestError::from(GoalError::NoGoal(id)));
+        assert_eq!(
+            none.message,
+            "cannot update goal for thread t: no goal exists"
+        );
+        let closed = StateError::from(sqlx::Error::PoolClosed);
+        let text = closed.to_string();
+        let failed = JsonRpcError::from(GoalRequestError::from(GoalError::State(closed)));
+        assert_eq!((failed.code, failed.message), (-32603, text));
+    }
+}
