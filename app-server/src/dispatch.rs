@@ -25,7 +25,6 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde::Serialize;
-use tracing::Instrument;
 use weft_core::events::Reply;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::ServerNotification;
@@ -256,13 +255,24 @@ impl Drop for Answered<'_> {
 }
 
 /// Run a handler in its own task, in the current (request) span. Every spawned handler goes
-/// through here, so this is the one place that decides how handler tasks are run (and, for
-/// the connection's lifecycle, tracked, bounded and drained).
-pub fn spawn_handler(
-    _connection: &Arc<Connection>,
+/// through here, so this is the one place that decides how handler tasks are run: tracked by
+/// the connection (`connection/tasks.rs`), bounded by `limits.max_running_requests`, drained
+/// when it closes. Request `id` finding the bound reached is answered `-32001` at once, as one
+/// finding the ingress queue full is (docs/protocol.md §11.6).
+pub async fn spawn_handler(
+    connection: &Arc<Connection>,
+    id: &RequestId,
     task: impl Future<Output = ()> + Send + 'static,
 ) {
-    tokio::spawn(task.in_current_span());
+    if connection.tasks().spawn(task).is_err() {
+        tracing::debug!(
+            connection = connection.id,
+            "too many requests running on this connection; rejecting request"
+        );
+        connection
+            .answer(outgoing::error(id, &JsonRpcError::overloaded()))
+            .await;
+    }
 }
 
 /// An async handler: `async fn(&AppState, &Arc<Connection>, Params) -> Result<A,
@@ -351,10 +361,12 @@ impl Dispatcher {
             connection,
             id,
         } = self;
-        spawn_handler(&connection.clone(), async move {
+        let (tracked, overloaded) = (connection.clone(), id.clone());
+        spawn_handler(&tracked, &overloaded, async move {
             let result = handler.call(&state, &connection, params).await;
             send_answer(&state, &connection, &id, answer_of(result)).await;
-        });
+        })
+        .await;
     }
 
     /// Hand the request to a thread, here: `handler` queues it with a [`ThreadReply`],
@@ -384,14 +396,15 @@ impl Dispatcher {
         M::Params: Send + 'static,
         M::Response: Send + 'static,
     {
-        let connection = self.connection.clone();
-        spawn_handler(&connection, async move {
+        let (connection, id) = (self.connection.clone(), self.id.clone());
+        spawn_handler(&connection, &id, async move {
             let reply = self.reply();
             if let Err(error) = handler.call(&self.state, params, reply).await {
                 let answer = Answer::<M::Response>::error(error);
                 send_answer(&self.state, &self.connection, &self.id, answer).await;
             }
-        });
+        })
+        .await;
     }
 
     fn reply<R>(&self) -> ThreadReply<R> {

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use weft_core::config::{Config, ConfigError};
+use weft_core::state::StateError;
 use weft_core::thread::ThreadManager;
 
 use crate::cli::{AppServerArgs, Listen, ListenError, WsAuthMode};
@@ -177,7 +179,21 @@ fn ws_options(args: &AppServerArgs, addr: SocketAddr) -> Result<WsOptions, Start
     Ok(WsOptions { addr, auth })
 }
 
-async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
+/// The daemon without its transport: request processing and everything it serves. The
+/// transports (or an in-process test, over `transport::lines`) feed its [`Ingress`].
+pub struct Daemon {
+    /// What every connection and handler shares.
+    pub state: Arc<AppState>,
+    /// The way into request processing.
+    pub ingress: Ingress,
+    /// Cancelled to shut the daemon down; every connection's `closed` token is its child.
+    pub shutdown: CancellationToken,
+    processor: JoinHandle<()>,
+    db_failure: Arc<parking_lot::Mutex<Option<StateError>>>,
+}
+
+/// Open the thread manager and start request processing with `config`.
+pub async fn start(config: Config) -> Result<Daemon, StartError> {
     let shutdown = CancellationToken::new();
     let config = Arc::new(config);
     let subscriptions = Arc::new(crate::subscriptions::Subscriptions::new(
@@ -187,7 +203,6 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     let threads = ThreadManager::open(config.clone(), subscriptions.clone())
         .await
         .map_err(|err| StartError::Threads(err.into()))?;
-    let limits = config.limits.clone();
     // The state DB opens while the transport starts (`initialize` does not wait for it); a
     // DB that cannot be opened stops the daemon as it did before it served anything.
     let db_failure = Arc::new(parking_lot::Mutex::new(None));
@@ -210,26 +225,77 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
     }
     let (ingress, events) = Ingress::new(state.connections.clone());
     let processor = tokio::spawn(processor::run(state.clone(), events));
+    Ok(Daemon {
+        state,
+        ingress,
+        shutdown,
+        processor,
+        db_failure,
+    })
+}
+
+impl Daemon {
+    /// What bounds one line connection (stdio, or an in-memory pair), from `[limits]`. The
+    /// transports return once their connections are closed and their handler tasks drained,
+    /// each within the shutdown grace.
+    pub fn line_limits(&self) -> LineLimits {
+        let limits = &self.state.config.limits;
+        LineLimits {
+            max_line_bytes: limits.max_message_bytes,
+            shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
+            connection: self.connection_limits(),
+            stall: Duration::from_secs(limits.outbound_stall_secs),
+        }
+    }
+
+    /// What bounds the WebSocket listener and its connections, from `[limits]`.
+    pub fn ws_limits(&self) -> WsLimits {
+        let limits = &self.state.config.limits;
+        WsLimits {
+            max_message_bytes: limits.max_message_bytes,
+            max_connections: limits.max_connections,
+            handshake_timeout: Duration::from_secs(limits.handshake_timeout_secs),
+            connection: self.connection_limits(),
+            stall: Duration::from_secs(limits.outbound_stall_secs),
+            shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
+        }
+    }
+
+    fn connection_limits(&self) -> ConnectionLimits {
+        let limits = &self.state.config.limits;
+        ConnectionLimits {
+            queue: QueueLimits {
+                messages: limits.outbound_queue_messages,
+                bytes: limits.outbound_queue_bytes,
+            },
+            max_running: limits.max_running_requests,
+        }
+    }
+
+    /// Shut down, once the transports have returned: processing stops, the threads and the
+    /// MCP servers are shut down. An error if the state DB could not be opened.
+    pub async fn stop(self) -> Result<(), StartError> {
+        self.shutdown.cancel();
+        self.processor.abort();
+        self.state.threads.shutdown().await;
+        // Every MCP server the daemon started: SIGTERM, then SIGKILL after the grace.
+        self.state.threads.services().mcp.shutdown().await;
+        tracing::info!("shut down");
+        match self.db_failure.lock().take() {
+            Some(err) => Err(StartError::Threads(err.into())),
+            None => Ok(()),
+        }
+    }
+}
+
+async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
+    let daemon = start(config).await?;
+    let shutdown = daemon.shutdown.clone();
     tokio::spawn(shutdown_on_signal(shutdown.clone()));
-    let connection = ConnectionLimits {
-        queue: QueueLimits {
-            messages: limits.outbound_queue_messages,
-            bytes: limits.outbound_queue_bytes,
-        },
-        max_running: limits.max_running_requests,
-    };
-    // The transports return once their connections are closed and their handler tasks
-    // drained, each within this grace.
-    let shutdown_grace = Duration::from_secs(limits.shutdown_grace_secs);
+    let ingress = daemon.ingress.clone();
     match transport {
         Transport::Stdio => {
-            let limits = LineLimits {
-                max_line_bytes: limits.max_message_bytes,
-                shutdown_grace,
-                connection,
-                stall: Duration::from_secs(limits.outbound_stall_secs),
-            };
-            transport::stdio::serve(ingress, shutdown.clone(), limits).await;
+            transport::stdio::serve(ingress, shutdown, daemon.line_limits()).await;
         }
         Transport::Ws(options) => {
             let listener =
@@ -239,15 +305,8 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
                         addr: options.addr,
                         source,
                     })?;
-            let limits = WsLimits {
-                max_message_bytes: limits.max_message_bytes,
-                max_connections: limits.max_connections,
-                handshake_timeout: Duration::from_secs(limits.handshake_timeout_secs),
-                connection,
-                stall: Duration::from_secs(limits.outbound_stall_secs),
-                shutdown_grace,
-            };
-            transport::ws::serve(listener, options, limits, ingress, shutdown.clone())
+            let limits = daemon.ws_limits();
+            transport::ws::serve(listener, options, limits, ingress, shutdown)
                 .await
                 .map_err(StartError::WebSocket)?;
         }
@@ -257,16 +316,7 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
             shutdown.cancelled().await;
         }
     }
-    shutdown.cancel();
-    processor.abort();
-    state.threads.shutdown().await;
-    // Every MCP server the daemon started: SIGTERM, then SIGKILL after the grace.
-    state.threads.services().mcp.shutdown().await;
-    tracing::info!("shut down");
-    match db_failure.lock().take() {
-        Some(err) => Err(StartError::Threads(err.into())),
-        None => Ok(()),
-    }
+    daemon.stop().await
 }
 
 /// Every so often, unload threads nobody listens to and nothing runs in.

@@ -147,6 +147,7 @@ fn effective(config: &Config) -> config_api::Config {
             "max_skill_file_bytes": limits.max_skill_file_bytes,
             "skills_scan_timeout_secs": limits.skills_scan_timeout_secs,
             "max_mcp_questions_per_call": limits.max_mcp_questions_per_call,
+            "max_running_requests": limits.max_running_requests,
         }),
     );
     let http = &config.http;

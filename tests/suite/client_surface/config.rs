@@ -175,6 +175,7 @@ async fn limits_and_http_settings_are_reported(transport: Transport) {
             "max_skill_file_bytes": 1048576,
             "skills_scan_timeout_secs": 5,
             "max_mcp_questions_per_call": 3,
+            "max_running_requests": 256,
         })
     );
     assert_eq!(
