@@ -86,6 +86,15 @@ pub fn parent_says(h: &Harness, reply: Reply) {
     h.mock.push_when(|r| !is_child(r), reply.render(h.wire_api));
 }
 
+/// Queue a parent turn's replies: the ones calling tools, in order, then the text it ends
+/// with.
+pub fn parent_calls(h: &Harness, calls: impl IntoIterator<Item = Reply>, then: &str) {
+    for reply in calls {
+        parent_says(h, reply);
+    }
+    parent_says(h, Reply::new().text(then));
+}
+
 /// Queue a reply for the sub-agent whose input mentions `text`.
 pub fn child_says(h: &Harness, text: &'static str, reply: Reply) {
     h.mock
@@ -95,6 +104,22 @@ pub fn child_says(h: &Harness, text: &'static str, reply: Reply) {
 /// A parent reply calling a v1 tool.
 pub fn v1_call(call_id: &str, tool: &str, arguments: Value) -> Reply {
     namespaced_call(call_id, "multi_agent_v1", tool, &arguments.to_string())
+}
+
+/// A parent (or child) reply calling v1 `spawn_agent` with the task `message`.
+pub fn spawn_call(call_id: &str, message: impl serde::Serialize) -> Reply {
+    v1_call(call_id, "spawn_agent", json!({"message": message}))
+}
+
+/// One model reply spawning each of `tasks` (v1 `spawn_agent`), the `n`-th with the call id
+/// `call_id(n)`.
+pub fn spawn_calls(tasks: &[impl AsRef<str>], call_id: impl Fn(usize) -> String) -> Reply {
+    let calls: Vec<(String, &str, Value)> = tasks
+        .iter()
+        .enumerate()
+        .map(|(n, task)| (call_id(n), "spawn_agent", json!({"message": task.as_ref()})))
+        .collect();
+    v1_calls(&calls)
 }
 
 /// One model reply calling several v1 tools: `(call_id, tool, arguments)`, each its own

@@ -29,6 +29,7 @@ mod foundation;
 mod mcp;
 mod modes;
 mod persistence;
+mod requests;
 mod security;
 mod thread_state;
 mod tools;

@@ -421,6 +421,29 @@ pub fn label(msg: &Value) -> String {
     }
 }
 
+/// The [`label`]s a `turn/start` run opens with, through the user's message.
+pub const TURN_OPENING: &[&str] = &[
+    "response",
+    "thread/status/changed:active",
+    "turn/started",
+    "item/started:userMessage",
+    "item/completed:userMessage",
+];
+
+/// The [`label`]s of an agent message streamed as one delta.
+pub const AGENT_MESSAGE: &[&str] = &[
+    "item/started:agentMessage",
+    "item/agentMessage/delta",
+    "item/completed:agentMessage",
+];
+
+/// The [`label`]s a completed turn closes with.
+pub const TURN_CLOSING: &[&str] = &[
+    "thread/tokenUsage/updated",
+    "thread/status/changed:idle",
+    "turn/completed",
+];
+
 /// Labels with runs of the same label collapsed into one (`label×n` for n > 1).
 pub fn collapse(labels: &[String]) -> Vec<String> {
     let mut out: Vec<(String, usize)> = Vec::new();

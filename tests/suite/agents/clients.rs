@@ -7,30 +7,30 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
 use super::{
-    child_says, completed_item, first_child_request, harness, is_child, parent_output, parent_says,
-    read_through_turn_of, run_parent_turn, seen_or_wait, str_at, tool_names, v1_call,
-    wait_turn_completed,
+    child_says, completed_item, first_child_request, harness, is_child, parent_calls,
+    parent_output, parent_says, read_through_turn_of, run_parent_turn, seen_or_wait, spawn_call,
+    str_at, tool_names, v1_call, wait_turn_completed,
 };
 use crate::mcp::tool_search::search_call;
+use crate::requests::Requests;
 
 /// `[features] tool_search`: the v1 namespace is deferred, found by a search, then called; a
 /// forked child is told the namespace was removed.
 async fn deferred_behind_tool_search(transport: Transport) {
     let mut h = harness(transport, "[features]\ntool_search = true\n").await;
     let parent = h.start_thread().await;
-    parent_says(
+    parent_calls(
         &h,
-        search_call("call_ts_1", json!({"query": "spawn sub-agent", "limit": 8})),
+        [
+            search_call("call_ts_1", json!({"query": "spawn sub-agent", "limit": 8})),
+            v1_call(
+                "call_spawn_1",
+                "spawn_agent",
+                json!({"message": "Summarize what the user asked.", "fork_context": true}),
+            ),
+        ],
+        "done",
     );
-    parent_says(
-        &h,
-        v1_call(
-            "call_spawn_1",
-            "spawn_agent",
-            json!({"message": "Summarize what the user asked.", "fork_context": true}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("done"));
     child_says(
         &h,
         "Summarize what the user asked",
@@ -116,15 +116,11 @@ async fn clients_drive_a_child(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 2\n").await;
     let parent = h.start_thread().await;
     let held = Gate::new();
-    parent_says(
+    parent_calls(
         &h,
-        v1_call(
-            "call_spawn_a",
-            "spawn_agent",
-            json!({"message": "Hold on, worker A."}),
-        ),
+        [spawn_call("call_spawn_a", "Hold on, worker A.")],
+        "spawned",
     );
-    parent_says(&h, Reply::new().text("spawned"));
     child_says(
         &h,
         "Hold on, worker A",
@@ -140,11 +136,7 @@ async fn clients_drive_a_child(transport: Transport) {
     })
     .await;
     let turn = str_at(&started, "/params/turn/id");
-    let answer = h
-        .client
-        .request("turn/interrupt", json!({"threadId": child, "turnId": turn}))
-        .await
-        .unwrap();
+    let answer = h.client.interrupt(&child, &turn).await.unwrap();
     assert_eq!(answer, json!({}));
     let done = wait_turn_completed(&mut h.client, &[], &child).await;
     assert_eq!(done["params"]["turn"]["status"], "interrupted");
@@ -167,12 +159,7 @@ async fn clients_drive_a_child(transport: Transport) {
     let spawned = Gate::new();
     parent_says(
         &h,
-        v1_call(
-            "call_spawn_b",
-            "spawn_agent",
-            json!({"message": "Hold on, worker B."}),
-        )
-        .gate(&spawned),
+        spawn_call("call_spawn_b", "Hold on, worker B.").gate(&spawned),
     );
     child_says(
         &h,
@@ -207,14 +194,7 @@ async fn clients_drive_a_child(transport: Transport) {
         })
         .await;
     assert_eq!(waiting["params"]["item"]["tool"], "wait");
-    let answer = h
-        .client
-        .request(
-            "turn/interrupt",
-            json!({"threadId": parent, "turnId": turn}),
-        )
-        .await
-        .unwrap();
+    let answer = h.client.interrupt(&parent, &turn).await.unwrap();
     assert_eq!(answer, json!({}));
     let messages = read_through_turn_of(&mut h.client, &parent).await;
     assert_eq!(

@@ -7,13 +7,13 @@ use weft_test_support::Transport;
 
 use super::{
     child_says, completed_item, first_child_request, harness, item_event, parent_output,
-    parent_says, run_parent_turn, seen_or_wait, str_at, tool_names, v1_call, wait_turn_completed,
+    run_parent_turn, seen_or_wait, str_at, tool_names, v1_call, wait_turn_completed,
 };
+use crate::requests::Requests;
 
 /// One parent turn that calls `tool` with `args`, then says "ok".
-fn parent_calls(h: &super::Harness, call_id: &str, tool: &str, args: Value) {
-    parent_says(h, v1_call(call_id, tool, args));
-    parent_says(h, Reply::new().text("ok"));
+fn parent_calls_v1(h: &super::Harness, call_id: &str, tool: &str, args: Value) {
+    super::parent_calls(h, [v1_call(call_id, tool, args)], "ok");
 }
 
 async fn spawn_wait_send_close_resume(transport: Transport) {
@@ -21,7 +21,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     let parent = h.start_thread().await;
 
     // spawn_agent: the item, the child announced idle, its own turn with the task.
-    parent_calls(
+    parent_calls_v1(
         &h,
         "call_spawn_1",
         "spawn_agent",
@@ -102,7 +102,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
 
     // wait_agent: the child's final status; the parent's next request also carries the
     // `<subagent_notification>` queued while it was idle.
-    parent_calls(&h, "call_wait_1", "wait_agent", json!({"targets": [child]}));
+    parent_calls_v1(&h, "call_wait_1", "wait_agent", json!({"targets": [child]}));
     let messages = run_parent_turn(&mut h.client, &parent, "wait for it").await;
     let wait = completed_item(&messages, "call_wait_1");
     assert_eq!(wait["tool"], "wait");
@@ -126,7 +126,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     assert!(notified, "the parent was told the child completed");
 
     // send_input: a new turn of the child, with its userMessage.
-    parent_calls(
+    parent_calls_v1(
         &h,
         "call_send_1",
         "send_input",
@@ -149,7 +149,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     wait_turn_completed(&mut h.client, &messages, &child).await;
 
     // close_agent: its status before; the child is unloaded.
-    parent_calls(&h, "call_close_1", "close_agent", json!({"target": child}));
+    parent_calls_v1(&h, "call_close_1", "close_agent", json!({"target": child}));
     let messages = run_parent_turn(&mut h.client, &parent, "close it").await;
     assert_eq!(
         completed_item(&messages, "call_close_1")["tool"],
@@ -174,7 +174,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     assert!(!loaded["data"].as_array().unwrap().contains(&json!(child)));
 
     // resume_agent: loaded again, pending.
-    parent_calls(&h, "call_resume_1", "resume_agent", json!({"id": child}));
+    parent_calls_v1(&h, "call_resume_1", "resume_agent", json!({"id": child}));
     let messages = run_parent_turn(&mut h.client, &parent, "resume it").await;
     assert_eq!(
         completed_item(&messages, "call_resume_1")["tool"],
@@ -211,14 +211,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
         .filter_map(|t| t["id"].as_str())
         .collect();
     assert_eq!(ids, [parent.as_str()], "unfiltered: roots only");
-    let read = h
-        .client
-        .request(
-            "thread/read",
-            json!({"threadId": child, "includeTurns": true}),
-        )
-        .await
-        .unwrap();
+    let read = h.client.thread_read(&child, true).await.unwrap();
     assert_eq!(read["thread"]["threadSource"], "subagent");
     assert_eq!(read["thread"]["turns"].as_array().map(Vec::len), Some(2));
 }

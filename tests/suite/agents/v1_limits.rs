@@ -12,8 +12,8 @@ use weft_test_support::{Client, Transport};
 
 use super::{
     child_requests, completed_item, gated_harness, harness, logged_or_wait, output_of,
-    parent_output, parent_says, run_parent_turn, spawned, task_says, tool_names, turn_completed_of,
-    v1_call, v1_calls,
+    parent_calls, parent_output, run_parent_turn, spawn_call, spawn_calls, spawned, task_says,
+    tool_names, turn_completed_of, v1_call,
 };
 use crate::persistence::ids;
 use crate::turns::wait_gate;
@@ -33,15 +33,14 @@ async fn listed(client: &mut Client, params: Value) -> Vec<String> {
 async fn thread_cap_and_a_closed_slot(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 1\n").await;
     let parent = h.start_thread().await;
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_spawn_1", "spawn_agent", json!({"message": "Say A."})),
+        [
+            spawn_call("call_spawn_1", "Say A."),
+            spawn_call("call_spawn_2", "Say B."),
+        ],
+        "Only one worker could be spawned.",
     );
-    parent_says(
-        &h,
-        v1_call("call_spawn_2", "spawn_agent", json!({"message": "Say B."})),
-    );
-    parent_says(&h, Reply::new().text("Only one worker could be spawned."));
     task_says(&h, "Say A.", Reply::new().text("A"));
     let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers").await;
     let child = spawned(&messages, "call_spawn_1");
@@ -67,15 +66,14 @@ async fn thread_cap_and_a_closed_slot(transport: Transport) {
     assert_eq!(done["params"]["turn"]["status"], "completed");
 
     // close_agent frees the slot: a spawn in the same turn succeeds.
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_close_1", "close_agent", json!({"target": child})),
+        [
+            v1_call("call_close_1", "close_agent", json!({"target": child})),
+            spawn_call("call_spawn_3", "Say C."),
+        ],
+        "replaced",
     );
-    parent_says(
-        &h,
-        v1_call("call_spawn_3", "spawn_agent", json!({"message": "Say C."})),
-    );
-    parent_says(&h, Reply::new().text("replaced"));
     task_says(&h, "Say C.", Reply::new().text("C"));
     let messages = run_parent_turn(&mut h.client, &parent, "close it, spawn another").await;
     assert_eq!(
@@ -97,20 +95,11 @@ async fn thread_cap_and_a_closed_slot(transport: Transport) {
 async fn depth_limit_by_default(transport: Transport) {
     let mut h = harness(transport, "").await;
     let parent = h.start_thread().await;
-    parent_says(
-        &h,
-        v1_call(
-            "call_spawn_1",
-            "spawn_agent",
-            json!({"message": "Spawn a helper."}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("ok"));
-    let helper = json!({"message": "Help me."});
+    parent_calls(&h, [spawn_call("call_spawn_1", "Spawn a helper.")], "ok");
     task_says(
         &h,
         "Spawn a helper.",
-        v1_call("call_child_spawn", "spawn_agent", helper),
+        spawn_call("call_child_spawn", "Help me."),
     );
     task_says(
         &h,
@@ -141,27 +130,17 @@ async fn depth_limit_by_default(transport: Transport) {
 async fn depth_two_grandchild(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_depth = 2\n").await;
     let parent = h.start_thread().await;
-    parent_says(
-        &h,
-        v1_call(
-            "call_spawn_1",
-            "spawn_agent",
-            json!({"message": "Spawn a helper."}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("ok"));
-    let deeper = json!({"message": "Go deeper."});
+    parent_calls(&h, [spawn_call("call_spawn_1", "Spawn a helper.")], "ok");
     task_says(
         &h,
         "Spawn a helper.",
-        v1_call("call_child_spawn", "spawn_agent", deeper),
+        spawn_call("call_child_spawn", "Go deeper."),
     );
     task_says(&h, "Spawn a helper.", Reply::new().text("Helper spawned."));
-    let deepest = json!({"message": "Deeper still."});
     task_says(
         &h,
         "Go deeper.",
-        v1_call("call_gc_spawn", "spawn_agent", deepest),
+        spawn_call("call_gc_spawn", "Deeper still."),
     );
     task_says(
         &h,
@@ -233,11 +212,7 @@ async fn a_failed_spawn_gives_its_slot_back(transport: Transport) {
     let away = h.home.path().join("sessions.away");
     std::fs::rename(&sessions, &away).unwrap();
     std::fs::write(&sessions, "not a folder").unwrap();
-    parent_says(
-        &h,
-        v1_call("call_spawn_1", "spawn_agent", json!({"message": "Say A."})),
-    );
-    parent_says(&h, Reply::new().text("it failed"));
+    parent_calls(&h, [spawn_call("call_spawn_1", "Say A.")], "it failed");
     let messages = run_parent_turn(&mut h.client, &parent, "spawn a worker").await;
     std::fs::remove_file(&sessions).unwrap();
     std::fs::rename(&away, &sessions).unwrap();
@@ -264,11 +239,7 @@ async fn a_failed_spawn_gives_its_slot_back(transport: Transport) {
             .is_empty()
     );
 
-    parent_says(
-        &h,
-        v1_call("call_spawn_2", "spawn_agent", json!({"message": "Say B."})),
-    );
-    parent_says(&h, Reply::new().text("spawned"));
+    parent_calls(&h, [spawn_call("call_spawn_2", "Say B.")], "spawned");
     task_says(&h, "Say B.", Reply::new().text("B"));
     let messages = run_parent_turn(&mut h.client, &parent, "try again").await;
     let child = spawned(&messages, "call_spawn_2");
@@ -287,23 +258,18 @@ async fn wait_times_out(transport: Transport) {
     h.client.set_timeout(Duration::from_secs(40));
     let gate = Gate::new();
     let parent = h.start_thread().await;
-    parent_says(
-        &h,
-        v1_call(
-            "call_spawn_1",
-            "spawn_agent",
-            json!({"message": "Work slowly."}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("spawned"));
+    parent_calls(&h, [spawn_call("call_spawn_1", "Work slowly.")], "spawned");
     task_says(&h, "Work slowly.", Reply::new().gate(&gate).text("finally"));
     let messages = run_parent_turn(&mut h.client, &parent, "spawn a slow worker").await;
     let child = spawned(&messages, "call_spawn_1");
     wait_gate(&gate).await;
 
     let args = json!({"targets": [child], "timeout_ms": 10000});
-    parent_says(&h, v1_call("call_wait_1", "wait_agent", args));
-    parent_says(&h, Reply::new().text("still working"));
+    parent_calls(
+        &h,
+        [v1_call("call_wait_1", "wait_agent", args)],
+        "still working",
+    );
     let messages = run_parent_turn(&mut h.client, &parent, "wait for it").await;
     assert_eq!(
         parent_output(&h, "call_wait_1"),
@@ -334,19 +300,8 @@ async fn twenty_children_at_once(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 20\n").await;
     let parent = h.start_thread().await;
     let tasks: Vec<String> = (1..=N).map(|n| format!("Task number {n:02}.")).collect();
-    let calls: Vec<(String, &str, Value)> = tasks
-        .iter()
-        .enumerate()
-        .map(|(n, task)| {
-            (
-                format!("call_spawn_{n:02}"),
-                "spawn_agent",
-                json!({"message": task}),
-            )
-        })
-        .collect();
-    parent_says(&h, v1_calls(&calls));
-    parent_says(&h, Reply::new().text("all spawned"));
+    let spawn = spawn_calls(&tasks, |n| format!("call_spawn_{n:02}"));
+    parent_calls(&h, [spawn], "all spawned");
     for (n, task) in tasks.iter().enumerate() {
         task_says(&h, task, Reply::new().text(format!("done {n:02}")));
     }
@@ -364,11 +319,15 @@ async fn twenty_children_at_once(transport: Transport) {
         expected.insert(child.clone(), json!({"completed": format!("done {n:02}")}));
     }
 
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_wait_1", "wait_agent", json!({"targets": children})),
+        [v1_call(
+            "call_wait_1",
+            "wait_agent",
+            json!({"targets": children}),
+        )],
+        "all done",
     );
-    parent_says(&h, Reply::new().text("all done"));
     let messages = run_parent_turn(&mut h.client, &parent, "wait for them").await;
     assert_eq!(
         completed_item(&messages, "call_wait_1")["status"],

@@ -10,19 +10,16 @@ use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config};
 
 use super::{
     Harness, child_requests, completed_item, experimental_init, gated_harness, harness,
-    logged_or_wait, parent_output, parent_says, run_parent_turn, spawned, str_at, task_says,
-    turn_completed_of, v1_call, v1_calls,
+    logged_or_wait, parent_calls, parent_output, parent_says, run_parent_turn, spawn_call,
+    spawn_calls, spawned, str_at, task_says, turn_completed_of, v1_call, v1_calls,
 };
 use crate::persistence::ids;
+use crate::requests::Requests;
 use crate::turns::{assistant_texts, read_through, user_texts, wait_gate};
 
 /// One parent turn that spawns a child with `task`; the child's id.
 async fn spawn_one(h: &mut Harness, parent: &str, task: &str, reply: Reply) -> String {
-    parent_says(
-        h,
-        v1_call("call_spawn_1", "spawn_agent", json!({"message": task})),
-    );
-    parent_says(h, Reply::new().text("spawned"));
+    parent_calls(h, [spawn_call("call_spawn_1", task)], "spawned");
     task_says(h, task, reply);
     let messages = run_parent_turn(&mut h.client, parent, "spawn a worker").await;
     spawned(&messages, "call_spawn_1")
@@ -70,8 +67,7 @@ async fn fork_context(transport: Transport) {
             json!({"message": "Fresh task."}),
         ),
     ];
-    parent_says(&h, v1_calls(&calls));
-    parent_says(&h, Reply::new().text("spawned"));
+    parent_calls(&h, [v1_calls(&calls)], "spawned");
     task_says(&h, "Forked task.", Reply::new().text("forked done"));
     task_says(&h, "Fresh task.", Reply::new().text("fresh done"));
     let said = "The secret word is BANANA. Spawn two workers.";
@@ -136,8 +132,11 @@ async fn send_input_interrupts_the_child(transport: Transport) {
     let first_turn = str_at(&started, "/params/turn/id");
 
     let args = json!({"target": child, "interrupt": true, "message": "Stop and reply STOPPED."});
-    parent_says(&h, v1_call("call_send_int", "send_input", args));
-    parent_says(&h, Reply::new().text("interrupted it"));
+    parent_calls(
+        &h,
+        [v1_call("call_send_int", "send_input", args)],
+        "interrupted it",
+    );
     task_says(&h, "Stop and reply STOPPED.", Reply::new().text("STOPPED"));
     let messages = run_parent_turn(&mut h.client, &parent, "stop the worker").await;
     let output = parent_output(&h, "call_send_int");
@@ -203,14 +202,7 @@ async fn parent_interrupt_during_wait(transport: Transport) {
         m["method"] == "item/started" && m["params"]["item"]["id"] == "call_wait_2"
     })
     .await;
-    let answer = h
-        .client
-        .request(
-            "turn/interrupt",
-            json!({"threadId": parent, "turnId": turn}),
-        )
-        .await
-        .unwrap();
+    let answer = h.client.interrupt(&parent, &turn).await.unwrap();
     assert_eq!(answer, json!({}));
     let done = logged_or_wait(&mut h.client, "the parent's turn/completed", |m| {
         m["method"] == "turn/completed" && m["params"]["turn"]["id"] == turn.as_str()
@@ -280,11 +272,15 @@ async fn the_tree_after_a_restart(transport: Transport) {
         .request("thread/resume", json!({"threadId": parent}))
         .await
         .unwrap();
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_wait_1", "wait_agent", json!({"targets": [child]})),
+        [v1_call(
+            "call_wait_1",
+            "wait_agent",
+            json!({"targets": [child]}),
+        )],
+        "it said PONG",
     );
-    parent_says(&h, Reply::new().text("it said PONG"));
     run_parent_turn(&mut h.client, &parent, "how did it go?").await;
     assert_eq!(
         parent_output(&h, "call_wait_1"),
@@ -294,8 +290,7 @@ async fn the_tree_after_a_restart(transport: Transport) {
     assert_eq!(loaded, [parent.as_str()], "a wait does not load the child");
 
     let args = json!({"target": child, "message": "Now reply with PING."});
-    parent_says(&h, v1_call("call_send_1", "send_input", args));
-    parent_says(&h, Reply::new().text("sent"));
+    parent_calls(&h, [v1_call("call_send_1", "send_input", args)], "sent");
     task_says(&h, "Now reply with PING.", Reply::new().text("PING"));
     run_parent_turn(&mut h.client, &parent, "send more").await;
     assert!(parent_output(&h, "call_send_1")["submission_id"].is_string());
@@ -333,11 +328,15 @@ async fn a_closed_child_stays_closed_after_a_restart(transport: Transport) {
     )
     .await;
     turn_completed_of(&mut h.client, &child).await;
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_close_1", "close_agent", json!({"target": child})),
+        [v1_call(
+            "call_close_1",
+            "close_agent",
+            json!({"target": child}),
+        )],
+        "closed",
     );
-    parent_says(&h, Reply::new().text("closed"));
     run_parent_turn(&mut h.client, &parent, "close it").await;
     assert_eq!(
         parent_output(&h, "call_close_1"),
@@ -349,19 +348,14 @@ async fn a_closed_child_stays_closed_after_a_restart(transport: Transport) {
         .request("thread/resume", json!({"threadId": parent}))
         .await
         .unwrap();
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_wait_2", "wait_agent", json!({"targets": [child]})),
+        [
+            v1_call("call_wait_2", "wait_agent", json!({"targets": [child]})),
+            spawn_call("call_spawn_2", "Reply with PANG."),
+        ],
+        "spawned",
     );
-    parent_says(
-        &h,
-        v1_call(
-            "call_spawn_2",
-            "spawn_agent",
-            json!({"message": "Reply with PANG."}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("spawned"));
     task_says(&h, "Reply with PANG.", Reply::new().text("PANG"));
     let messages = run_parent_turn(&mut h.client, &parent, "after the restart").await;
     assert_eq!(
@@ -376,11 +370,15 @@ async fn a_closed_child_stays_closed_after_a_restart(transport: Transport) {
     );
 
     // The one slot is the new child's now: resuming the closed one is refused.
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_resume_1", "resume_agent", json!({"id": child})),
+        [v1_call(
+            "call_resume_1",
+            "resume_agent",
+            json!({"id": child}),
+        )],
+        "refused",
     );
-    parent_says(&h, Reply::new().text("refused"));
     run_parent_turn(&mut h.client, &parent, "resume the first").await;
     assert_eq!(
         parent_output(&h, "call_resume_1"),
@@ -393,19 +391,8 @@ async fn a_closed_child_stays_closed_after_a_restart(transport: Transport) {
 async fn list_filters(transport: Transport) {
     let mut h = harness(transport, "").await;
     let parent = h.start_thread().await;
-    let calls: Vec<(String, &str, Value)> = ["Say A.", "Say B."]
-        .iter()
-        .enumerate()
-        .map(|(n, task)| {
-            (
-                format!("call_spawn_{n}"),
-                "spawn_agent",
-                json!({"message": task}),
-            )
-        })
-        .collect();
-    parent_says(&h, v1_calls(&calls));
-    parent_says(&h, Reply::new().text("spawned"));
+    let spawn = spawn_calls(&["Say A.", "Say B."], |n| format!("call_spawn_{n}"));
+    parent_calls(&h, [spawn], "spawned");
     task_says(&h, "Say A.", Reply::new().text("A"));
     task_says(&h, "Say B.", Reply::new().text("B"));
     let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers").await;
@@ -450,8 +437,7 @@ async fn archiving_the_root_closes_its_tree(transport: Transport) {
             json!({"message": "Work slowly."}),
         ),
     ];
-    parent_says(&h, v1_calls(&calls));
-    parent_says(&h, Reply::new().text("spawned"));
+    parent_calls(&h, [v1_calls(&calls)], "spawned");
     task_says(&h, "Say A.", Reply::new().text("A"));
     task_says(
         &h,
@@ -555,11 +541,15 @@ async fn an_idle_root_waits_for_its_running_child(transport: Transport) {
         .request("thread/resume", json!({"threadId": parent}))
         .await
         .unwrap();
-    parent_says(
+    parent_calls(
         &h,
-        v1_call("call_wait_1", "wait_agent", json!({"targets": [child]})),
+        [v1_call(
+            "call_wait_1",
+            "wait_agent",
+            json!({"targets": [child]}),
+        )],
+        "it is done",
     );
-    parent_says(&h, Reply::new().text("it is done"));
     run_parent_turn(&mut h.client, &parent, "is it done?").await;
     assert_eq!(
         parent_output(&h, "call_wait_1"),

@@ -7,9 +7,10 @@ use weft_test_support::Transport;
 
 use super::{
     child_says, completed_item, first_child_request, harness, is_child, item_event,
-    namespaced_call, parent_output, parent_says, run_parent_turn, str_at, tool_names,
+    namespaced_call, parent_calls, parent_output, parent_says, run_parent_turn, str_at, tool_names,
     wait_turn_completed,
 };
+use crate::requests::Requests;
 
 const V2: &str = "[features.multi_agent_v2]\nenabled = true\n";
 
@@ -34,25 +35,24 @@ fn developer_texts(request: &RecordedRequest) -> Vec<String> {
 async fn spawn_wait_list_fork_followup(transport: Transport) {
     let mut h = harness(transport, V2).await;
     let parent = h.start_thread().await;
-    parent_says(
+    parent_calls(
         &h,
-        v2_call(
-            "call_spawn_a",
-            "spawn_agent",
-            json!({"task_name": "worker_a", "fork_turns": "none", "message": "Reply with the single word PONG."}),
-        ),
+        [
+            v2_call(
+                "call_spawn_a",
+                "spawn_agent",
+                json!({"task_name": "worker_a", "fork_turns": "none", "message": "Reply with the single word PONG."}),
+            ),
+            v2_call("call_wait_1", "wait_agent", json!({})),
+            v2_call("call_list_1", "list_agents", json!({})),
+            v2_call(
+                "call_spawn_b",
+                "spawn_agent",
+                json!({"task_name": "worker_b", "message": "Summarize what the user asked."}),
+            ),
+        ],
+        "spawned",
     );
-    parent_says(&h, v2_call("call_wait_1", "wait_agent", json!({})));
-    parent_says(&h, v2_call("call_list_1", "list_agents", json!({})));
-    parent_says(
-        &h,
-        v2_call(
-            "call_spawn_b",
-            "spawn_agent",
-            json!({"task_name": "worker_b", "message": "Summarize what the user asked."}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("spawned"));
     child_says(&h, "single word PONG", Reply::new().text("PONG"));
     child_says(
         &h,
@@ -203,23 +203,22 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
     let child_b = str_at(completed_item(&messages, "call_spawn_b"), "/agentThreadId");
 
     // followup_task starts a turn of worker_a; send_message only queues mail on worker_b.
-    parent_says(
+    parent_calls(
         &h,
-        v2_call(
-            "call_follow_1",
-            "followup_task",
-            json!({"target": "worker_a", "message": "Now reply with PING."}),
-        ),
+        [
+            v2_call(
+                "call_follow_1",
+                "followup_task",
+                json!({"target": "worker_a", "message": "Now reply with PING."}),
+            ),
+            v2_call(
+                "call_send_1",
+                "send_message",
+                json!({"target": "/root/worker_b", "message": "FYI"}),
+            ),
+        ],
+        "sent",
     );
-    parent_says(
-        &h,
-        v2_call(
-            "call_send_1",
-            "send_message",
-            json!({"target": "/root/worker_b", "message": "FYI"}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("sent"));
     child_says(&h, "Now reply with PING", Reply::new().text("PING"));
     let messages = run_parent_turn(&mut h.client, &parent, "follow up").await;
     assert_eq!(parent_output(&h, "call_follow_1"), json!(""));
@@ -234,14 +233,7 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
     );
     let done = wait_turn_completed(&mut h.client, &messages, &child_a).await;
     assert_eq!(done["params"]["turn"]["status"], "completed");
-    let read_b = h
-        .client
-        .request(
-            "thread/read",
-            json!({"threadId": child_b, "includeTurns": true}),
-        )
-        .await
-        .unwrap();
+    let read_b = h.client.thread_read(&child_b, true).await.unwrap();
     assert_eq!(
         read_b["thread"]["turns"].as_array().map(Vec::len),
         Some(1),
@@ -253,15 +245,15 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
     );
 
     // The queued message is read with worker_b's next task, before it.
-    parent_says(
+    parent_calls(
         &h,
-        v2_call(
+        [v2_call(
             "call_follow_2",
             "followup_task",
             json!({"target": "worker_b", "message": "Now list the workers."}),
-        ),
+        )],
+        "asked",
     );
-    parent_says(&h, Reply::new().text("asked"));
     child_says(&h, "Now list the workers", Reply::new().text("a and b"));
     let messages = run_parent_turn(&mut h.client, &parent, "ask b").await;
     wait_turn_completed(&mut h.client, &messages, &child_b).await;
@@ -303,32 +295,28 @@ async fn limits_and_interrupt(transport: Transport) {
         ),
     );
     // Held until the child is running (in its second request).
-    parent_says(
+    parent_calls(
         &h,
-        v2_call(
-            "call_spawn_b",
-            "spawn_agent",
-            json!({"task_name": "worker_b", "fork_turns": "none", "message": "Never runs."}),
-        )
-        .gate(&parent_gate),
+        [
+            v2_call(
+                "call_spawn_b",
+                "spawn_agent",
+                json!({"task_name": "worker_b", "fork_turns": "none", "message": "Never runs."}),
+            )
+            .gate(&parent_gate),
+            v2_call(
+                "call_int_a",
+                "interrupt_agent",
+                json!({"target": "worker_a"}),
+            ),
+            v2_call(
+                "call_list_1",
+                "list_agents",
+                json!({"path_prefix": "/root/worker_a"}),
+            ),
+        ],
+        "done",
     );
-    parent_says(
-        &h,
-        v2_call(
-            "call_int_a",
-            "interrupt_agent",
-            json!({"target": "worker_a"}),
-        ),
-    );
-    parent_says(
-        &h,
-        v2_call(
-            "call_list_1",
-            "list_agents",
-            json!({"path_prefix": "/root/worker_a"}),
-        ),
-    );
-    parent_says(&h, Reply::new().text("done"));
     // The child calls a tool it is not offered, then is held until interrupted.
     child_says(
         &h,

@@ -8,6 +8,7 @@ use super::{
     INVALID_REQUEST, assert_invalid_request, assert_still_serving, connect, expect_error,
     init_params, initialized,
 };
+use crate::requests::Requests;
 
 on_both_transports!(
     accepts_messages_with_and_without_jsonrpc,
@@ -186,9 +187,7 @@ async fn wrong_types_are_invalid_requests(transport: Transport) {
     client.initialize().await;
     // After initialize, decode errors keep their wording.
     assert_invalid_request(
-        client
-            .request("turn/interrupt", json!({"threadId": 123, "turnId": "t"}))
-            .await,
+        client.interrupt(123, "t").await,
         "Invalid request: invalid type: integer `123`, expected a string",
     );
     assert_invalid_request(

@@ -4,6 +4,7 @@ use serde_json::json;
 use weft_test_support::{Daemon, TestHome, Transport};
 
 use super::{assert_invalid_request, connect, expect_error, init_params, initialized};
+use crate::requests::Requests;
 
 on_both_transports!(
     initialize_result_fields,
@@ -50,10 +51,7 @@ async fn requests_before_initialize_are_not_initialized(transport: Transport) {
     );
     assert_invalid_request(
         client
-            .request(
-                "turn/interrupt",
-                json!({"threadId": "019a0000-0000-7000-8000-000000000000", "turnId": "t"}),
-            )
+            .interrupt("019a0000-0000-7000-8000-000000000000", "t")
             .await,
         "Not initialized",
     );

@@ -13,6 +13,7 @@ use super::{
     Mcp, assert_failure_output, completed_item, output_of, read_through_turn_completed,
     start_thread, str_at, wait_request, wait_startup, weft_call,
 };
+use crate::requests::Requests;
 
 /// The `pid` tool's answer in a completed item.
 fn pid_of(messages: &[Value], call_id: &str) -> i64 {
@@ -206,10 +207,7 @@ async fn interrupt_during_a_call(transport: Transport) {
         })
         .await;
     t.h.client
-        .request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": turn}),
-        )
+        .interrupt(&thread, &turn)
         .await
         .expect("turn/interrupt");
     let messages = read_through_turn_completed(&mut t.h.client).await;
@@ -235,10 +233,7 @@ async fn interrupt_during_an_approval(transport: Transport) {
     let turn = t.h.start_turn(&thread, "add").await;
     let request = wait_request(&mut t.h.client, "mcpServer/elicitation/request").await;
     t.h.client
-        .request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": turn}),
-        )
+        .interrupt(&thread, &turn)
         .await
         .expect("turn/interrupt");
     let messages = read_through_turn_completed(&mut t.h.client).await;

@@ -7,6 +7,7 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{Modes, mode, send_turn};
+use crate::requests::interrupt_params;
 use crate::tools::{answer, output_of, wait_request};
 use crate::turns::{read_through_turn_completed, str_at};
 
@@ -106,10 +107,7 @@ async fn an_interrupt_withdraws_the_questions(transport: Transport) {
     let request = wait_request(&mut m.h.client, "item/tool/requestUserInput").await;
     let turn = request["params"]["turnId"].as_str().unwrap().to_string();
     m.h.client
-        .send_request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": turn}),
-        )
+        .send_request("turn/interrupt", interrupt_params(&thread, &turn))
         .await;
     let messages = read_through_turn_completed(&mut m.h.client).await;
     assert_eq!(

@@ -10,6 +10,7 @@ use super::{
     Persist, assert_error, ids, label, list, list_ids, loaded, ok, path_of, read, read_through,
     rollout_lines, str_at, turn_start_params, turns,
 };
+use crate::requests::{Requests, name_params};
 use crate::turns::{gated_message, wait_gate};
 
 /// The messages through `thread/archived` for `thread`, as labels, keeping only the ones about
@@ -100,10 +101,7 @@ async fn archive_and_unarchive(transport: Transport) {
         let answer = p.client.request(method, json!({"threadId": first})).await;
         assert_error(answer, &no_rollout);
     }
-    let answer = p
-        .client
-        .request("thread/name/set", json!({"threadId": first, "name": "x"}))
-        .await;
+    let answer = p.client.set_name(&first, "x").await;
     assert_error(answer, &no_rollout);
     let answer = p
         .client
@@ -238,10 +236,7 @@ async fn name_set(transport: Transport) {
     // {} → thread/name/updated, to every connection.
     let id = p
         .client
-        .send_request(
-            "thread/name/set",
-            json!({"threadId": thread, "name": "My thread"}),
-        )
+        .send_request("thread/name/set", name_params(&thread, "My thread"))
         .await;
     let messages = read_through(&mut p.client, |m| m["method"] == "thread/name/updated").await;
     let labels: Vec<String> = messages.iter().map(label).collect();
@@ -257,24 +252,12 @@ async fn name_set(transport: Transport) {
     }
 
     for empty in ["", "   "] {
-        let answer = p
-            .client
-            .request(
-                "thread/name/set",
-                json!({"threadId": thread, "name": empty}),
-            )
-            .await;
+        let answer = p.client.set_name(&thread, &empty).await;
         assert_error(answer, "thread name must not be empty");
     }
     let started = ok(&mut p.client, "thread/start", json!({"ephemeral": true})).await;
     let ephemeral = str_at(&started, "/thread/id");
-    let answer = p
-        .client
-        .request(
-            "thread/name/set",
-            json!({"threadId": ephemeral, "name": "nope"}),
-        )
-        .await;
+    let answer = p.client.set_name(&ephemeral, "nope").await;
     assert_error(
         answer,
         &format!("ephemeral thread does not support metadata updates: {ephemeral}"),

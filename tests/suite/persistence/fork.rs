@@ -11,6 +11,7 @@ use super::{
     read_through_turn_completed, rollout_files, rollout_lines, str_at, turn_start_params, turns,
     user,
 };
+use crate::requests::Requests;
 use crate::turns::{gated_message, wait_gate};
 
 /// Every `thread/list` source kind (so no filter hides a thread).
@@ -234,10 +235,7 @@ async fn ephemeral_fork(transport: Transport) {
         [user("remember 7"), assistant("Base."), user("and now?")]
     );
 
-    let answer = p
-        .client
-        .request("thread/name/set", json!({"threadId": fork, "name": "x"}))
-        .await;
+    let answer = p.client.set_name(&fork, "x").await;
     assert_error(
         answer,
         &format!("ephemeral thread does not support metadata updates: {fork}"),

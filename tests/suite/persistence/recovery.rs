@@ -12,6 +12,7 @@ use super::{
     path_of, read, read_through, rollout_files, rollout_lines, start_thread_on, turn_start_params,
     turns, user,
 };
+use crate::requests::Requests;
 use crate::turns::wait_gate;
 
 /// The fields of a listed thread that the index must give back after a rebuild.
@@ -124,13 +125,7 @@ async fn corrupted_rollout_only_affects_its_thread() {
         [good.as_str(), broken.as_str()]
     );
     for include_turns in [false, true] {
-        let answer = p
-            .client
-            .request(
-                "thread/read",
-                json!({"threadId": broken, "includeTurns": include_turns}),
-            )
-            .await;
+        let answer = p.client.thread_read(&broken, &include_turns).await;
         assert_error_containing(answer, &["no valid session header", &broken]);
     }
     for method in ["thread/resume", "thread/fork"] {

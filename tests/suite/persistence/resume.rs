@@ -14,6 +14,7 @@ use super::{
     read_through, read_through_turn_completed, rollout_lines, run_turn_on, str_at,
     turn_start_params, turns, user,
 };
+use crate::requests::Requests;
 use crate::turns::wait_gate;
 
 /// `thread/resume` of a thread that is not loaded: `thread/status/changed {idle}` (broadcast)
@@ -459,22 +460,10 @@ async fn unknown_ids(transport: Transport) {
             .await;
         assert_error(answer, &no_rollout);
     }
-    let answer = p
-        .client
-        .request(
-            "thread/name/set",
-            json!({"threadId": UNKNOWN_ID, "name": "x"}),
-        )
-        .await;
+    let answer = p.client.set_name(&UNKNOWN_ID, "x").await;
     assert_error(answer, &no_rollout);
     for include_turns in [false, true] {
-        let answer = p
-            .client
-            .request(
-                "thread/read",
-                json!({"threadId": UNKNOWN_ID, "includeTurns": include_turns}),
-            )
-            .await;
+        let answer = p.client.thread_read(&UNKNOWN_ID, &include_turns).await;
         assert_error(answer, &format!("thread not loaded: {UNKNOWN_ID}"));
     }
     let answer = p

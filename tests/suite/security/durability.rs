@@ -8,6 +8,7 @@ use weft_mock_model::{Reasoning, Reply};
 use weft_test_support::Transport;
 
 use crate::persistence::{Persist, ok, read, rollout_files};
+use crate::requests::Requests;
 use crate::turns::{read_through_turn_completed, text_input};
 
 on_both_transports!(
@@ -36,13 +37,7 @@ async fn name_set_leaves_a_damaged_rollout_as_it_was(transport: Transport) {
     std::fs::write(path, &damaged).unwrap();
 
     p.start_again().await;
-    let answer = p
-        .client
-        .request(
-            "thread/name/set",
-            json!({"threadId": thread, "name": "renamed"}),
-        )
-        .await;
+    let answer = p.client.set_name(&thread, "renamed").await;
     let err = answer.expect_err("naming a thread whose rollout has no header");
     assert!(
         err.message.contains("no valid session header"),

@@ -9,6 +9,7 @@ use super::{
     Tools, answer, cmd, completed_item, exec_call, output_of, patch_call, read_through,
     read_through_turn_completed, wait_request,
 };
+use crate::requests::interrupt_params;
 use crate::turns::{label, user_texts};
 
 const COMMAND_REJECTED: &str =
@@ -415,10 +416,7 @@ async fn approval_pending_during_interrupt(transport: Transport) {
     let (mut t, thread, turn, request) = pending_command(transport, "never.txt").await;
     let answer_id =
         t.h.client
-            .send_request(
-                "turn/interrupt",
-                json!({"threadId": thread, "turnId": turn}),
-            )
+            .send_request("turn/interrupt", interrupt_params(&thread, &turn))
             .await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
     assert!(messages.iter().any(|m| m.get("id") == Some(&answer_id)));

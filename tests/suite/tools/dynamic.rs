@@ -12,6 +12,7 @@ use super::{
     answer, completed_item, item_event, namespaced_call, output_of, read_through_turn_completed,
     wait_request,
 };
+use crate::requests::Requests;
 use crate::turns::{Harness, Setup, assert_invalid_request, str_at, turn_start_params};
 
 const TOOL_CALL: &str = "item/tool/call";
@@ -229,13 +230,7 @@ async fn interrupt_withdraws(transport: Transport) {
     let thread = start_thread(&mut h.client, &cwd).await;
     let turn = h.start_turn(&thread, "wait for it").await;
     let request = wait_request(&mut h.client, TOOL_CALL).await;
-    h.client
-        .request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": turn}),
-        )
-        .await
-        .unwrap();
+    h.client.interrupt(&thread, &turn).await.unwrap();
     let messages = read_through_turn_completed(&mut h.client).await;
     assert_eq!(
         messages.last().unwrap()["params"]["turn"]["status"],

@@ -11,6 +11,7 @@ use super::{
     Tools, cmd, completed_item, exec_call, input_position, item_event, output_of, position,
     read_through_turn_completed,
 };
+use crate::requests::interrupt_params;
 use crate::turns::{text_input, user_texts};
 
 async fn steer_while_a_command_runs(transport: Transport) {
@@ -98,10 +99,7 @@ async fn interrupt_during_a_long_command(transport: Transport) {
     let interrupted = Instant::now();
     let id =
         t.h.client
-            .send_request(
-                "turn/interrupt",
-                json!({"threadId": thread, "turnId": turn}),
-            )
+            .send_request("turn/interrupt", interrupt_params(&thread, &turn))
             .await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
     let took = interrupted.elapsed();

@@ -5,10 +5,12 @@ use serde_json::{Value, json};
 use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
+use super::{AGENT_MESSAGE, TURN_CLOSING};
 use super::{
     Harness, assert_invalid_request, collapse, gated_message, read_through,
     read_through_turn_completed, text_input, user_texts, wait_gate,
 };
+use crate::requests::Requests;
 
 /// A well-formed UUIDv7 that names no thread.
 const UNKNOWN_THREAD: &str = "01a2a2a2-0000-7000-8000-000000000000";
@@ -54,11 +56,7 @@ async fn errors_without_a_running_turn(transport: Transport) {
         "no active turn to steer",
     );
     assert_invalid_request(
-        c.request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": some_turn}),
-        )
-        .await,
+        c.interrupt(&thread, &some_turn).await,
         "no active turn to interrupt",
     );
 
@@ -80,14 +78,7 @@ async fn errors_without_a_running_turn(transport: Transport) {
         .await,
         &not_found,
     );
-    assert_invalid_request(
-        c.request(
-            "turn/interrupt",
-            json!({"threadId": UNKNOWN_THREAD, "turnId": some_turn}),
-        )
-        .await,
-        &not_found,
-    );
+    assert_invalid_request(c.interrupt(&UNKNOWN_THREAD, &some_turn).await, &not_found);
 
     // A thread id that is not a UUID.
     assert_invalid_thread_id(
@@ -104,13 +95,7 @@ async fn errors_without_a_running_turn(transport: Transport) {
         )
         .await,
     );
-    assert_invalid_thread_id(
-        c.request(
-            "turn/interrupt",
-            json!({"threadId": "not-a-uuid", "turnId": some_turn}),
-        )
-        .await,
-    );
+    assert_invalid_thread_id(c.interrupt("not-a-uuid", &some_turn).await);
 
     // Params errors (serde wording).
     assert_invalid_request(
@@ -158,11 +143,7 @@ async fn errors_while_a_turn_runs(transport: Transport) {
         "expectedTurnId must not be empty",
     );
     assert_invalid_request(
-        c.request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": other}),
-        )
-        .await,
+        c.interrupt(&thread, &other).await,
         &format!("expected active turn id {other} but found {turn}"),
     );
 
@@ -173,12 +154,10 @@ async fn errors_while_a_turn_runs(transport: Transport) {
     assert_eq!(
         collapse(&labels),
         [
-            "item/agentMessage/delta",
-            "item/completed:agentMessage",
-            "thread/tokenUsage/updated",
-            "thread/status/changed:idle",
-            "turn/completed",
+            &["item/agentMessage/delta", "item/completed:agentMessage"],
+            TURN_CLOSING
         ]
+        .concat()
     );
     let completed = &messages.last().expect("turn/completed")["params"]["turn"];
     assert_eq!(completed["status"], "completed");
@@ -212,15 +191,11 @@ async fn turn_start_with_empty_input(transport: Transport) {
     assert_eq!(
         collapse(&labels),
         [
-            "thread/status/changed:active",
-            "turn/started",
-            "item/started:agentMessage",
-            "item/agentMessage/delta",
-            "item/completed:agentMessage",
-            "thread/tokenUsage/updated",
-            "thread/status/changed:idle",
-            "turn/completed",
+            &["thread/status/changed:active", "turn/started"],
+            AGENT_MESSAGE,
+            TURN_CLOSING
         ]
+        .concat()
     );
 }
 

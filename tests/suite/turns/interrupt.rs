@@ -9,6 +9,7 @@ use weft_test_support::{DEFAULT_TIMEOUT, Transport};
 use super::{
     Harness, gated_message, read_through, read_through_turn_completed, user_texts, wait_gate,
 };
+use crate::requests::{Requests, interrupt_params};
 
 async fn interrupt_mid_stream(transport: Transport) {
     let mut h = Harness::responses(transport).await;
@@ -22,10 +23,7 @@ async fn interrupt_mid_stream(transport: Transport) {
 
     let id = h
         .client
-        .send_request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": turn}),
-        )
+        .send_request("turn/interrupt", interrupt_params(&thread, &turn))
         .await;
     let messages = read_through_turn_completed(&mut h.client).await;
     let labels: Vec<String> = messages.iter().map(super::label).collect();
@@ -65,12 +63,7 @@ async fn interrupt_mid_stream(transport: Transport) {
 
     // Interrupting again: nothing runs any more.
     super::assert_invalid_request(
-        h.client
-            .request(
-                "turn/interrupt",
-                json!({"threadId": thread, "turnId": turn}),
-            )
-            .await,
+        h.client.interrupt(&thread, &turn).await,
         "no active turn to interrupt",
     );
 
@@ -108,10 +101,7 @@ async fn interrupt_before_any_output(transport: Transport) {
     h.wait_for_requests(1).await;
     let answer = h
         .client
-        .request(
-            "turn/interrupt",
-            json!({"threadId": thread, "turnId": turn}),
-        )
+        .interrupt(&thread, &turn)
         .await
         .expect("turn/interrupt");
     assert_eq!(answer, json!({}));

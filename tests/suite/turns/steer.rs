@@ -6,10 +6,12 @@ use serde_json::{Value, json};
 use weft_mock_model::{Gate, Reply, Usage};
 use weft_test_support::Transport;
 
+use super::{AGENT_MESSAGE, TURN_CLOSING};
 use super::{
     Harness, assistant_texts, collapse, gated_message, read_through, read_through_turn_completed,
     text_input, user_texts, wait_gate,
 };
+use crate::requests::Requests;
 
 /// How the input is steered in.
 #[derive(Clone, Copy)]
@@ -115,15 +117,11 @@ async fn check_steered_turn(h: &Harness, turn: &str, response: &Value, messages:
     assert_eq!(
         collapse(&labels[user_started..]),
         [
-            "item/started:userMessage",
-            "item/completed:userMessage",
-            "item/started:agentMessage",
-            "item/agentMessage/delta",
-            "item/completed:agentMessage",
-            "thread/tokenUsage/updated",
-            "thread/status/changed:idle",
-            "turn/completed",
+            &["item/started:userMessage", "item/completed:userMessage"],
+            AGENT_MESSAGE,
+            TURN_CLOSING
         ]
+        .concat()
     );
     // `turn/completed` shows the final answer, not the abandoned one.
     assert_eq!(
@@ -222,10 +220,7 @@ async fn pipelined_turn_starts_keep_their_order() {
         }
         let turn_id = turn_id.expect("a turn id");
         h.client
-            .request(
-                "turn/interrupt",
-                json!({"threadId": thread, "turnId": turn_id}),
-            )
+            .interrupt(&thread, &turn_id)
             .await
             .expect("turn/interrupt");
         let rest = read_through_turn_completed(&mut h.client).await;

@@ -6,6 +6,7 @@ use weft_mock_model::{Reasoning, Reply, Usage, WireApi};
 use weft_test_support::Transport;
 
 use super::{Harness, Setup, assistant_texts, collapse, str_at, user_texts};
+use super::{TURN_CLOSING, TURN_OPENING};
 
 /// 1,000 deltas arrive in order, all between the message's `item/started` and `item/completed`,
 /// and the completed item's text is their concatenation.
@@ -310,18 +311,15 @@ async fn chat_completions_text_turn(transport: Transport) {
     assert_eq!(
         collapse(&run.labels()),
         [
-            "response",
-            "thread/status/changed:active",
-            "turn/started",
-            "item/started:userMessage",
-            "item/completed:userMessage",
-            "item/started:agentMessage",
-            "item/agentMessage/delta×3",
-            "item/completed:agentMessage",
-            "thread/tokenUsage/updated",
-            "thread/status/changed:idle",
-            "turn/completed",
+            TURN_OPENING,
+            &[
+                "item/started:agentMessage",
+                "item/agentMessage/delta×3",
+                "item/completed:agentMessage"
+            ],
+            TURN_CLOSING
         ]
+        .concat()
     );
     assert_eq!(
         run.completed_items_of("agentMessage")[0]["text"],
