@@ -12,12 +12,11 @@ mod startup;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 use weft_mock_model::MockModel;
-use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport};
+use weft_test_support::{Client, Daemon, TestHome, Transport};
 
 /// `-32600`.
-pub const INVALID_REQUEST: i64 = -32600;
+pub use crate::turns::assert_invalid_request;
 
 /// A daemon whose config points at a mock model, with its own user `$HOME` and a git
 /// workspace, and one client initialized as the TUI initializes (`experimentalApi: true`).
@@ -85,16 +84,4 @@ pub fn write_skill(dir: &Path, front_matter: &str) {
         format!("---\n{front_matter}\n---\n\nBody.\n"),
     )
     .unwrap();
-}
-
-/// Unwrap an error answer and check it is `-32600` with exactly this message.
-pub fn assert_invalid_request(answer: Result<Value, RpcError>, message: &str) {
-    match answer {
-        Ok(result) => panic!("expected the error `{message}`, got the result {result}"),
-        Err(err) => assert_eq!(
-            (err.code, err.message.as_str()),
-            (INVALID_REQUEST, message),
-            "unexpected error {err:?}"
-        ),
-    }
 }

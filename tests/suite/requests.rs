@@ -20,6 +20,12 @@ pub fn name_params(thread: impl Serialize, name: impl Serialize) -> Value {
     json!({"threadId": thread, "name": name})
 }
 
+/// The `status` of a thread, by `thread/read` (which must succeed).
+pub async fn thread_status(client: &mut Client, thread: &str) -> Value {
+    let read = client.request("thread/read", json!({"threadId": thread}));
+    read.await.unwrap()["thread"]["status"].clone()
+}
+
 /// The requests, by name.
 pub trait Requests {
     /// `turn/interrupt`.

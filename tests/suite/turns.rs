@@ -265,20 +265,7 @@ impl Harness {
 
 /// `thread/start` on any client; waits for `thread/started` and returns the thread id.
 pub async fn start_thread_on(client: &mut Client, cwd: &str) -> String {
-    let result = client
-        .request(
-            "thread/start",
-            json!({"cwd": cwd, "approvalPolicy": "never", "sandbox": "read-only"}),
-        )
-        .await
-        .unwrap_or_else(|err| panic!("thread/start failed: {err}"));
-    let thread_id = str_at(&result, "/thread/id");
-    client
-        .wait_for("this thread's `thread/started`", |m| {
-            m["method"] == "thread/started" && m["params"]["thread"]["id"] == thread_id.as_str()
-        })
-        .await;
-    thread_id
+    crate::tools::start_thread(client, cwd, "never", "read-only").await
 }
 
 /// `turn/start` params with one text input.

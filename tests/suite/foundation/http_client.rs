@@ -42,6 +42,14 @@ async fn daemon_with(base_url: &str, env: &[(&str, &str)]) -> (TestHome, Daemon,
     daemon_with_config(&mock_model_config(base_url, "responses"), env).await
 }
 
+/// One turn ("hi") on a daemon whose provider is at `base_url`, with `env`: it completes.
+async fn turn_completes(base_url: &str, env: &[(&str, &str)]) {
+    let (_home, _daemon, mut client, thread) = daemon_with(base_url, env).await;
+    let run = run_turn_on(&mut client, &thread, "hi").await;
+    let status = &run.completed_turn()["status"];
+    assert_eq!(status, "completed", "{:?}", run.messages);
+}
+
 /// A daemon (with `env`) on this `config.toml`, and one initialized client with a thread.
 async fn daemon_with_config(
     config: &str,
@@ -151,15 +159,7 @@ async fn proxy_variables_are_honoured() {
     mock.push(Reply::new().text("via proxy").responses());
     let proxy = format!("http://{}", mock.addr());
     let env = [("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", "")];
-    let (_home, _daemon, mut client, thread) =
-        daemon_with("http://weft-proxy-test.invalid/v1", &env).await;
-    let run = run_turn_on(&mut client, &thread, "hi").await;
-    assert_eq!(
-        run.completed_turn()["status"],
-        "completed",
-        "{:?}",
-        run.messages
-    );
+    turn_completes("http://weft-proxy-test.invalid/v1", &env).await;
     let request = mock.single_request();
     assert_eq!(request.header("host"), Some("weft-proxy-test.invalid"));
     assert_eq!(request.header("user-agent"), Some(USER_AGENT));
@@ -173,14 +173,7 @@ async fn proxy_variables_are_honoured() {
     mock.push(Reply::new().text("direct").responses());
     let proxy = format!("http://{closed}");
     let env = [("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", "127.0.0.1")];
-    let (_home, _daemon, mut client, thread) = daemon_with(&mock.base_url(), &env).await;
-    let run = run_turn_on(&mut client, &thread, "hi").await;
-    assert_eq!(
-        run.completed_turn()["status"],
-        "completed",
-        "{:?}",
-        run.messages
-    );
+    turn_completes(&mock.base_url(), &env).await;
     assert_eq!(mock.requests().len(), 1);
 }
 

@@ -2,7 +2,7 @@
 //! of a streaming turn and of a command, warm from a second connection, of a thread that never
 //! ran a turn; and the errors for unknown ids (§5.3).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 use weft_mock_model::{Gate, Reply, Usage};
@@ -314,22 +314,12 @@ async fn resume_after_kill_mid_command() {
     );
 }
 
-/// Kill (by pid) every process whose cwd is `dir` or below; returns their pids.
+/// Kill (by pid) every live process whose cwd is `dir` or below; returns their pids.
 fn kill_processes_in(dir: &Path) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let cwd: Option<PathBuf> = std::fs::read_link(entry.path().join("cwd")).ok();
-        if cwd.is_some_and(|cwd| cwd.starts_with(dir)) {
-            pids.push(pid);
-        }
-    }
+    let pids: Vec<u32> = crate::tools::processes_in(dir)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
     for pid in &pids {
         let _ = std::process::Command::new("kill")
             .args(["-KILL", &pid.to_string()])

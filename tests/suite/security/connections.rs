@@ -12,6 +12,7 @@ use weft_test_support::http::{client_frame, raw_websocket};
 use weft_test_support::{Client, DEFAULT_TIMEOUT, Daemon, TestHome, Transport};
 
 use crate::foundation::init_params;
+use crate::requests::thread_status;
 use crate::tools::{Tools, answer, cmd, exec_call, read_through_turn_completed, wait_request};
 
 const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
@@ -50,13 +51,9 @@ async fn only_a_connection_asked_may_answer_an_approval() {
         .await
         .unwrap();
 
-    let read =
-        t.h.client
-            .request("thread/read", json!({"threadId": thread.as_str()}))
-            .await
-            .unwrap();
+    let status = thread_status(&mut t.h.client, &thread).await;
     assert_eq!(
-        read["thread"]["status"],
+        status,
         json!({"type": "active", "activeFlags": ["waitingOnApproval"]}),
         "a stranger's answer resolved the approval"
     );
@@ -204,25 +201,29 @@ async fn websocket_message_over_the_limit_closes_cleanly() {
     next.request("thread/loaded/list", json!({})).await.unwrap();
 }
 
+/// A daemon with `limits.max_connections = 4` and this handshake timeout, its four places
+/// taken: one upgraded (initialized) connection and three idle TCP connections.
+async fn four_places_taken(
+    handshake_timeout_secs: u64,
+) -> (TestHome, Daemon, Client, Vec<TcpStream>) {
+    let home = TestHome::new();
+    let timeout = format!("limits.handshake_timeout_secs={handshake_timeout_secs}");
+    let args = ["-c", "limits.max_connections=4", "-c", &timeout];
+    let mut daemon = Daemon::ws(&home, &args).await;
+    let upgraded = daemon.initialized_client().await;
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        idle.push(TcpStream::connect(daemon.ws_addr()).await.unwrap());
+    }
+    (home, daemon, upgraded, idle)
+}
+
 /// Issue 11 #9: with `limits.max_connections = 4`, a fifth connection is refused with `503`
 /// at once while the four (one upgraded, three idle) stay; a freed place is taken again.
 #[tokio::test]
 async fn connections_over_the_limit_are_refused() {
-    let home = TestHome::new();
-    let args = [
-        "-c",
-        "limits.max_connections=4",
-        "-c",
-        "limits.handshake_timeout_secs=60",
-    ];
-    let mut daemon = Daemon::ws(&home, &args).await;
-    let addr = daemon.ws_addr();
-    let mut upgraded = daemon.initialized_client().await;
-    let mut idle = Vec::new();
-    for _ in 0..3 {
-        idle.push(TcpStream::connect(addr).await.unwrap());
-    }
-    let mut refused = TcpStream::connect(addr).await.unwrap();
+    let (_home, daemon, mut upgraded, mut idle) = four_places_taken(60).await;
+    let mut refused = TcpStream::connect(daemon.ws_addr()).await.unwrap();
     let mut answer = Vec::new();
     tokio::time::timeout(DEFAULT_TIMEOUT, refused.read_to_end(&mut answer))
         .await
@@ -254,20 +255,7 @@ async fn connections_over_the_limit_are_refused() {
 /// closed by the daemon, which frees their places; upgraded connections are not on that clock.
 #[tokio::test]
 async fn handshakes_that_never_finish_are_closed() {
-    let home = TestHome::new();
-    let args = [
-        "-c",
-        "limits.max_connections=4",
-        "-c",
-        "limits.handshake_timeout_secs=1",
-    ];
-    let mut daemon = Daemon::ws(&home, &args).await;
-    let addr = daemon.ws_addr();
-    let mut upgraded = daemon.initialized_client().await;
-    let mut idle = Vec::new();
-    for _ in 0..3 {
-        idle.push(TcpStream::connect(addr).await.unwrap());
-    }
+    let (_home, daemon, mut upgraded, mut idle) = four_places_taken(1).await;
     for socket in &mut idle {
         let mut rest = Vec::new();
         let closed = tokio::time::timeout(DEFAULT_TIMEOUT, socket.read_to_end(&mut rest)).await;

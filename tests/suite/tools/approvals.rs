@@ -9,7 +9,7 @@ use super::{
     Tools, answer, cmd, completed_item, exec_call, output_of, patch_call, read_through,
     read_through_turn_completed, wait_request,
 };
-use crate::requests::interrupt_params;
+use crate::requests::{interrupt_params, thread_status};
 use crate::turns::{label, user_texts};
 
 const COMMAND_REJECTED: &str =
@@ -82,13 +82,9 @@ async fn command_accept(transport: Transport) {
     );
     assert!(!t.path("approved.txt").exists(), "ran before the approval");
     // The thread's own status says what it waits on, not only the notification.
-    let read =
-        t.h.client
-            .request("thread/read", json!({"threadId": thread.as_str()}))
-            .await
-            .unwrap();
+    let status = thread_status(&mut t.h.client, &thread).await;
     assert_eq!(
-        read["thread"]["status"],
+        status,
         json!({"type": "active", "activeFlags": ["waitingOnApproval"]})
     );
     t.push(Reply::new().text("Done after approval decision."));

@@ -28,6 +28,18 @@ if [ "$n" -le 2 ]; then
 fi
 "#;
 
+/// One turn ("work", answered "done") on a new thread that the stop hooks let end:
+/// completed, no hook prompt, one model request. The thread and the run.
+async fn unblocked_turn(h: &mut Harness) -> (String, TurnRun) {
+    h.push(Reply::new().text("done"));
+    let thread = h.start_thread().await;
+    let run = h.run_turn(&thread, "work").await;
+    assert_eq!(run.completed_turn()["status"], "completed");
+    assert!(hook_prompts(&run).is_empty());
+    assert_eq!(h.mock.requests().len(), 1);
+    (thread, run)
+}
+
 fn hook_prompts(run: &TurnRun) -> Vec<Vec<String>> {
     run.completed_items_of("hookPrompt")
         .iter()
@@ -128,12 +140,7 @@ async fn stop_hook_says_stop() {
         ],
     )
     .await;
-    h.push(Reply::new().text("done"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "work").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
-    assert!(hook_prompts(&run).is_empty());
-    assert_eq!(h.mock.requests().len(), 1);
+    let (_, run) = unblocked_turn(&mut h).await;
     assert_eq!(run.completed_turn()["items"][0]["text"], "done");
 }
 
@@ -142,12 +149,7 @@ async fn stop_hook_says_stop() {
 async fn stop_hook_with_invalid_json_warns() {
     let mut h =
         harness_with_hooks(Transport::Stdio, &[("garbage", "echo 'this is not json'")]).await;
-    h.push(Reply::new().text("done"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "work").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
-    assert!(hook_prompts(&run).is_empty());
-    assert_eq!(h.mock.requests().len(), 1);
+    let (thread, run) = unblocked_turn(&mut h).await;
     let warnings = run.notifications("warning");
     assert_eq!(warnings.len(), 1, "{:#?}", run.messages);
     let warning = &warnings[0]["params"];
