@@ -70,6 +70,13 @@ impl GoalTurnUsage {
     pub fn restart(&self) {
         let _ = self.take();
     }
+
+    /// [`GoalTurnUsage::restart`] from the thread's token total as the running turn last
+    /// reported it (the thread's actor reads no totals a running turn holds,
+    /// docs/architecture.md §5.1).
+    pub fn restart_at(&self, total_tokens: i64) {
+        *self.since.lock() = (total_tokens, Instant::now());
+    }
 }
 
 /// `token_budget − tokens_used` (never below zero), or `None` without a budget.

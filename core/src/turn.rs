@@ -69,9 +69,12 @@ pub struct TurnContext {
     pub cwd: std::path::PathBuf,
     /// Where events go.
     pub sink: SharedSink,
-    /// The thread's model-facing history.
+    /// The thread's model-facing history, lent by the actor for the task's run: while the
+    /// task runs, only the task (its loop, sampling and tool calls) locks it
+    /// (docs/architecture.md §5.1).
     pub history: Arc<Mutex<History>>,
-    /// Token totals of the thread.
+    /// Token totals of the thread, lent as the history is; the actor reads the task's
+    /// copy in [`TurnShared::token_usage`] while it runs.
     pub token_usage: Arc<Mutex<ThreadTokenUsage>>,
     /// State shared with the actor.
     pub shared: Arc<TurnShared>,
@@ -117,11 +120,11 @@ enum Stop {
     Failed(TurnError),
 }
 
-/// Layer 1: the task shell.
-pub async fn run_task(ctx: TurnContext, initial: TurnInput) -> TurnEnd {
+/// Layer 1: the task shell (the regular task's run, `task/regular.rs`).
+pub async fn run_task(ctx: &TurnContext, initial: TurnInput) -> TurnEnd {
     // The window is already over the limit: compact before the new input joins the history.
-    if ctx.window.reached(estimated_tokens(&ctx)) {
-        match compaction::compact(&ctx, Placement::End).await {
+    if ctx.window.reached(estimated_tokens(ctx)) {
+        match compaction::compact(ctx, Placement::End).await {
             Ok(()) => {}
             Err(Stop::Aborted) => return TurnEnd::Interrupted,
             Err(Stop::Failed(error)) => return TurnEnd::Failed(error),
@@ -135,14 +138,14 @@ pub async fn run_task(ctx: TurnContext, initial: TurnInput) -> TurnEnd {
     match initial {
         // `turn/start` may come with no input at all: then there is no userMessage item.
         TurnInput::User(initial) if initial.input.is_empty() => {}
-        TurnInput::User(initial) => input::record_user_input(&ctx, initial).await,
+        TurnInput::User(initial) => input::record_user_input(ctx, initial).await,
         TurnInput::Goal(text) => ctx
             .history
             .lock()
             .record(crate::model::ResponseItem::user_text(text)),
     }
     loop {
-        match run_turn(&ctx).await {
+        match run_turn(ctx).await {
             Err(Stop::Aborted) => return TurnEnd::Interrupted,
             Err(Stop::Failed(error)) => return TurnEnd::Failed(error),
             Ok(()) => {
@@ -157,9 +160,9 @@ pub async fn run_task(ctx: TurnContext, initial: TurnInput) -> TurnEnd {
     }
 }
 
-/// A manual compaction (`thread/compact/start`): a task of its own.
-pub async fn run_compact_task(ctx: TurnContext) -> TurnEnd {
-    match compaction::compact(&ctx, Placement::End).await {
+/// A manual compaction (`thread/compact/start`): the compaction task's run (`task/compact.rs`).
+pub async fn run_compact_task(ctx: &TurnContext) -> TurnEnd {
+    match compaction::compact(ctx, Placement::End).await {
         Ok(()) if ctx.cancel.is_cancelled() => TurnEnd::Interrupted,
         Ok(()) => TurnEnd::Completed,
         Err(Stop::Aborted) => TurnEnd::Interrupted,
@@ -286,6 +289,8 @@ async fn report_usage(ctx: &TurnContext, usage: &TokenUsage) {
         totals.model_context_window = ctx.context_window;
         *totals
     };
+    // What the actor reads while the turn runs (docs/architecture.md §5.1).
+    ctx.shared.set_token_usage(snapshot);
     if let Some(rollout) = &ctx.rollout {
         rollout.append(RolloutRecord::TokenUsage(snapshot));
     }

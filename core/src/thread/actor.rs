@@ -2,15 +2,25 @@
 //! holds a [`ThreadHandle`] and submits [`Op`]s; answers come back through [`Reply`](crate::events::Reply)s, which the
 //! actor delivers *before* it emits anything that follows from the request.
 //!
+//! The actor runs one task at a time, whatever its kind (`crate::task`): starting one lives in
+//! `start`, ending one in `finish`, what the model is told before each turn (instructions,
+//! environment) in `context`. Its owned parts: the pursuit of the thread's goal (accounting,
+//! continuation turns) in `goal`, the mail of its agent tree in `mail`, the rollout and the
+//! index row in `persistence`.
+//!
+//! The thread's model-facing history and token totals have one owner, the actor
+//! (docs/architecture.md §5.1): it lends them to the task it runs and touches them itself only
+//! between tasks; while a task runs, what the actor needs of them comes through the task's
+//! [`TurnShared`].
+//!
 //! The actor depends on its [`Services`] and its handle's types, never on the manager that
-//! spawns it. Starting a turn lives in `start`, ending one in `finish`, what the model is
-//! told before each turn (instructions, environment) in `context`, and the pursuit of the
-//! thread's goal (accounting, continuation turns) in `goal`.
+//! spawns it.
 
 mod context;
 mod finish;
 mod goal;
 mod mail;
+mod persistence;
 mod start;
 
 #[cfg(test)]
@@ -22,45 +32,56 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use weft_protocol::{
-    NonSteerableTurnKind, Thread, ThreadStatus, ThreadTokenUsage, Turn, TurnId, TurnStatus,
-};
+use weft_protocol::{Thread, ThreadStatus, ThreadTokenUsage, Turn, TurnId, TurnStatus};
 
 use super::error::CoreError;
 use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
 use super::services::Services;
 use crate::env_context::EnvironmentContext;
 use crate::events::{SharedSink, ThreadEvent};
+use crate::goals::GoalTurnUsage;
 use crate::history::History;
-use crate::rollout::{RolloutError, RolloutRecord, RolloutWriter};
+use crate::rollout::{RolloutError, RolloutRecord};
 use crate::settings::ThreadSettings;
+use crate::task::RunningTask;
 use crate::tools::runtime::ToolRuntime;
 use crate::turn::{TurnEnd, TurnShared};
 use context::last_environment_in;
+use goal::GoalPursuit;
+use mail::Inbox;
+use persistence::Persistence;
 
 /// Capacity of a thread's op queue.
 const OP_QUEUE_CAPACITY: usize = 64;
 
-/// The running turn: its task and what the actor needs to finish it.
+/// The current task and what the actor keeps to finish its turn.
 struct ActiveTurn {
-    turn_id: TurnId,
+    task: RunningTask,
     /// The turn's `rootTurnId`: its own id, or the parent turn whose tool started it.
     root_turn_id: TurnId,
-    kind: Option<NonSteerableTurnKind>,
-    cancel: CancellationToken,
-    task: JoinHandle<TurnEnd>,
-    shared: Arc<TurnShared>,
     started_at: i64,
     started: Instant,
-    /// A goal's automatic continuation turn.
-    continuation: bool,
     /// Ended by `turn/interrupt` (a user's interrupt pauses the goal; Weft's own do not).
     user_interrupt: bool,
     /// The turn's usage not yet counted toward the goal.
-    goal_usage: Arc<crate::goals::GoalTurnUsage>,
+    goal_usage: Arc<GoalTurnUsage>,
+}
+
+impl ActiveTurn {
+    fn turn_id(&self) -> &TurnId {
+        &self.task.ctx().turn_id
+    }
+
+    /// What the task shares with the actor while it runs.
+    fn shared(&self) -> &TurnShared {
+        &self.task.ctx().shared
+    }
+
+    /// A goal's automatic continuation turn.
+    fn continuation(&self) -> bool {
+        self.task.start().continuation
+    }
 }
 
 /// The actor's state.
@@ -69,7 +90,10 @@ pub struct ThreadActor {
     settings: ThreadSettings,
     services: Arc<Services>,
     sink: SharedSink,
+    /// The model-facing history: the actor's, lent to the running task (docs/architecture.md
+    /// §5.1).
     history: Arc<Mutex<History>>,
+    /// The thread's token totals, lent with the history.
     token_usage: Arc<Mutex<ThreadTokenUsage>>,
     active: Option<ActiveTurn>,
     turns: Vec<Turn>,
@@ -80,25 +104,16 @@ pub struct ThreadActor {
     instructions_recorded: bool,
     /// The thread's tools (and what they keep running).
     tools: Arc<ToolRuntime>,
-    /// The thread's rollout (none for an ephemeral thread).
-    rollout: Option<RolloutWriter>,
-    /// The last flush of the rollout failed: new turns are refused until one succeeds.
-    rollout_failed: bool,
-    /// The last update of the state DB's row failed: it may be behind the rollout.
-    index_behind: bool,
+    /// The rollout and the index row.
+    persistence: Persistence,
     /// When the last turn ended or the thread was loaded (for idle unloading).
     last_activity: Instant,
-    /// Automatic continuation turns since the last user input (docs/protocol.md §7.26).
-    goal_turns: u32,
+    /// The pursuit of the thread's goal.
+    goal: GoalPursuit,
     /// Where the thread stands in its agent tree (docs/agents.md).
     place: crate::agents::TreePlace,
     /// Mail from the thread's agent tree.
-    inbox: crate::agents::MailboxReceiver<crate::agents::AgentMail>,
-    /// Mail received while idle that no turn has read yet, with whether it asks for one.
-    mail_queue: Vec<(crate::model::ResponseItem, bool)>,
-    /// The sender's turn of the latest mail that asks for a turn (the turn it starts gets it
-    /// as `rootTurnId`).
-    mail_root_turn: Option<TurnId>,
+    inbox: Inbox,
 }
 
 impl ThreadActor {
@@ -122,6 +137,12 @@ impl ThreadActor {
             .place
             .clone()
             .unwrap_or_else(|| crate::agents::TreePlace::root(&thread.id));
+        let goal = GoalPursuit::new(
+            services.config.features.goals,
+            services.state.as_ref(),
+            restored.rollout.is_some(),
+            services.config.goals.max_continuation_turns,
+        );
         let actor = ThreadActor {
             thread,
             settings,
@@ -138,15 +159,11 @@ impl ThreadActor {
             last_environment,
             instructions_recorded,
             tools,
-            rollout: restored.rollout,
-            rollout_failed: false,
-            index_behind: false,
+            persistence: Persistence::new(restored.rollout),
             last_activity: Instant::now(),
-            goal_turns: 0,
+            goal,
             place,
-            inbox,
-            mail_queue: Vec::new(),
-            mail_root_turn: None,
+            inbox: Inbox::new(inbox),
         };
         drop(tx);
         // The thread outlives the request that loaded it, so its span has no parent: every
@@ -204,14 +221,21 @@ impl ThreadActor {
                 let _ = reply.send(self.snapshot());
             }
             Op::TurnFinished { turn_id } => {
-                if self.active.as_ref().is_some_and(|a| a.turn_id == turn_id) {
+                if self
+                    .active
+                    .as_ref()
+                    .is_some_and(|a| *a.turn_id() == turn_id)
+                {
                     self.finish_turn(None).await;
                 }
             }
             Op::SetName { name, reply } => {
                 let _ = reply.send(self.set_name(name).await);
             }
-            Op::Compact { reply } => self.compact(reply).await,
+            Op::Compact { reply } => {
+                self.start_task(Arc::new(crate::task::CompactTask), reply)
+                    .await;
+            }
             Op::GoalChanged { set, reply } => self.goal_changed(set, reply).await,
             Op::Tools { reply } => {
                 let _ = reply.send(Arc::clone(&self.tools));
@@ -237,7 +261,9 @@ impl ThreadActor {
     async fn wind_down(&mut self) {
         self.abort_active(TurnEnd::Interrupted).await;
         self.tools.shutdown().await;
-        self.close_rollout().await;
+        self.persistence
+            .close(self.services.state.as_ref(), &self.thread, &self.history)
+            .await;
         self.services.agents.unregister_mailbox(&self.thread.id);
     }
 
@@ -261,7 +287,11 @@ impl ThreadActor {
         thread.model_provider = self.settings.model_provider.clone();
         thread.reasoning_effort = self.settings.reasoning_effort.clone();
         thread.cwd = self.settings.cwd.display().to_string();
-        let usage = *self.token_usage.lock();
+        // A running task holds the totals: its copy (docs/architecture.md §5.1).
+        let usage = match &self.active {
+            Some(active) => active.shared().token_usage(),
+            None => *self.token_usage.lock(),
+        };
         let token_usage = match (usage.total.total_tokens, self.turns.last()) {
             (0, _) | (_, None) => None,
             (_, Some(turn)) => Some((turn.id.clone(), usage)),
@@ -275,10 +305,10 @@ impl ThreadActor {
     }
 
     async fn set_name(&mut self, name: Option<String>) -> Result<(), CoreError> {
-        let Some(rollout) = &self.rollout else {
+        if !self.persistence.is_persistent() {
             return Err(CoreError::EphemeralMetadata(self.thread.id.to_string()));
-        };
-        rollout.append(RolloutRecord::ThreadNameSet {
+        }
+        self.persistence.append(RolloutRecord::ThreadNameSet {
             name: name.clone().unwrap_or_default(),
         });
         self.thread.name = name;
@@ -294,27 +324,19 @@ impl ThreadActor {
         Ok(())
     }
 
-    /// Flush the rollout (fsynced when `fsync`). A failure is remembered until a later flush
-    /// succeeds (the writer keeps what it could not write and retries it each time).
+    /// Flush the rollout (fsynced when `fsync`); a failure refuses new turns until a later
+    /// flush succeeds.
     pub(super) async fn flush_rollout(&mut self, fsync: bool) -> Result<(), RolloutError> {
-        let Some(rollout) = &self.rollout else {
-            return Ok(());
-        };
-        let result = rollout.flush(fsync).await;
-        if let Err(err) = &result {
-            tracing::error!(thread = %self.thread.id, %err, "cannot write the rollout");
-        }
-        self.rollout_failed = result.is_err();
-        result
+        self.persistence.flush(&self.thread.id, fsync).await
     }
 
-    /// Before a new turn: a rollout that failed to write must take everything it holds first.
     /// What a turn of the thread's current settings needs before it starts: a writable
-    /// rollout and a configured provider.
+    /// rollout (one that failed to write must take everything it holds first) and a
+    /// configured provider.
     pub(super) async fn ready_for_turn(
         &mut self,
     ) -> Result<crate::model::provider::ProviderConfig, CoreError> {
-        self.check_rollout_writable().await?;
+        self.persistence.check_writable(&self.thread.id).await?;
         self.provider_config(&self.settings.model_provider.clone())
     }
 
@@ -328,73 +350,6 @@ impl ThreadActor {
             .provider(id)
             .cloned()
             .ok_or_else(|| CoreError::UnknownProvider(id.to_string()))
-    }
-
-    pub(super) async fn check_rollout_writable(&mut self) -> Result<(), CoreError> {
-        if !self.rollout_failed {
-            return Ok(());
-        }
-        self.flush_rollout(true)
-            .await
-            .map_err(|source| CoreError::RolloutNotWritable {
-                thread: self.thread.id.to_string(),
-                source,
-            })
-    }
-
-    /// Close the rollout; once it is all on disk and the index row is updated, the row is
-    /// marked level with the file again (a failure leaves it `dirty`, for the next start to
-    /// re-index).
-    async fn close_rollout(&mut self) {
-        if self.rollout.is_none() {
-            return;
-        }
-        // Every turn's end updates the row; only a failed update is left to redo.
-        let indexed = !self.index_behind || self.index_thread().await;
-        if let Some(rollout) = self.rollout.take() {
-            self.history.lock().detach_journal();
-            match rollout.close().await {
-                Ok(()) if indexed => {
-                    if let Some(state) = &self.services.state
-                        && let Err(err) = state.set_dirty(&self.thread.id, false).await
-                    {
-                        tracing::warn!(thread = %self.thread.id, %err, "cannot mark the thread's index row");
-                    }
-                }
-                Ok(()) => {}
-                Err(err) => {
-                    tracing::error!(thread = %self.thread.id, %err, "cannot close the rollout");
-                }
-            }
-        }
-    }
-
-    /// Keep the state DB's row (updated time, preview) in step with the thread; `true` when
-    /// the row is up to date (or there is none to keep).
-    pub(super) async fn index_thread(&mut self) -> bool {
-        let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
-            return true;
-        };
-        let mut indexed = true;
-        if let Err(err) = state
-            .touch(
-                &self.thread.id,
-                self.thread.updated_at,
-                Some(self.thread.preview.as_str()),
-            )
-            .await
-        {
-            tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
-            indexed = false;
-        }
-        if let Some(recency_at) = self.thread.recency_at
-            && let Err(err) = state.touch_recency(&self.thread.id, recency_at).await
-        {
-            tracing::warn!(thread = %self.thread.id, %err, "cannot update the thread index");
-            indexed = false;
-        }
-        self.index_behind = !indexed;
-        indexed
     }
 
     pub(super) async fn emit(&self, event: ThreadEvent) {

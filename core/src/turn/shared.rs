@@ -1,13 +1,14 @@
 //! What a running turn shares with its thread's actor: steered input waiting for the next step
 //! boundary, notes for the model (a goal's new objective, docs/protocol.md §7.26), whether the
-//! model produced anything, and the turn's items (see `open_items.rs`).
+//! model produced anything, the thread's token totals as the turn last reported them, and the
+//! turn's items (see `open_items.rs`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
-use weft_protocol::{ItemId, ThreadItem, UserInput};
+use weft_protocol::{ItemId, ThreadItem, ThreadTokenUsage, UserInput};
 
 use super::open_items::OpenItems;
 
@@ -33,9 +34,29 @@ pub struct TurnShared {
     produced: AtomicBool,
     items: OpenItems,
     last_agent_message: Mutex<Option<String>>,
+    /// The thread's token totals, copied by the turn at each report (the actor's view while
+    /// the turn holds the totals, docs/architecture.md §5.1).
+    token_usage: Mutex<ThreadTokenUsage>,
 }
 
 impl TurnShared {
+    /// The state shared with a turn that starts from the thread's `token_usage`.
+    pub fn new(token_usage: ThreadTokenUsage) -> TurnShared {
+        TurnShared {
+            token_usage: Mutex::new(token_usage),
+            ..TurnShared::default()
+        }
+    }
+
+    /// The thread's token totals as the turn last reported them.
+    pub fn token_usage(&self) -> ThreadTokenUsage {
+        *self.token_usage.lock()
+    }
+
+    pub(crate) fn set_token_usage(&self, usage: ThreadTokenUsage) {
+        *self.token_usage.lock() = usage;
+    }
+
     /// Queue steered input and wake the turn.
     pub fn push_pending(&self, input: PendingInput) {
         self.pending.lock().push_back(input);

@@ -1,11 +1,10 @@
-//! Ending a turn: `turn/interrupt`, the hard abort after a grace period, and the one place a
-//! turn is finished (recorded, flushed, indexed, then announced with `turn/completed`).
+//! Ending a task: `turn/interrupt`, the stop (the grace window, then the hard abort, in
+//! `crate::task`), and the one place a task's turn is finished (recorded, flushed, indexed,
+//! then announced with `turn/completed`), whatever its kind.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use weft_protocol::{
-    NonSteerableTurnKind, ThreadItem, ThreadItemDetails, Turn, TurnError, TurnItemsView, TurnStatus,
-};
+use weft_protocol::{ThreadItem, ThreadItemDetails, Turn, TurnError, TurnItemsView, TurnStatus};
 
 use super::ThreadActor;
 use crate::events::{Reply, ThreadEvent};
@@ -16,17 +15,14 @@ use crate::thread::handle::{InputMode, TurnOverrides};
 use crate::time::now_secs;
 use crate::turn::{PendingInput, TurnEnd};
 
-/// How long an interrupted turn's task may take to finish cooperatively.
-const INTERRUPT_GRACE: Duration = Duration::from_millis(100);
-
 impl ThreadActor {
     pub(super) async fn interrupt(&mut self, turn_id: String, reply: Reply<Result<(), CoreError>>) {
         let Some(active) = &self.active else {
             reply.send(Err(CoreError::NoActiveTurnToInterrupt)).await;
             return;
         };
-        if active.turn_id.as_str() != turn_id {
-            let active = active.turn_id.to_string();
+        if active.turn_id().as_str() != turn_id {
+            let active = active.turn_id().to_string();
             reply
                 .send(Err(CoreError::InterruptTurnMismatch {
                     expected: turn_id,
@@ -42,23 +38,19 @@ impl ThreadActor {
         self.abort_active(TurnEnd::Interrupted).await;
     }
 
-    /// Cancel the running task, give it a short grace to finish cooperatively (so every item
-    /// it started is completed), then abort it, and finish the turn with `end`.
+    /// Stop the running task ([`RunningTask::stop`](crate::task::RunningTask::stop): the
+    /// grace window, then the hard abort) and finish its turn with `end`.
     pub(super) async fn abort_active(&mut self, end: TurnEnd) {
         let Some(active) = self.active.as_mut() else {
             return;
         };
-        active.cancel.cancel();
-        if tokio::time::timeout(INTERRUPT_GRACE, &mut active.task)
-            .await
-            .is_err()
-        {
-            active.task.abort();
-        }
+        active.task.stop().await;
         self.finish_turn(Some(end)).await;
     }
 
-    /// The turn's task is over: record its end, then tell the clients.
+    /// The task is over (returned, or stopped): record its end — the items it left open
+    /// completed, the interruption marker, the turn's end — flush the rollout, and only then
+    /// tell the clients.
     pub(super) async fn finish_turn(&mut self, forced: Option<TurnEnd>) {
         let Some(mut active) = self.active.take() else {
             return;
@@ -67,16 +59,10 @@ impl ThreadActor {
         let quiet = forced.is_some() && !active.user_interrupt;
         let end = match forced {
             Some(end) => end,
-            None => match (&mut active.task).await {
-                Ok(end) => end,
-                Err(err) => TurnEnd::Failed(TurnError {
-                    message: format!("turn task failed: {err}"),
-                    codex_error_info: Some(weft_protocol::CodexErrorInfo::Other),
-                    additional_details: None,
-                    misalignment: None,
-                }),
-            },
+            None => active.task.join().await,
         };
+        let kind = active.task.kind();
+        let turn_id = active.turn_id().clone();
         let (mut status, mut error) = match end {
             TurnEnd::Completed => (TurnStatus::Completed, None),
             TurnEnd::Interrupted => (TurnStatus::Interrupted, None),
@@ -91,24 +77,22 @@ impl ThreadActor {
         }
         // A task aborted after the grace period may leave items started: complete them now,
         // so every item a client saw start also completes.
-        for item in active.shared.complete_abandoned(crate::time::now_ms()) {
-            if let Some(rollout) = &self.rollout {
-                rollout.append(RolloutRecord::ItemCompleted {
-                    turn_id: active.turn_id.clone(),
-                    item: item.clone(),
-                });
-            }
+        for item in active.shared().complete_abandoned(crate::time::now_ms()) {
+            self.persistence.append(RolloutRecord::ItemCompleted {
+                turn_id: turn_id.clone(),
+                item: item.clone(),
+            });
             self.emit(ThreadEvent::ItemCompleted {
-                turn_id: active.turn_id.clone(),
+                turn_id: turn_id.clone(),
                 item,
             })
             .await;
         }
         let completed_at = now_secs();
         self.thread.updated_at = completed_at;
-        let items = active.shared.completed_items();
+        let items = active.shared().completed_items();
         let turn = Turn {
-            id: active.turn_id.clone(),
+            id: turn_id,
             root_turn_id: Some(active.root_turn_id.clone()),
             items,
             items_view: TurnItemsView::Full,
@@ -119,15 +103,13 @@ impl ThreadActor {
             duration_ms: Some(active.started.elapsed().as_millis() as i64),
         };
         let mut turn = turn;
-        if let Some(rollout) = &self.rollout {
-            rollout.append(RolloutRecord::TurnEnded {
-                turn_id: turn.id.clone(),
-                status,
-                error: error.clone(),
-                completed_at,
-                duration_ms: turn.duration_ms,
-            });
-        }
+        self.persistence.append(RolloutRecord::TurnEnded {
+            turn_id: turn.id.clone(),
+            status,
+            error: error.clone(),
+            completed_at,
+            duration_ms: turn.duration_ms,
+        });
         // The end of the turn is on disk before any client hears of it; a turn that could not
         // be written is reported failed, whatever it did (docs/architecture.md §10.1).
         if let Err(err) = self.flush_rollout(true).await {
@@ -139,21 +121,23 @@ impl ThreadActor {
         }
         // Only the last turn keeps its items in memory; the earlier ones are on disk and read
         // back from the rollout when a client asks for them (`ThreadManager::full_turns`).
-        if self.rollout.is_some()
-            && !self.rollout_failed
+        if self.persistence.is_persistent()
+            && !self.persistence.failed()
             && let Some(previous) = self.turns.last_mut()
         {
             crate::rollout::lean::summarize(previous);
         }
         self.turns.push(turn.clone());
         self.last_activity = Instant::now();
-        self.index_thread().await;
+        self.persistence
+            .index(self.services.state.as_ref(), &self.thread)
+            .await;
         // Before the turn's end is announced: its usage counts toward the goal it pursued
         // (`thread/goal/updated`), and an interrupt or failure pauses the goal.
         let goal_active = self.settle_goal(&active, status, quiet).await;
-        let leftover = active.shared.take_pending();
-        self.mail_queue.extend(active.shared.unread_mail());
-        if status == TurnStatus::Completed && active.kind != Some(NonSteerableTurnKind::Compact) {
+        let leftover = active.shared().take_pending();
+        self.inbox.keep(active.shared().unread_mail());
+        if status == TurnStatus::Completed && kind.is_conversation() {
             self.mark_unread(&turn.id).await;
         }
         self.emit(ThreadEvent::StatusChanged(self.status())).await;
@@ -165,14 +149,14 @@ impl ThreadActor {
             })
             .await;
         }
-        let view = if active.kind == Some(NonSteerableTurnKind::Compact) {
+        let view = if kind.is_conversation() {
+            completed_view(turn)
+        } else {
             Turn {
                 items: Vec::new(),
                 items_view: TurnItemsView::NotLoaded,
                 ..turn
             }
-        } else {
-            completed_view(turn)
         };
         self.emit(ThreadEvent::TurnCompleted(view)).await;
         if !leftover.is_empty() && status != TurnStatus::Interrupted {
@@ -192,7 +176,7 @@ impl ThreadActor {
     /// A completed turn leaves a read durable thread unread from that turn
     /// (`thread/readState/changed`, before the thread goes idle).
     async fn mark_unread(&self, turn_id: &weft_protocol::TurnId) {
-        let (Some(state), Some(_)) = (&self.services.state, &self.rollout) else {
+        let (Some(state), true) = (&self.services.state, self.persistence.is_persistent()) else {
             return;
         };
         match state.mark_turn_unread(&self.thread.id, turn_id).await {

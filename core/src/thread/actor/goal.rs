@@ -5,13 +5,13 @@
 //! with the turn's id before `turn/completed`. While the goal stays active, and whenever a
 //! client makes it active on an idle thread, a continuation turn starts: no user message, the
 //! continuation text as the model's last input. A continuation never starts while a turn runs,
-//! and nothing starts one when a thread is merely loaded (resume, restart).
+//! and nothing starts one when a thread is merely loaded (resume, restart). [`GoalPursuit`]
+//! owns what the pursuit keeps between turns.
 
 use std::sync::Arc;
 
 use weft_protocol::{ThreadGoalStatus, Turn, TurnStatus};
 
-use super::start::TaskKind;
 use super::{ActiveTurn, ThreadActor};
 use crate::events::{Reply, ThreadEvent};
 use crate::goals::{
@@ -19,31 +19,88 @@ use crate::goals::{
     objective_updated, pause_reason,
 };
 use crate::state::{GoalSet, StateDb};
+use crate::task::RegularTask;
 use crate::time::{new_turn_id, now_secs};
 use crate::tools::goal_tool::GoalTools;
+use crate::turn::TurnInput;
 
-impl ThreadActor {
-    /// The state DB, when this thread pursues goals: the feature is on and the thread is
-    /// persistent (an ephemeral thread has no stored goal).
-    fn goal_db(&self) -> Option<&StateDb> {
-        if !self.services.config.features.goals || self.rollout.is_none() {
-            return None;
+/// Whether and how the thread pursues goals, and its automatic turns so far.
+pub(super) struct GoalPursuit {
+    mode: GoalMode,
+    /// Automatic continuation turns since the last user input (docs/protocol.md §7.26).
+    turns: u32,
+    /// `[goals] max_continuation_turns`.
+    max_turns: u32,
+}
+
+/// What the thread can do with goals, fixed when it is loaded.
+enum GoalMode {
+    /// `[features] goals = false`, or no state DB.
+    Off,
+    /// An ephemeral thread has no stored goal.
+    Ephemeral,
+    /// A persistent thread pursues its goal in the state DB.
+    On(StateDb),
+}
+
+impl GoalPursuit {
+    pub(super) fn new(
+        feature: bool,
+        state: Option<&StateDb>,
+        persistent: bool,
+        max_turns: u32,
+    ) -> GoalPursuit {
+        let mode = match (feature, state) {
+            (false, _) | (true, None) => GoalMode::Off,
+            (true, Some(_)) if !persistent => GoalMode::Ephemeral,
+            (true, Some(db)) => GoalMode::On(db.clone()),
+        };
+        GoalPursuit {
+            mode,
+            turns: 0,
+            max_turns,
         }
-        self.services.state.as_ref()
     }
 
-    /// What the goal tools of a turn may do.
-    pub(super) fn goal_tools(&self, usage: &Arc<GoalTurnUsage>) -> GoalTools {
-        match (self.services.config.features.goals, &self.services.state) {
-            (false, _) | (true, None) => GoalTools::Off,
-            (true, Some(_)) if self.rollout.is_none() => GoalTools::Ephemeral,
-            (true, Some(db)) => GoalTools::On {
+    /// The state DB, when this thread pursues goals.
+    fn db(&self) -> Option<&StateDb> {
+        match &self.mode {
+            GoalMode::On(db) => Some(db),
+            GoalMode::Off | GoalMode::Ephemeral => None,
+        }
+    }
+
+    /// What the goal tools of a turn counting `usage` may do.
+    pub(super) fn tools(&self, usage: &Arc<GoalTurnUsage>) -> GoalTools {
+        match &self.mode {
+            GoalMode::Off => GoalTools::Off,
+            GoalMode::Ephemeral => GoalTools::Ephemeral,
+            GoalMode::On(db) => GoalTools::On {
                 db: db.clone(),
                 usage: usage.clone(),
             },
         }
     }
 
+    /// User input: the automatic turns start counting again.
+    pub(super) fn user_input(&mut self) {
+        self.turns = 0;
+    }
+
+    /// How a turn of the pursuit ended, for the rules of `crate::goals`.
+    fn ending(&self, active: &ActiveTurn, status: TurnStatus, quiet: bool) -> TurnEnding {
+        TurnEnding {
+            status,
+            quiet,
+            continuation: active.continuation(),
+            produced: active.shared().produced(),
+            consecutive: self.turns,
+            max_consecutive: self.max_turns,
+        }
+    }
+}
+
+impl ThreadActor {
     /// A turn ended (`quiet`: ended by Weft, not the user): count its usage toward the active
     /// goal, pause it if the rules say so, and announce it. Whether the goal is still active.
     pub(super) async fn settle_goal(
@@ -52,7 +109,7 @@ impl ThreadActor {
         status: TurnStatus,
         quiet: bool,
     ) -> bool {
-        let Some(db) = self.goal_db() else {
+        let Some(db) = self.goal.db() else {
             return false;
         };
         let thread_id = self.thread.id.clone();
@@ -64,14 +121,7 @@ impl ThreadActor {
                 return false;
             }
         }
-        let reason = pause_reason(TurnEnding {
-            status,
-            quiet,
-            continuation: active.continuation,
-            produced: active.shared.produced(),
-            consecutive: self.goal_turns,
-            max_consecutive: self.services.config.goals.max_continuation_turns,
-        });
+        let reason = pause_reason(self.goal.ending(active, status, quiet));
         let (tokens, seconds) = active.goal_usage.take();
         let accounted = db
             .account_goal(&thread_id, tokens, seconds, reason.is_some(), now_secs())
@@ -88,7 +138,7 @@ impl ThreadActor {
         let still_active = goal.status == ThreadGoalStatus::Active;
         let paused = goal.status == ThreadGoalStatus::Paused;
         self.emit(ThreadEvent::GoalUpdated {
-            turn_id: Some(active.turn_id.clone()),
+            turn_id: Some(active.turn_id().clone()),
             goal,
         })
         .await;
@@ -97,14 +147,14 @@ impl ThreadActor {
                 if paused =>
             {
                 let message = reason.message();
-                tracing::warn!(turn = %active.turn_id, "{message}");
+                tracing::warn!(turn = %active.turn_id(), "{message}");
                 self.emit(ThreadEvent::Warning {
-                    turn_id: Some(active.turn_id.clone()),
+                    turn_id: Some(active.turn_id().clone()),
                     message,
                 })
                 .await;
             }
-            Some(reason) => tracing::info!(turn = %active.turn_id, "{}", reason.message()),
+            Some(reason) => tracing::info!(turn = %active.turn_id(), "{}", reason.message()),
             None => {}
         }
         still_active
@@ -116,7 +166,7 @@ impl ThreadActor {
         if self.active.is_some() {
             return;
         }
-        let Some(db) = self.goal_db().cloned() else {
+        let Some(db) = self.goal.db().cloned() else {
             return;
         };
         let thread_id = self.thread.id.clone();
@@ -149,10 +199,10 @@ impl ThreadActor {
                 return;
             }
         };
-        self.goal_turns += 1;
+        self.goal.turns += 1;
         let turn = Turn::in_progress(new_turn_id(), None);
-        let task = TaskKind::Goal(continuation_message(&goal));
-        self.launch_turn(turn, provider, task, None).await;
+        let task = RegularTask::new(TurnInput::Goal(continuation_message(&goal)));
+        self.launch_turn(turn, provider, Arc::new(task), None).await;
     }
 
     /// A client set the goal (stored; `reply` answers it). On an idle thread an active goal
@@ -160,7 +210,7 @@ impl ThreadActor {
     /// now on for a goal that is new or just became active, and is told a changed objective at
     /// its next step.
     pub(super) async fn goal_changed(&mut self, set: GoalSet, reply: Reply<()>) {
-        if self.goal_db().is_none() {
+        if self.goal.db().is_none() {
             reply.send(()).await;
             return;
         }
@@ -170,7 +220,7 @@ impl ThreadActor {
             reply.send(()).await;
             if active_now {
                 // The user's request: the automatic turns start counting again.
-                self.goal_turns = 0;
+                self.goal.user_input();
                 self.continue_goal().await;
             }
             return;
@@ -182,14 +232,18 @@ impl ThreadActor {
             .as_ref()
             .is_none_or(|p| p.status != ThreadGoalStatus::Active);
         if renewed || (active_now && activated) {
-            active.goal_usage.restart();
+            // From the total the turn last reported: the turn holds the totals.
+            let total = active.shared().token_usage().total.total_tokens;
+            active.goal_usage.restart_at(total);
         }
         if active_now
             && previous
                 .as_ref()
                 .is_some_and(|p| p.objective != goal.objective)
         {
-            active.shared.push_note(objective_updated(&goal.objective));
+            active
+                .shared()
+                .push_note(objective_updated(&goal.objective));
         }
         reply.send(()).await;
     }

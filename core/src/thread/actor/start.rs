@@ -1,12 +1,13 @@
-//! Starting a turn: routing submitted input (start, steer or refuse), `thread/compact/start`,
-//! announcing a turn and spawning its task (also for a goal's continuation turns, `goal.rs`).
+//! Starting a task: routing submitted input (start, steer or refuse), a task that replaces
+//! the running one (`thread/compact/start`), announcing a task's turn and spawning it (also for a goal's continuation turns, `goal.rs`,
+//! and mail, `mail.rs`). Every kind goes through [`ThreadActor::launch_turn`]: what differs
+//! between kinds is stated by the task (`crate::task`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
-use weft_protocol::{NonSteerableTurnKind, ThreadStatus, Turn, TurnId, UserInput};
+use weft_protocol::{ThreadStatus, Turn, TurnId, UserInput};
 
 use super::{ActiveTurn, ThreadActor};
 use crate::collaboration;
@@ -15,22 +16,13 @@ use crate::events::{Reply, ThreadEvent};
 use crate::goals::GoalTurnUsage;
 use crate::model::ModelClient;
 use crate::rollout::{RolloutRecord, TurnContextRecord};
+use crate::task::{RegularTask, RunningTask, ThreadTask};
 use crate::thread::error::CoreError;
 use crate::thread::handle::{InputMode, Op, Submitted, TurnOverrides};
 use crate::time::{new_item_id, new_turn_id, now_secs};
 use crate::tools::context::ToolTurn;
 use crate::tools::offer::ToolOffer;
-use crate::turn::{self, PendingInput, TurnContext, TurnEnd, TurnInput, TurnShared};
-
-/// What a spawned task does.
-pub(super) enum TaskKind {
-    /// A regular turn with its first input.
-    Regular(PendingInput),
-    /// A goal's continuation turn, with the message that starts it (docs/protocol.md §7.26).
-    Goal(String),
-    /// A manual compaction.
-    Compact,
-}
+use crate::turn::{PendingInput, TurnContext, TurnEnd, TurnInput, TurnShared};
 
 impl ThreadActor {
     pub(super) async fn submit(
@@ -53,20 +45,20 @@ impl ThreadActor {
         };
         if let Some(active) = &self.active {
             let outcome = match &mode {
-                InputMode::StartIfIdle => Err(CoreError::Busy(active.turn_id.to_string())),
+                InputMode::StartIfIdle => Err(CoreError::Busy(active.turn_id().to_string())),
                 InputMode::Steer { expected_turn_id } if expected_turn_id.is_empty() => {
                     Err(CoreError::EmptyExpectedTurnId)
                 }
                 InputMode::Steer { expected_turn_id }
-                    if expected_turn_id.as_str() != active.turn_id.as_str() =>
+                    if expected_turn_id.as_str() != active.turn_id().as_str() =>
                 {
                     Err(CoreError::SteerTurnMismatch {
                         expected: expected_turn_id.clone(),
-                        active: active.turn_id.to_string(),
+                        active: active.turn_id().to_string(),
                     })
                 }
                 _ if input.is_empty() => Err(CoreError::EmptyInput),
-                _ => match active.kind {
+                _ => match active.task.kind().not_steerable() {
                     Some(kind) => Err(CoreError::NotSteerable(kind)),
                     None => Ok(()),
                 },
@@ -76,13 +68,13 @@ impl ThreadActor {
                 return;
             }
             overrides.apply(&mut self.settings);
-            let turn_id = active.turn_id.clone();
+            let turn_id = active.turn_id().clone();
             // User input: the goal's automatic turns start counting again.
-            self.goal_turns = 0;
+            self.goal.user_input();
             // Answer first: the running turn may inject the input (and emit its userMessage
             // item) as soon as it is queued, and the answer must precede that.
             reply.send(Ok(Submitted::Steered(turn_id))).await;
-            active.shared.push_pending(PendingInput {
+            active.shared().push_pending(PendingInput {
                 item_id: new_item_id(),
                 input,
                 client_id,
@@ -93,7 +85,7 @@ impl ThreadActor {
             reply.send(Err(CoreError::NoActiveTurnToSteer)).await;
             return;
         }
-        if let Err(err) = self.check_rollout_writable().await {
+        if let Err(err) = self.persistence.check_writable(&self.thread.id).await {
             reply.send(Err(err)).await;
             return;
         }
@@ -116,7 +108,7 @@ impl ThreadActor {
                 .await;
         }
         self.settings = settings;
-        self.goal_turns = 0;
+        self.goal.user_input();
         let mut turn = Turn::in_progress(new_turn_id(), None);
         if root_turn_id.is_some() {
             turn.root_turn_id = root_turn_id;
@@ -127,37 +119,40 @@ impl ThreadActor {
         reply
             .send(Ok(Submitted::Started(Box::new(turn.clone()))))
             .await;
-        let task = TaskKind::Regular(PendingInput {
+        let task = RegularTask::new(TurnInput::User(PendingInput {
             item_id: new_item_id(),
             input,
             client_id,
-        });
-        self.launch_turn(turn, provider, task, output_schema).await;
+        }));
+        self.launch_turn(turn, provider, Arc::new(task), output_schema)
+            .await;
     }
 
-    /// Announce a turn that starts now — its start in the rollout, the context messages the
-    /// model needs first, `thread/status/changed` and `turn/started` — and spawn its task.
-    /// A request's reply has been sent already (docs/architecture.md §5.3).
+    /// Announce the turn of a task that starts now — its start in the rollout, the context
+    /// messages the model needs first (when the task asks for them), `thread/status/changed`
+    /// and `turn/started` — and spawn the task. A request's reply has been sent already
+    /// (docs/architecture.md §5.3).
     pub(super) async fn launch_turn(
         &mut self,
         turn: Turn,
         provider: crate::model::ProviderConfig,
-        task: TaskKind,
+        task: Arc<dyn ThreadTask>,
         output_schema: Option<serde_json::Value>,
     ) {
         let turn_id = turn.id.clone();
         let started_at = now_secs();
-        if let Some(rollout) = &self.rollout {
-            rollout.append(RolloutRecord::TurnStarted {
-                turn_id: turn_id.clone(),
-                started_at,
-                context: TurnContextRecord::from_settings(&self.settings),
-            });
+        let start = task.start();
+        self.persistence.append(RolloutRecord::TurnStarted {
+            turn_id: turn_id.clone(),
+            started_at,
+            context: TurnContextRecord::from_settings(&self.settings),
+        });
+        if start.records_context {
+            self.record_context();
         }
-        self.record_context();
         self.thread.updated_at = started_at;
         // A continuation turn is not the user's activity.
-        if !matches!(task, TaskKind::Goal(_)) {
+        if !start.continuation {
             self.thread.recency_at = Some(started_at);
         }
         self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
@@ -169,7 +164,7 @@ impl ThreadActor {
             .clone()
             .unwrap_or_else(|| turn_id.clone());
         self.emit(ThreadEvent::TurnStarted(started)).await;
-        self.spawn_turn(
+        self.spawn_task(
             turn_id,
             root_turn_id,
             provider,
@@ -179,9 +174,14 @@ impl ThreadActor {
         );
     }
 
-    /// `thread/compact/start`: answered at once; a running turn is replaced (it completes as
-    /// interrupted), then the compaction runs as a turn of its own that cannot be steered.
-    pub(super) async fn compact(&mut self, reply: Reply<Result<(), CoreError>>) {
+    /// Start a task that replaces the running one (`thread/compact/start` starts a
+    /// [`CompactTask`](crate::task::CompactTask)): answered at once; a running turn completes as interrupted, then the
+    /// task runs as a turn of its own. Any kind starts this way; nothing here depends on it.
+    pub(super) async fn start_task(
+        &mut self,
+        task: Arc<dyn ThreadTask>,
+        reply: Reply<Result<(), CoreError>>,
+    ) {
         let provider = match self.ready_for_turn().await {
             Ok(provider) => provider,
             Err(err) => {
@@ -191,55 +191,26 @@ impl ThreadActor {
         };
         reply.send(Ok(())).await;
         self.abort_active(TurnEnd::Interrupted).await;
-        let turn_id = new_turn_id();
-        let started_at = now_secs();
-        if let Some(rollout) = &self.rollout {
-            rollout.append(RolloutRecord::TurnStarted {
-                turn_id: turn_id.clone(),
-                started_at,
-                context: TurnContextRecord::from_settings(&self.settings),
-            });
-        }
-        self.thread.updated_at = started_at;
-        self.thread.recency_at = Some(started_at);
-        self.emit(ThreadEvent::StatusChanged(ThreadStatus::active()))
-            .await;
-        self.emit(ThreadEvent::TurnStarted(Turn::in_progress(
-            turn_id.clone(),
-            Some(started_at),
-        )))
-        .await;
-        self.spawn_turn(
-            turn_id.clone(),
-            turn_id,
-            provider,
-            TaskKind::Compact,
-            started_at,
-            None,
-        );
+        let turn = Turn::in_progress(new_turn_id(), None);
+        self.launch_turn(turn, provider, task, None).await;
     }
 
-    fn spawn_turn(
+    /// Freeze the context the task runs with (docs/architecture.md §6.2), lend it the thread's
+    /// history (§5.1) and spawn it as the current task.
+    fn spawn_task(
         &mut self,
         turn_id: TurnId,
         root_turn_id: TurnId,
         provider: crate::model::ProviderConfig,
-        task: TaskKind,
+        task: Arc<dyn ThreadTask>,
         started_at: i64,
         output_schema: Option<serde_json::Value>,
     ) {
-        let kind = match task {
-            TaskKind::Regular(_) | TaskKind::Goal(_) => None,
-            TaskKind::Compact => Some(NonSteerableTurnKind::Compact),
-        };
-        let continuation = matches!(task, TaskKind::Goal(_));
         let goal_usage = GoalTurnUsage::new(self.token_usage.clone());
         let cancel = CancellationToken::new();
-        let shared = Arc::new(TurnShared::default());
+        let shared = Arc::new(TurnShared::new(*self.token_usage.lock()));
         // Mail that came while the thread was idle is read at the turn's first step.
-        for (item, trigger) in self.mail_queue.drain(..) {
-            shared.push_mail(item, trigger);
-        }
+        self.inbox.hand_to(&shared);
         let stream_max_retries = provider.stream_max_retries;
         let tool_search = self.services.config.features.tool_search
             && provider.wire_api == crate::model::WireApi::Responses;
@@ -260,7 +231,7 @@ impl ThreadActor {
             user_input: self.settings.collaboration_mode.is_some(),
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
             mcp: Arc::clone(&self.services.mcp),
-            goals: self.goal_tools(&goal_usage),
+            goals: self.goal.tools(&goal_usage),
             agents: self.agent_caller(&turn_id, tool_search),
         };
         let mut step = self.step_prompt();
@@ -287,7 +258,7 @@ impl ThreadActor {
                 .config
                 .model_context_window
                 .and_then(|w| i64::try_from(w).ok()),
-            rollout: self.rollout.clone(),
+            rollout: self.persistence.writer().cloned(),
             window: Window::new(
                 self.services.config.model_context_window,
                 self.services.config.model_auto_compact_token_limit,
@@ -301,37 +272,26 @@ impl ThreadActor {
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();
         // A child of the actor's `thread` span (current here), with both ids of its own.
-        let span = tracing::info_span!("turn", thread_id = %self.thread.id, turn_id = %turn_id);
-        let task = tokio::spawn(
-            async move {
-                let end = match task {
-                    TaskKind::Regular(initial) => {
-                        turn::run_task(ctx, TurnInput::User(initial)).await
-                    }
-                    TaskKind::Goal(text) => turn::run_task(ctx, TurnInput::Goal(text)).await,
-                    TaskKind::Compact => turn::run_compact_task(ctx).await,
-                };
-                if let Some(ops) = ops.upgrade() {
-                    let _ = ops
-                        .send(Box::new(Op::TurnFinished {
-                            turn_id: finished_id,
-                        }))
-                        .await;
-                }
-                end
-            }
-            .instrument(span),
+        let span = tracing::info_span!(
+            "turn",
+            thread_id = %self.thread.id,
+            turn_id = %turn_id,
+            task = task.span_name(),
         );
+        let then = async move {
+            if let Some(ops) = ops.upgrade() {
+                let _ = ops
+                    .send(Box::new(Op::TurnFinished {
+                        turn_id: finished_id,
+                    }))
+                    .await;
+            }
+        };
         self.active = Some(ActiveTurn {
-            turn_id,
+            task: RunningTask::spawn(task, ctx, span, then),
             root_turn_id,
-            kind,
-            cancel,
-            task,
-            shared,
             started_at,
             started: Instant::now(),
-            continuation,
             user_interrupt: false,
             goal_usage,
         });
