@@ -8,8 +8,7 @@ use std::time::Duration;
 use weft_core::config::Config;
 use weft_core::skills::Skills;
 use weft_core::thread::ThreadManager;
-use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
-use weft_protocol::{ThreadId, ThreadStatus, ThreadUnsubscribeStatus};
+use weft_protocol::{ThreadId, ThreadUnsubscribeStatus};
 
 use crate::connection::ConnectionId;
 use crate::subscriptions::{Connections, PendingRequests, Subscriptions, ThreadSubscribers};
@@ -82,52 +81,11 @@ impl AppState {
         }
     }
 
-    /// Unload every loaded thread that has had no subscriber and no activity for `idle`:
+    /// Unload every loaded thread that has had no subscriber and no activity for `idle`
+    /// (the manager's rules, [`ThreadManager::unload_idle_threads`]):
     /// `thread/status/changed {notLoaded}` and `thread/closed` go to everyone.
-    ///
-    /// A root of a sub-agent tree is unloaded with its tree. Its idle time is the tree's
-    /// ([`ThreadManager::tree_idle_since`]): it stays while any loaded sub-agent runs a turn,
-    /// and until `idle` after the last one finished, whatever its own last activity. Only the
-    /// root's subscribers count (a client still subscribed to a child does not keep the tree).
-    /// Once the root is unloaded, its loaded sub-agents are unloaded too, each with
-    /// `thread/status/changed {notLoaded}` to its subscribers, and the tree's control plane is
-    /// forgotten (closed agents stay closed: that is stored); the children load again, cold,
-    /// when the root's tools need them. A sub-agent with no subscriber of its own is unloaded alone, like any
-    /// thread, once it is idle.
     pub async fn unload_idle_threads(&self, idle: Duration) {
-        for id in self.subscriptions.unsubscribed() {
-            let Some(since) = self.threads.tree_idle_since(&id).await else {
-                continue;
-            };
-            let still_alone = self.subscribers_of(&id).is_some_and(|s| s.is_empty());
-            if since.elapsed() < idle || !still_alone {
-                continue;
-            }
-            if !self.threads.unload(&id).await {
-                continue;
-            }
-            self.forget_thread(&id);
-            tracing::info!(thread = %id, "unloaded an idle thread with no subscribers");
-            self.connections
-                .broadcast(
-                    &ThreadStatusChangedNotification {
-                        thread_id: id.clone(),
-                        status: ThreadStatus::NotLoaded,
-                    }
-                    .into(),
-                )
-                .await;
-            self.connections
-                .broadcast(
-                    &ThreadClosedNotification {
-                        thread_id: id.clone(),
-                    }
-                    .into(),
-                )
-                .await;
-            // A sub-agent that started a turn since the check is interrupted: its root is gone.
-            self.threads.close_tree(&id).await;
-        }
+        self.threads.unload_idle_threads(idle).await;
     }
 
     /// Remember a loaded thread's subscribers.

@@ -1,7 +1,8 @@
 //! [`Subscriptions`]: the subscriber registry — each loaded thread's [`ThreadSubscribers`].
-//! It is made before the thread manager, which gets it as its [`ChildSinks`]: a sub-agent's
+//! It is made before the thread manager, which gets it as its [`Subscribers`]: a sub-agent's
 //! sink is a subscriber list with its parent's subscribers, registered like any loaded
-//! thread's (docs/agents.md §4).
+//! thread's (docs/agents.md §4), and the manager's idle unloader asks it who is unwatched and
+//! tells it what it unloaded.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,8 +10,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use weft_core::events::SharedSink;
-use weft_core::thread::ChildSinks;
-use weft_protocol::notifications::ThreadStatusChangedNotification;
+use weft_core::thread::Subscribers;
+use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
 use weft_protocol::{ThreadId, ThreadStatus};
 
 use super::{Connections, PendingRequests, ThreadSubscribers};
@@ -99,7 +100,7 @@ impl Subscriptions {
     }
 }
 
-impl ChildSinks for Subscriptions {
+impl Subscribers for Subscriptions {
     fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink {
         self.child_subscribers(parent, child)
     }
@@ -113,6 +114,38 @@ impl ChildSinks for Subscriptions {
                 };
                 subscribers.notify(&notification.into()).await;
             }
+        })
+    }
+
+    fn unwatched(&self) -> Vec<ThreadId> {
+        self.unsubscribed()
+    }
+
+    fn is_unwatched(&self, id: &ThreadId) -> bool {
+        self.get(id)
+            .is_some_and(|subscribers| subscribers.is_empty())
+    }
+
+    fn idle_unloaded<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.forget(id);
+            self.connections
+                .broadcast(
+                    &ThreadStatusChangedNotification {
+                        thread_id: id.clone(),
+                        status: ThreadStatus::NotLoaded,
+                    }
+                    .into(),
+                )
+                .await;
+            self.connections
+                .broadcast(
+                    &ThreadClosedNotification {
+                        thread_id: id.clone(),
+                    }
+                    .into(),
+                )
+                .await;
         })
     }
 }

@@ -1,10 +1,7 @@
 //! The `ThreadManager`: creates threads and holds the loaded ones (one actor each).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 
 use weft_protocol::{
     SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadReadState, ThreadStatus,
@@ -13,11 +10,13 @@ use weft_protocol::{
 mod agents;
 mod goals;
 mod host;
+mod idle;
+mod loaded;
 mod pages;
 mod replay;
 
-pub use agents::ChildSinks;
 pub use goals::GoalRequestError;
+pub use idle::Subscribers;
 pub use pages::{PageError, ResumePages};
 
 use super::actor::ThreadActor;
@@ -90,18 +89,14 @@ fn new_thread(settings: &ThreadSettings, ephemeral: bool) -> Thread {
 /// Creates and holds loaded threads.
 pub struct ThreadManager {
     services: Arc<Services>,
-    threads: Mutex<HashMap<ThreadId, ThreadHandle>>,
-    /// Held while a stored thread's rollout is opened, moved or appended to outside its
-    /// actor (cold resume, archive, unarchive, naming a stored thread) and while a thread is
-    /// unloaded, so two of them never race for the same file: a second `thread/resume` of a
-    /// thread being loaded waits and then finds it loaded (warm) instead of failing on the
-    /// rollout's lock.
-    stored_ops: tokio::sync::Mutex<()>,
+    /// The loaded threads, each with its own lifecycle and gate (`loaded.rs`).
+    threads: loaded::LoadedThreads,
     /// Indexes of the rollouts paged lately (docs/protocol.md §7.24).
     history_index: Arc<crate::rollout::index::IndexCache>,
-    /// Where sub-agents' events go; `None` when sub-agents cannot be spawned (unit tests of
-    /// the runtime).
-    child_sinks: Option<Arc<dyn ChildSinks>>,
+    /// Who listens to loaded threads (the app-server's subscriber registry): where
+    /// sub-agents' events go, and who is told of an unload. `None` in unit tests of the
+    /// runtime: no sub-agents, no idle unloading.
+    subscribers: Option<Arc<dyn Subscribers>>,
 }
 
 impl ThreadManager {
@@ -113,16 +108,16 @@ impl ThreadManager {
 
     /// A manager with the state DB of `config.home`. The DB opens in the background (call
     /// `StateDb::ready` to start it at once): it catches up with the rollouts first, and
-    /// every use of it waits until it has. Sub-agents' events go to `child_sinks`.
+    /// every use of it waits until it has. `subscribers` hear of loads and unloads.
     pub async fn open(
         config: Arc<Config>,
-        child_sinks: Arc<dyn ChildSinks>,
+        subscribers: Arc<dyn Subscribers>,
     ) -> Result<Arc<ThreadManager>, OpenError> {
         let state = StateDb::deferred(&config.home);
         Ok(ThreadManager::with_state(
             config,
             Some(state),
-            Some(child_sinks),
+            Some(subscribers),
         ))
     }
 
@@ -132,19 +127,18 @@ impl ThreadManager {
     fn with_state(
         config: Arc<Config>,
         state: Option<StateDb>,
-        child_sinks: Option<Arc<dyn ChildSinks>>,
+        subscribers: Option<Arc<dyn Subscribers>>,
     ) -> Arc<ThreadManager> {
         Arc::new_cyclic(|manager: &std::sync::Weak<ThreadManager>| {
-            let host = child_sinks.is_some().then(|| {
+            let host = subscribers.is_some().then(|| {
                 let host: std::sync::Weak<dyn crate::agents::AgentHost> = manager.clone();
                 host
             });
             ThreadManager {
                 services: Arc::new(Services::new(config, state, host)),
-                threads: Mutex::new(HashMap::new()),
-                stored_ops: tokio::sync::Mutex::new(()),
+                threads: loaded::LoadedThreads::default(),
                 history_index: Arc::new(crate::rollout::index::IndexCache::new(HISTORY_INDEXES)),
-                child_sinks,
+                subscribers,
             }
         })
     }
@@ -187,28 +181,24 @@ impl ThreadManager {
         sink: SharedSink,
         restored: Restored,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        self.load_with(thread, settings, sink, restored, |_| {})
-            .await
+        let handle = self.spawn_actor(thread, settings, sink, restored).await;
+        self.threads.insert(handle.clone());
+        let snapshot = handle.snapshot().await?;
+        Ok((handle, snapshot))
     }
 
-    /// [`load`](ThreadManager::load), calling `register` before the thread is visible.
-    async fn load_with(
+    /// Start a thread's actor, with its place in its agent tree.
+    async fn spawn_actor(
         &self,
         thread: Thread,
         settings: ThreadSettings,
         sink: SharedSink,
         restored: Restored,
-        register: impl FnOnce(&ThreadHandle),
-    ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let id = thread.id.clone();
+    ) -> ThreadHandle {
         let (place, sink) = self.place(&thread, restored.turns.last(), sink).await;
         let mut restored = restored;
         restored.place = Some(place);
-        let handle = ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored);
-        register(&handle);
-        self.threads.lock().insert(id, handle.clone());
-        let snapshot = handle.snapshot().await?;
-        Ok((handle, snapshot))
+        ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored)
     }
 
     /// Index a thread whose rollout a writer now holds (the row stays `dirty` until the actor
@@ -256,11 +246,13 @@ impl ThreadManager {
         if let Some(warm) = self.warm(id).await? {
             return Ok(warm);
         }
-        // Cold: one loader at a time. Whoever waited here may find the thread loaded now.
-        let _stored = self.stored_ops.lock().await;
+        // Cold: one loader of this thread at a time. Whoever waited at its gate may find it
+        // loaded now.
+        let gate = self.threads.gate(id).await;
         if let Some(warm) = self.warm(id).await? {
             return Ok(warm);
         }
+        gate.loading();
         let path = self.stored_rollout(id)?;
         let replay = self.lean_replay(&path).await?;
         let writer = RolloutWriter::resume(&path).await?;
@@ -276,9 +268,10 @@ impl ThreadManager {
             rollout: Some(writer),
             place: None,
         };
-        let (handle, snapshot) = self
-            .load_with(thread, settings, sink, restored, register)
-            .await?;
+        let handle = self.spawn_actor(thread, settings, sink, restored).await;
+        register(&handle);
+        gate.loaded(handle.clone());
+        let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot, false))
     }
 
@@ -445,7 +438,7 @@ impl ThreadManager {
     /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn), then
     /// move its rollout into the archive. Returns whether it was loaded.
     pub async fn archive_thread(&self, id: &ThreadId) -> Result<bool, CoreError> {
-        let _stored = self.stored_ops.lock().await;
+        let gate = self.threads.gate(id).await;
         let path = match self.stored_rollout(id) {
             Ok(path) => path,
             Err(err) => {
@@ -453,7 +446,7 @@ impl ThreadManager {
                 return Err(err);
             }
         };
-        let was_loaded = self.unload_locked(id).await;
+        let was_loaded = unload_gated(&gate).await;
         let home = self.services.config.home.clone();
         let new_path = tokio::task::spawn_blocking(move || archive(&home, &path)).await??;
         if let Some(state) = &self.services.state
@@ -466,7 +459,7 @@ impl ThreadManager {
 
     /// `thread/unarchive`: move the rollout back; the thread (not loaded).
     pub async fn unarchive_thread(&self, id: &ThreadId) -> Result<Thread, CoreError> {
-        let _stored = self.stored_ops.lock().await;
+        let _gate = self.threads.gate(id).await;
         let path = match find_rollout(&self.services.config.home, id)? {
             Some(found) if found.archived => found.path,
             _ => return Err(CoreError::NoArchivedRollout(id.to_string())),
@@ -488,7 +481,7 @@ impl ThreadManager {
         if name.is_empty() {
             return Err(CoreError::EmptyName);
         }
-        let _stored = self.stored_ops.lock().await;
+        let _gate = self.threads.gate(id).await;
         if let Some(handle) = self.get(id) {
             let (tx, rx) = tokio::sync::oneshot::channel();
             handle
@@ -520,20 +513,7 @@ impl ThreadManager {
     /// Stop a loaded thread's actor (interrupting its turn, closing its rollout) and forget
     /// it. Returns whether it was loaded.
     pub async fn unload(&self, id: &ThreadId) -> bool {
-        let _stored = self.stored_ops.lock().await;
-        self.unload_locked(id).await
-    }
-
-    /// [`unload`](ThreadManager::unload) with `stored_ops` already held.
-    async fn unload_locked(&self, id: &ThreadId) -> bool {
-        let handle = self.threads.lock().remove(id);
-        match handle {
-            Some(handle) => {
-                handle.shutdown().await;
-                true
-            }
-            None => false,
-        }
+        unload_gated(&self.threads.gate(id).await).await
     }
 
     /// When a loaded thread became idle, or `None` if it is running a turn (or not loaded).
@@ -546,12 +526,12 @@ impl ThreadManager {
 
     /// The handle of a loaded thread.
     pub fn get(&self, id: &ThreadId) -> Option<ThreadHandle> {
-        self.threads.lock().get(id).cloned()
+        self.threads.get(id)
     }
 
     /// Ids of every loaded thread, sorted.
     pub fn loaded_ids(&self) -> Vec<ThreadId> {
-        let mut ids: Vec<ThreadId> = self.threads.lock().keys().cloned().collect();
+        let mut ids: Vec<ThreadId> = self.threads.ids();
         ids.sort_by(|a, b| a.as_str().cmp(b.as_str()));
         ids
     }
@@ -560,7 +540,7 @@ impl ThreadManager {
     /// connection folds the write-ahead log into `state.sqlite`, so the next start does not
     /// replay it.
     pub async fn shutdown(&self) {
-        let handles: Vec<ThreadHandle> = self.threads.lock().drain().map(|(_, h)| h).collect();
+        let handles = self.threads.drain();
         // All at once: each actor's last writes wait on the disk and the DB, not on the others.
         futures::future::join_all(handles.iter().map(ThreadHandle::shutdown)).await;
         if let Some(state) = &self.services.state {
@@ -576,5 +556,17 @@ impl ThreadManager {
             }
             state.close().await;
         }
+    }
+}
+
+/// Stop a thread's actor (interrupting its turn, closing its rollout) with its gate held, so
+/// no one reaches it meanwhile. Returns whether it was loaded.
+async fn unload_gated(gate: &loaded::Gate<'_>) -> bool {
+    match gate.unloading() {
+        Some(handle) => {
+            handle.shutdown().await;
+            true
+        }
+        None => false,
     }
 }

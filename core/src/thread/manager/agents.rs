@@ -13,17 +13,6 @@ use crate::thread::error::CoreError;
 use crate::thread::handle::{Restored, ThreadHandle, ThreadSnapshot};
 use crate::thread::options::StartThreadOptions;
 
-/// Where a sub-agent's events go: the app-server gives a child the subscribers its parent
-/// has (docs/agents.md §4).
-pub trait ChildSinks: Send + Sync + 'static {
-    /// The sink of a child thread about to be loaded, subscribed by whoever subscribes to
-    /// `parent`.
-    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink;
-    /// A child was unloaded by the multi-agent tools (closed) or with its tree: tell its
-    /// subscribers it is `notLoaded` and forget them.
-    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> futures::future::BoxFuture<'a, ()>;
-}
-
 impl ThreadManager {
     /// Create a sub-agent's thread (persisted unless its parent is ephemeral), load it, and
     /// announce it idle to its subscribers (`thread/status/changed`, as the reference: no
@@ -32,7 +21,7 @@ impl ThreadManager {
         &self,
         child: ChildThread,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let sinks = self.child_sinks.clone().ok_or(CoreError::Overloaded)?;
+        let sinks = self.subscribers.clone().ok_or(CoreError::Overloaded)?;
         let settings = child.settings;
         let mut thread = super::new_thread(&settings, child.ephemeral);
         let id = thread.id.clone();
@@ -80,7 +69,7 @@ impl ThreadManager {
         id: &ThreadId,
         parent: &ThreadId,
     ) -> Result<ThreadHandle, CoreError> {
-        let sinks = self.child_sinks.clone().ok_or(CoreError::Overloaded)?;
+        let sinks = self.subscribers.clone().ok_or(CoreError::Overloaded)?;
         let sink = sinks.child_sink(parent, id);
         let (handle, _, warm) = self
             .resume_thread(id, StartThreadOptions::default(), sink.clone(), |_| {})
@@ -92,14 +81,14 @@ impl ThreadManager {
         Ok(handle)
     }
 
-    /// Unload a sub-agent the tools closed and tell the app-server (its subscribers see it
-    /// `notLoaded`). Returns whether it was loaded.
+    /// Unload a sub-agent the tools closed (or its tree) and tell the app-server (its
+    /// subscribers see it `notLoaded`). Returns whether it was loaded.
     pub async fn unload_child(&self, id: &ThreadId) -> bool {
         if !self.unload(id).await {
             return false;
         }
-        if let Some(sinks) = &self.child_sinks {
-            sinks.child_unloaded(id).await;
+        if let Some(subscribers) = &self.subscribers {
+            subscribers.child_unloaded(id).await;
         }
         true
     }
@@ -109,7 +98,7 @@ impl ThreadManager {
     /// is not loaded (it is closed, or not yet opened). An ephemeral agent has nowhere to
     /// record it.
     pub async fn set_agent_closed(&self, id: &ThreadId, closed: bool) -> Result<(), CoreError> {
-        let _stored = self.stored_ops.lock().await;
+        let _gate = self.threads.gate(id).await;
         let path = match self.stored_rollout(id) {
             Ok(path) => path,
             Err(CoreError::NoRollout(_)) => return Ok(()),
