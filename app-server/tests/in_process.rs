@@ -208,6 +208,44 @@ async fn malformed_lines_are_dropped_and_the_connection_goes_on() {
 }
 
 #[tokio::test]
+async fn requests_past_the_running_bound_are_overloaded_and_all_answered() {
+    let mut c = InProcess::start("[limits]\nmax_running_requests = 1\n").await;
+    c.initialize().await;
+    let mut ids = Vec::new();
+    for _ in 0..32 {
+        ids.push(c.send("thread/list", json!({})).await);
+    }
+    let mut overloaded = 0;
+    for _ in &ids {
+        let answer = c.next().await;
+        assert!(
+            ids.contains(&answer["id"].as_i64().expect("an id")),
+            "{answer}"
+        );
+        if answer.get("error").is_some() {
+            let expected = (-32001, "Server overloaded; retry later.".to_owned());
+            assert_eq!(error_of(&answer), expected);
+            overloaded += 1;
+        } else {
+            assert!(answer["result"]["data"].is_array(), "{answer}");
+        }
+    }
+    eprintln!("{overloaded} of {} requests were overloaded", ids.len());
+    assert!(overloaded < ids.len(), "the first one runs");
+    // The bound frees as handlers end: a request sent alone is served (retried while the last
+    // handler, already answered, may still be finishing, as clients retry `-32001`).
+    for attempt in 0.. {
+        let listed = c.call("thread/list", json!({})).await;
+        if listed["result"]["data"].is_array() {
+            break;
+        }
+        assert!(attempt < 50, "still overloaded: {listed}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(c.finish().await, End::Eof);
+}
+
+#[tokio::test]
 async fn a_thread_takes_a_turn() {
     let mock = MockModel::start().await.expect("the mock model starts");
     mock.push(Reply::new().text("hello from the mock").responses());
