@@ -145,7 +145,10 @@ async fn the_actor_runs_in_a_thread_span_and_its_turn_in_a_turn_span() {
             .any(|s| s.name == "thread" && s.parent.is_none() && s.fields == thread_fields),
         "{spans:?}"
     );
-    let turn_fields = format!("thread_id={thread_id} turn_id={} ", turn.id);
+    let turn_fields = format!(
+        "thread_id={thread_id} turn_id={} task=\"regular\" ",
+        turn.id
+    );
     assert!(
         spans.iter().any(|s| s.name == "turn"
             && s.parent.as_deref() == Some("thread")

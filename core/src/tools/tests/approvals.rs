@@ -17,7 +17,7 @@ async fn untrusted_asks_before_writing_commands() {
             &turn,
             "c1",
             "exec_command",
-            exec_args("touch made & echo created"),
+            exec_args("touch made && echo created"),
         )
         .await;
     assert!(text.ends_with("created\n"), "{text}");
@@ -41,7 +41,7 @@ async fn untrusted_asks_before_writing_commands() {
     assert_eq!(params.item_id.as_str(), "c1");
     assert_eq!(
         params.command.as_deref(),
-        Some("/bin/bash -c 'touch made & echo created'")
+        Some("/bin/bash -c 'touch made && echo created'")
     );
     assert_eq!(params.environment_id.as_deref(), Some("local"));
 }
