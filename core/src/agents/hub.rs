@@ -58,8 +58,6 @@ pub struct Agents {
     mailboxes: Mutex<HashMap<ThreadId, AgentMailbox>>,
     /// Sub-agent → its root, for every sub-agent seen since start.
     roots: Mutex<HashMap<ThreadId, ThreadId>>,
-    /// v2 `wait_agent`: the last mail sequence number a wait of each thread returned on.
-    pub wait_marks: Mutex<HashMap<ThreadId, u64>>,
 }
 
 impl std::fmt::Debug for Agents {
@@ -93,7 +91,6 @@ impl Agents {
             trees: tokio::sync::Mutex::new(HashMap::new()),
             mailboxes: Mutex::new(HashMap::new()),
             roots: Mutex::new(HashMap::new()),
-            wait_marks: Mutex::new(HashMap::new()),
         }
     }
 
@@ -118,10 +115,9 @@ impl Agents {
         self.mailboxes.lock().insert(thread.clone(), mailbox);
     }
 
-    /// Forget an unloaded thread's mailbox (and where its waits got to).
+    /// Forget an unloaded thread's mailbox (and with it where its waits got to).
     pub fn unregister_mailbox(&self, thread: &ThreadId) {
         self.mailboxes.lock().remove(thread);
-        self.wait_marks.lock().remove(thread);
     }
 
     /// The mailbox of a loaded thread.

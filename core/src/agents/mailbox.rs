@@ -39,6 +39,7 @@ pub fn mailbox<T>() -> (Mailbox<T>, MailboxReceiver<T>) {
         }),
         arrived: Notify::new(),
         last_seq: AtomicU64::new(0),
+        waited: AtomicU64::new(0),
         last,
     });
     let receiver = MailboxReceiver {
@@ -55,6 +56,9 @@ struct Shared<T> {
     arrived: Notify,
     /// The last sequence number sent (0 before any mail).
     last_seq: AtomicU64,
+    /// The last sequence number a wait of the agent returned on (v2's `wait_agent` returns on
+    /// mail no wait has seen yet).
+    waited: AtomicU64,
     /// The last sequence number, for waiters.
     last: watch::Sender<u64>,
 }
@@ -117,6 +121,16 @@ impl<T> Mailbox<T> {
     /// The last sequence number sent (0 before any mail).
     pub fn last_seq(&self) -> u64 {
         self.shared.last_seq.load(Ordering::Acquire)
+    }
+
+    /// The last sequence number a wait returned on (0 before any).
+    pub fn waited(&self) -> u64 {
+        self.shared.waited.load(Ordering::Acquire)
+    }
+
+    /// A wait returned on mail up to `seq`.
+    pub fn set_waited(&self, seq: u64) {
+        self.shared.waited.fetch_max(seq, Ordering::AcqRel);
     }
 }
 

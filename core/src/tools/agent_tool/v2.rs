@@ -194,7 +194,6 @@ pub async fn list(call: &Call<'_>) -> String {
 /// has seen yet (a sub-agent's final answer, a message), or the timeout.
 pub async fn wait(call: &Call<'_>) -> String {
     let caller = call.caller;
-    let marks = &caller.hub.wait_marks;
     let started = Instant::now();
     let item = call.item(CollabAgentTool::Wait);
     call.started(&item).await;
@@ -210,13 +209,13 @@ pub async fn wait(call: &Call<'_>) -> String {
         .filter(|ms| ms.is_finite())
         .map_or(WAIT_DEFAULT_MS, |ms| ms.max(0.0) as u64)
         .clamp(WAIT_MIN_MS, WAIT_MAX_MS);
-    let seen = marks.lock().get(&caller.thread_id).copied().unwrap_or(0);
+    let seen = mailbox.waited();
     let mut watch = mailbox.watch();
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout);
     let timed_out = loop {
         let last = *watch.borrow_and_update();
         if last > seen {
-            marks.lock().insert(caller.thread_id.clone(), last);
+            mailbox.set_waited(last);
             break false;
         }
         tokio::select! {
