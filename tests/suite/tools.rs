@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 use weft_mock_model::{RecordedRequest, Reply};
 use weft_test_support::{Client, Transport};
 
-pub use crate::turns::{Harness, label, read_through, read_through_turn_completed, str_at};
+pub use crate::turns::{
+    Harness, TurnRun, label, read_through, read_through_turn_completed, str_at,
+};
 
 /// A harness (Responses API mock) plus the workspace the thread runs in.
 pub struct Tools {
@@ -46,6 +48,15 @@ impl Tools {
     pub async fn thread(&mut self, approval: &str, sandbox: &str) -> String {
         let cwd = self.ws.display().to_string();
         start_thread(&mut self.h.client, &cwd, approval, sandbox).await
+    }
+
+    /// A new thread with this approval policy and sandbox mode, and one turn on it with
+    /// `text`, which must complete.
+    pub async fn completed_turn(&mut self, approval: &str, sandbox: &str, text: &str) -> TurnRun {
+        let thread = self.thread(approval, sandbox).await;
+        let run = self.h.run_turn(&thread, text).await;
+        assert_eq!(run.completed_turn()["status"], "completed");
+        run
     }
 
     /// A path in the workspace.

@@ -5,19 +5,11 @@
 use serde_json::json;
 use weft_mock_model::{RecordedRequest, Reply};
 
-use crate::{Session, is_title_request, screen_problems, wait_turn_done};
+use crate::{Session, is_title_request, namespaced_call, screen_problems, wait_turn_done};
 
-/// A parent reply calling a v1 tool (a Responses API namespaced call).
+/// A parent reply calling a v1 tool.
 fn v1_call(call_id: &str, tool: &str, arguments: serde_json::Value) -> Reply {
-    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
-                      "namespace": "multi_agent_v1", "name": tool,
-                      "arguments": arguments.to_string(), "status": "completed"});
-    Reply::new()
-        .raw_event(
-            json!({"type": "response.output_item.added", "output_index": 0,
-                          "item": item.clone()}),
-        )
-        .raw_event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
+    namespaced_call(call_id, "multi_agent_v1", tool, arguments)
 }
 
 fn is_child(request: &RecordedRequest) -> bool {

@@ -19,7 +19,7 @@ mod turns;
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use weft_mock_model::{MockModel, RecordedRequest, Reply};
 use weft_test_support::{ClientHome, Daemon, TestHome, Tui, mock_model_config};
 
@@ -167,6 +167,19 @@ pub async fn wait_turn_done(tui: &Tui, answer: &str) -> String {
             && !s.contains("esc to interrupt")
     })
     .await
+}
+
+/// A model reply calling `tool` in `namespace` (a Responses API namespaced call).
+pub fn namespaced_call(call_id: &str, namespace: &str, tool: &str, arguments: Value) -> Reply {
+    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+                      "namespace": namespace, "name": tool,
+                      "arguments": arguments.to_string(), "status": "completed"});
+    Reply::new()
+        .raw_event(
+            json!({"type": "response.output_item.added", "output_index": 0,
+                          "item": item.clone()}),
+        )
+        .raw_event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
 }
 
 /// A mock reply calling `exec_command` with `{"cmd": cmd}`.

@@ -8,19 +8,11 @@ use weft_mock_model::Reply;
 use weft_test_support::mcp_servers;
 
 use crate::overlay::MCP_TOOL;
-use crate::{Session, screen_problems, wait_turn_done};
+use crate::{Session, namespaced_call, screen_problems, wait_turn_done};
 
-/// A model reply calling `tool` of the `weft` MCP server (a Responses API namespaced call).
+/// A model reply calling `tool` of the `weft` MCP server.
 fn weft_call(call_id: &str, tool: &str, arguments: serde_json::Value) -> Reply {
-    let item = json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
-                      "namespace": "mcp__weft", "name": tool,
-                      "arguments": arguments.to_string(), "status": "completed"});
-    Reply::new()
-        .raw_event(
-            json!({"type": "response.output_item.added", "output_index": 0,
-                          "item": item.clone()}),
-        )
-        .raw_event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}))
+    namespaced_call(call_id, "mcp__weft", tool, arguments)
 }
 
 /// Weft with the FastMCP test server as `weft`. Its start-up may take up to a minute: on a

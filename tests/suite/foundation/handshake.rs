@@ -4,7 +4,7 @@ use serde_json::json;
 use weft_test_support::{Daemon, TestHome, Transport};
 
 use super::{assert_invalid_request, connect, expect_error, init_params, initialized};
-use crate::requests::Requests;
+use crate::requests::interrupt_params;
 
 on_both_transports!(
     initialize_result_fields,
@@ -41,20 +41,15 @@ async fn initialize_result_fields(transport: Transport) {
 /// A well-formed request other than `initialize` before it gets `Not initialized`.
 async fn requests_before_initialize_are_not_initialized(transport: Transport) {
     let (_home, _daemon, mut client) = connect(transport).await;
-    assert_invalid_request(
-        client.request("thread/start", json!({})).await,
-        "Not initialized",
-    );
-    assert_invalid_request(
-        client.request("model/list", json!({})).await,
-        "Not initialized",
-    );
-    assert_invalid_request(
-        client
-            .interrupt("019a0000-0000-7000-8000-000000000000", "t")
-            .await,
-        "Not initialized",
-    );
+    let interrupt = interrupt_params("019a0000-0000-7000-8000-000000000000", "t");
+    for (method, params) in [
+        ("thread/start", json!({})),
+        ("model/list", json!({})),
+        ("turn/interrupt", interrupt),
+    ] {
+        let answer = client.request(method, params).await;
+        assert_invalid_request(answer, "Not initialized");
+    }
     client.initialize().await;
 }
 

@@ -4,11 +4,24 @@
 
 use serde_json::{Value, json};
 use weft_mock_model::Reply;
-use weft_test_support::{Transport, mcp_servers};
+use weft_test_support::{Client, RpcError, Transport, mcp_servers};
 
 use super::{Mcp, completed_item, namespaced_call, read_through_turn_completed};
 
 /// Status with and without a thread, detail levels, paging and a server filter.
+/// `mcpServer/tool/call` of `tool` on `server`, for `thread`.
+async fn tool_call(
+    client: &mut Client,
+    thread: &str,
+    server: &str,
+    tool: &str,
+    arguments: Value,
+) -> Result<Value, RpcError> {
+    let params =
+        json!({"threadId": thread, "server": server, "tool": tool, "arguments": arguments});
+    client.request("mcpServer/tool/call", params).await
+}
+
 async fn status_list(transport: Transport) {
     let second = mcp_servers().test_server_toml("zeta", "enabled = false");
     let mut t = Mcp::start_with(transport, "", &second).await;
@@ -81,38 +94,28 @@ async fn status_list(transport: Transport) {
 async fn tool_call_and_resource_read(transport: Transport) {
     let mut t = Mcp::start(transport).await;
     let thread = t.thread("untrusted").await;
-    let add =
-        t.h.client
-            .request(
-                "mcpServer/tool/call",
-                json!({"threadId": thread, "server": "weft", "tool": "add",
-                   "arguments": {"a": 40, "b": 2}}),
-            )
-            .await
-            .expect("add");
+    let add = tool_call(
+        &mut t.h.client,
+        &thread,
+        "weft",
+        "add",
+        json!({"a": 40, "b": 2}),
+    )
+    .await
+    .expect("add");
     assert_eq!(
         add,
         json!({"content": [{"type": "text", "text": "42"}], "structuredContent": {"result": 42},
                "isError": false})
     );
-    let unknown_tool =
-        t.h.client
-            .request(
-                "mcpServer/tool/call",
-                json!({"threadId": thread, "server": "weft", "tool": "nope", "arguments": {}}),
-            )
-            .await
-            .expect("unknown tool is the server's answer");
+    let unknown_tool = tool_call(&mut t.h.client, &thread, "weft", "nope", json!({}))
+        .await
+        .expect("unknown tool is the server's answer");
     assert_eq!(unknown_tool["isError"], true);
     assert_eq!(unknown_tool["content"][0]["text"], "Unknown tool: nope");
-    let err =
-        t.h.client
-            .request(
-                "mcpServer/tool/call",
-                json!({"threadId": thread, "server": "nope", "tool": "echo", "arguments": {}}),
-            )
-            .await
-            .expect_err("unknown server");
+    let err = tool_call(&mut t.h.client, &thread, "nope", "echo", json!({}))
+        .await
+        .expect_err("unknown server");
     assert_eq!(err.code, -32603);
     assert_eq!(err.message, "unknown MCP server 'nope'");
     assert!(
@@ -266,13 +269,7 @@ async fn server_everything(transport: Transport) {
             .expect("status");
     assert!(status["data"][0]["tools"]["echo"].is_object());
     // Its environment: the shell environment policy's (providers' keys removed), then `env`.
-    let env = t
-        .h
-        .client
-        .request(
-            "mcpServer/tool/call",
-            json!({"threadId": thread, "server": "everything", "tool": "get-env", "arguments": {}}),
-        )
+    let env = tool_call(&mut t.h.client, &thread, "everything", "get-env", json!({}))
         .await
         .expect("get-env");
     let text = env["content"][0]["text"].as_str().unwrap_or_default();

@@ -32,9 +32,8 @@ async fn a_patch_through_a_symlink_to_the_outside_writes_nothing_there() {
         &wrap("*** Add File: link/x.txt\n+escaped"),
     ));
     t.push(Reply::new().text("Refused."));
-    let thread = t.thread("never", "workspace-write").await;
-    let run = t.h.run_turn(&thread, "write through the link").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    t.completed_turn("never", "workspace-write", "write through the link")
+        .await;
     assert!(!outside.path().join("x.txt").exists(), "the patch escaped");
     let requests = t.h.wait_for_requests(2).await;
     let output = output_of(&requests[1], "call_link");
@@ -107,9 +106,8 @@ async fn apply_patch_cannot_write_into_git() {
         &wrap("*** Add File: .git/hooks/pre-commit\n+#!/bin/sh\n+touch /tmp/pwned"),
     ));
     t.push(Reply::new().text("Refused."));
-    let thread = t.thread("never", "workspace-write").await;
-    let run = t.h.run_turn(&thread, "change the repository").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    t.completed_turn("never", "workspace-write", "change the repository")
+        .await;
     assert_eq!(
         std::fs::read_to_string(t.path(".git/config")).unwrap(),
         "[core]\n"
@@ -162,9 +160,8 @@ async fn a_command_cannot_write_into_git() {
                   echo ok > ok.txt && echo wrote-ok";
     t.push(exec_call("call_git", cmd(script)));
     t.push(Reply::new().text("Tried."));
-    let thread = t.thread("never", "workspace-write").await;
-    let run = t.h.run_turn(&thread, "write the hook").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    t.completed_turn("never", "workspace-write", "write the hook")
+        .await;
     let requests = t.h.wait_for_requests(2).await;
     let output = output_of(&requests[1], "call_git");
     assert!(!t.path(".git/hooks/x").exists(), "{output}");

@@ -17,9 +17,9 @@ async fn command_output_streams_as_deltas(transport: Transport) {
         cmd("for i in 1 2 3; do echo line$i; sleep 0.05; done; echo oops >&2"),
     ));
     t.push(Reply::new().text("The command printed three lines."));
-    let thread = t.thread("never", "danger-full-access").await;
-    let run = t.h.run_turn(&thread, "run the loop").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let run = t
+        .completed_turn("never", "danger-full-access", "run the loop")
+        .await;
     let messages = &run.messages;
 
     let started = &item_event(messages, "item/started", "call_echo")["params"]["item"];
@@ -120,9 +120,9 @@ async fn command_then_patch_then_answer(transport: Transport) {
         "*** Begin Patch\n*** Update File: notes.txt\n@@\n alpha\n-beta\n+gamma\n*** End Patch\n",
     ));
     t.push(Reply::new().text("Created and patched notes.txt."));
-    let thread = t.thread("never", "danger-full-access").await;
-    let run = t.h.run_turn(&thread, "make notes").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let run = t
+        .completed_turn("never", "danger-full-access", "make notes")
+        .await;
     assert_eq!(
         std::fs::read_to_string(t.path("notes.txt")).unwrap(),
         "alpha\ngamma\n"

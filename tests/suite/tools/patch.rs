@@ -16,9 +16,9 @@ async fn a_patch_that_fails_verification_writes_nothing() {
         "*** Begin Patch\n*** Add File: new.txt\n+new\n*** Delete File: keep.txt\n*** Update File: keep.txt\n@@\n-three\n+four\n*** End Patch\n",
     ));
     t.push(Reply::new().text("That did not apply."));
-    let thread = t.thread("never", "workspace-write").await;
-    let run = t.h.run_turn(&thread, "patch it").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let run = t
+        .completed_turn("never", "workspace-write", "patch it")
+        .await;
     // Nothing was written, and no fileChange item was shown for a patch that never applied.
     assert!(!t.path("new.txt").exists());
     assert_eq!(
@@ -45,9 +45,9 @@ async fn a_patch_with_a_move_and_a_delete(transport: Transport) {
         "*** Begin Patch\n*** Update File: src.txt\n*** Move to: lib/moved.txt\n@@\n fn one() {}\n-fn two() {}\n+fn three() {}\n*** Delete File: old.txt\n*** End Patch\n",
     ));
     t.push(Reply::new().text("Moved and deleted."));
-    let thread = t.thread("never", "workspace-write").await;
-    let run = t.h.run_turn(&thread, "reorganize").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let run = t
+        .completed_turn("never", "workspace-write", "reorganize")
+        .await;
     assert!(!t.path("src.txt").exists());
     assert!(!t.path("old.txt").exists());
     assert_eq!(

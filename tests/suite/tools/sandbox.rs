@@ -154,9 +154,7 @@ async fn read_only_cannot_write_anywhere() {
         "*** Begin Patch\n*** Add File: patched.txt\n+x\n*** End Patch\n",
     ));
     t.push(Reply::new().text("Nothing could be written."));
-    let thread = t.thread("never", "read-only").await;
-    let run = t.h.run_turn(&thread, "try to write").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let run = t.completed_turn("never", "read-only", "try to write").await;
     for path in [&inside, &in_tmp, &t.path("y.txt"), &t.path("patched.txt")] {
         assert!(!path.exists(), "{} was written", path.display());
     }
