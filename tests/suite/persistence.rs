@@ -268,6 +268,15 @@ pub fn assistant(text: &str) -> (String, String) {
     ("assistant".to_owned(), text.to_owned())
 }
 
+/// Assert that `request`'s conversation is exactly `[user, assistant, user]`: one earlier
+/// exchange, then the new user text.
+pub fn assert_follow_up(request: &RecordedRequest, [asked, answered, now]: [&str; 3]) {
+    assert_eq!(
+        conversation(request),
+        [user(asked), assistant(answered), user(now)]
+    );
+}
+
 /// Whether a text is the interrupted-turn marker.
 pub fn is_marker(text: &str) -> bool {
     text.starts_with("<turn_aborted>")

@@ -6,9 +6,10 @@ use weft_mock_model::{Reasoning, Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, assistant, conversation, environment_contexts, read_through_turn_completed, start,
-    start_full_access_thread, str_at, text_input, user,
+    Persist, conversation, environment_contexts, read_through_turn_completed, start,
+    start_full_access_thread, str_at, text_input,
 };
+use crate::persistence::assert_follow_up;
 
 /// Reasoning of the running turn goes back to the model (its tool round needs it); reasoning of
 /// an earlier turn does not, while that turn's messages and tool calls still do.
@@ -65,14 +66,7 @@ async fn reasoning_from_an_old_turn_is_not_sent(transport: Transport) {
         "reasoning from before the latest user message is sent again: {:#?}",
         requests[2].input()
     );
-    assert_eq!(
-        conversation(&requests[2]),
-        [
-            user("run echo hi"),
-            assistant("It printed hi."),
-            user("thanks")
-        ]
-    );
+    assert_follow_up(&requests[2], ["run echo hi", "It printed hi.", "thanks"]);
     assert_eq!(requests[2].inputs_of_type("function_call").count(), 1);
     assert!(requests[2].tool_output("call_echo").is_some());
 }

@@ -6,10 +6,10 @@ use weft_mock_model::{Gate, Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, assert_error, assert_nothing_in_progress, assert_one_environment_context, assistant,
-    conversation, ids, is_marker, item_types, label, list, loaded, ok, path_of, read, read_through,
-    read_through_turn_completed, rollout_files, rollout_lines, str_at, turn_start_params, turns,
-    user,
+    Persist, assert_error, assert_follow_up, assert_nothing_in_progress,
+    assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
+    list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_files,
+    rollout_lines, str_at, turn_start_params, turns, user,
 };
 use crate::requests::Requests;
 use crate::turns::{gated_message, wait_gate};
@@ -73,21 +73,21 @@ async fn fork_of_an_idle_thread(transport: Transport) {
     let in_source = p.run_turn(&source, "in the original: continue").await;
     assert_eq!(in_source.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(3).await;
-    assert_eq!(
-        conversation(&requests[1]),
+    assert_follow_up(
+        &requests[1],
         [
-            user("pick a number"),
-            assistant("Base thread answer: 7."),
-            user("in the fork: what number?")
-        ]
+            "pick a number",
+            "Base thread answer: 7.",
+            "in the fork: what number?",
+        ],
     );
-    assert_eq!(
-        conversation(&requests[2]),
+    assert_follow_up(
+        &requests[2],
         [
-            user("pick a number"),
-            assistant("Base thread answer: 7."),
-            user("in the original: continue")
-        ]
+            "pick a number",
+            "Base thread answer: 7.",
+            "in the original: continue",
+        ],
     );
 
     let listed = list(&mut p.client, json!({})).await;
@@ -230,10 +230,7 @@ async fn ephemeral_fork(transport: Transport) {
     let run = p.run_turn(&fork, "and now?").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(2).await;
-    assert_eq!(
-        conversation(&requests[1]),
-        [user("remember 7"), assistant("Base."), user("and now?")]
-    );
+    assert_follow_up(&requests[1], ["remember 7", "Base.", "and now?"]);
 
     let answer = p.client.set_name(&fork, "x").await;
     assert_error(

@@ -8,9 +8,8 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, assert_error_containing, assistant, conversation, ids, launch, list, loaded, ok,
-    path_of, read, read_through, rollout_files, rollout_lines, start_thread_on, turn_start_params,
-    turns, user,
+    Persist, assert_error_containing, assert_follow_up, ids, launch, list, loaded, ok, path_of,
+    read, read_through, rollout_files, rollout_lines, start_thread_on, turn_start_params, turns,
 };
 use crate::requests::Requests;
 use crate::turns::wait_gate;
@@ -45,6 +44,22 @@ fn summaries(result: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// Stop the daemon, delete the state DB (`state.sqlite` and its WAL files) and start again;
+/// waits until the daemon says it rebuilt the index from the rollouts.
+async fn restart_without_state_db(p: &mut Persist) {
+    p.stop().await;
+    for file in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {
+        let db = p.home.path().join(file);
+        if db.exists() {
+            std::fs::remove_file(&db).expect("delete the state DB");
+        }
+    }
+    p.start_again().await;
+    p.daemon
+        .wait_for_stderr("rebuilt the thread index from the rollouts")
+        .await;
+}
+
 /// `state.sqlite` deleted while the daemon is down: the next start rebuilds the index from the
 /// rollouts (names, previews, archived state, forks included).
 #[tokio::test]
@@ -68,18 +83,7 @@ async fn deleted_state_db_is_rebuilt() {
     let before_archived = summaries(&list(&mut p.client, json!({"archived": true})).await);
     assert_eq!(before.len(), 3);
     assert_eq!(before_archived.len(), 1);
-    p.stop().await;
-
-    for file in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {
-        let path = p.home.path().join(file);
-        if path.exists() {
-            std::fs::remove_file(&path).expect("delete the state DB");
-        }
-    }
-    p.start_again().await;
-    p.daemon
-        .wait_for_stderr("rebuilt the thread index from the rollouts")
-        .await;
+    restart_without_state_db(&mut p).await;
     assert!(p.home.path().join("state.sqlite").is_file());
 
     let after = list(&mut p.client, json!({})).await;
@@ -141,14 +145,7 @@ async fn corrupted_rollout_only_affects_its_thread() {
     let run = p.run_turn(&good, "still there?").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(2).await;
-    assert_eq!(
-        conversation(&requests[1]),
-        [
-            user("hello good"),
-            assistant("Good answer."),
-            user("still there?")
-        ]
-    );
+    assert_follow_up(&requests[1], ["hello good", "Good answer.", "still there?"]);
     assert_eq!(
         std::fs::read_to_string(&path).expect("read the rollout"),
         garbage,
@@ -156,17 +153,7 @@ async fn corrupted_rollout_only_affects_its_thread() {
     );
 
     // A rebuilt index (the DB deleted) leaves the unreadable rollout out.
-    p.stop().await;
-    for file in ["state.sqlite", "state.sqlite-wal", "state.sqlite-shm"] {
-        let db = p.home.path().join(file);
-        if db.exists() {
-            std::fs::remove_file(&db).expect("delete the state DB");
-        }
-    }
-    p.start_again().await;
-    p.daemon
-        .wait_for_stderr("rebuilt the thread index from the rollouts")
-        .await;
+    restart_without_state_db(&mut p).await;
     assert_eq!(ids(&list(&mut p.client, json!({})).await), [good.as_str()]);
 }
 
@@ -196,13 +183,9 @@ async fn torn_last_line_is_skipped() {
     let run = p.run_turn(&thread, "question two").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(2).await;
-    assert_eq!(
-        conversation(&requests[1]),
-        [
-            user("question one"),
-            assistant("Answer one."),
-            user("question two")
-        ]
+    assert_follow_up(
+        &requests[1],
+        ["question one", "Answer one.", "question two"],
     );
     // Rollouts are only appended to (issue 11): the torn line stays byte for byte, ended by a
     // newline, and every other line is whole; new lines start on a line of their own.
@@ -265,14 +248,7 @@ async fn two_daemons_on_one_home() {
     let run = p.run_turn(&thread, "again").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(2).await;
-    assert_eq!(
-        conversation(&requests[1]),
-        [
-            user("hello"),
-            assistant("From the first daemon."),
-            user("again")
-        ]
-    );
+    assert_follow_up(&requests[1], ["hello", "From the first daemon.", "again"]);
 
     second.sigterm();
     assert!(second.wait_exit().await.success());

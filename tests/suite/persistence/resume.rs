@@ -9,10 +9,10 @@ use weft_mock_model::{Gate, Reply, Usage};
 use weft_test_support::{Client, QUIET_PERIOD, Transport};
 
 use super::{
-    Persist, UNKNOWN_ID, assert_error, assert_nothing_in_progress, assert_one_environment_context,
-    assistant, conversation, ids, is_marker, item_types, label, list, loaded, ok, path_of, read,
-    read_through, read_through_turn_completed, rollout_lines, run_turn_on, str_at,
-    turn_start_params, turns, user,
+    Persist, UNKNOWN_ID, assert_error, assert_follow_up, assert_nothing_in_progress,
+    assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
+    list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_lines,
+    run_turn_on, str_at, turn_start_params, turns, user,
 };
 use crate::requests::Requests;
 use crate::turns::wait_gate;
@@ -114,13 +114,13 @@ async fn resume_after_graceful_restart(transport: Transport) {
         "You told me 42."
     );
     let requests = p.wait_for_requests(2).await;
-    assert_eq!(
-        conversation(&requests[1]),
+    assert_follow_up(
+        &requests[1],
         [
-            user("remember the number 42"),
-            assistant("Okay, I will remember 42."),
-            user("what number did I tell you?")
-        ]
+            "remember the number 42",
+            "Okay, I will remember 42.",
+            "what number did I tell you?",
+        ],
     );
     // The resumed history is the first request's, continued: same prefix, nothing lost.
     let old = requests[0].input();

@@ -7,8 +7,8 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::{Client, QUIET_PERIOD, Transport};
 
 use super::{
-    Persist, UNKNOWN_ID, assistant, conversation, label, loaded, ok, read_through, str_at,
-    turn_start_params, turns, user,
+    Persist, UNKNOWN_ID, assert_follow_up, label, loaded, ok, read_through, str_at,
+    turn_start_params, turns,
 };
 use crate::turns::{gated_message, wait_gate};
 
@@ -165,14 +165,7 @@ async fn idle_unload(transport: Transport) {
     let run = p.run_turn(&idle, "still there?").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(3).await;
-    assert_eq!(
-        conversation(&requests[2]),
-        [
-            user("keep this"),
-            assistant("stored answer"),
-            user("still there?")
-        ]
-    );
+    assert_follow_up(&requests[2], ["keep this", "stored answer", "still there?"]);
     // Subscribed by the resume: not unloaded while we were busy with it.
     assert!(loaded(&mut p.client).await.contains(&idle));
 }
