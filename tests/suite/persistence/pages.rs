@@ -10,6 +10,16 @@ use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_mode
 use super::{Persist, ok, read_through, run_turn_on, str_at, turn_start_params};
 use crate::turns::wait_gate;
 
+/// `thread/turns/list` with these params (it must succeed).
+async fn turns_page(client: &mut Client, params: Value) -> Value {
+    ok(client, "thread/turns/list", params).await
+}
+
+/// `thread/items/list` with these params (it must succeed).
+async fn items_page(client: &mut Client, params: Value) -> Value {
+    ok(client, "thread/items/list", params).await
+}
+
 /// Start a daemon on `home` whose first connection initializes with `experimentalApi`.
 async fn launch_experimental(transport: Transport, home: &TestHome) -> (Daemon, Client) {
     let mut daemon = Daemon::start(transport, home, &[]).await;
@@ -109,12 +119,7 @@ async fn paginated_history(transport: Transport) {
     }
 
     // Turns, newest first by default, summaries by default.
-    let page = ok(
-        &mut p.client,
-        "thread/turns/list",
-        json!({"threadId": thread, "limit": 2}),
-    )
-    .await;
+    let page = turns_page(&mut p.client, json!({"threadId": thread, "limit": 2})).await;
     assert_eq!(turn_ids(&page), [turns[2].clone(), turns[1].clone()]);
     assert_eq!(page["data"][0]["itemsView"], "summary");
     assert_eq!(page["data"][0]["status"], "completed");
@@ -133,9 +138,8 @@ async fn paginated_history(transport: Transport) {
         .as_str()
         .expect("a backwards cursor")
         .to_owned();
-    let rest = ok(
+    let rest = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "limit": 2, "cursor": next, "itemsView": "notLoaded"}),
     )
     .await;
@@ -144,17 +148,15 @@ async fn paginated_history(transport: Transport) {
     assert_eq!(rest["data"][0]["items"], json!([]));
     assert_eq!(rest["data"][0]["itemsView"], "notLoaded");
     // The backwards cursor, ascending, includes its anchor again.
-    let again = ok(
+    let again = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "cursor": back, "sortDirection": "asc", "itemsView": "full"}),
     )
     .await;
     assert_eq!(turn_ids(&again), [turns[2].clone()]);
     assert_eq!(again["data"][0]["itemsView"], "full");
-    let asc = ok(
+    let asc = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "sortDirection": "asc", "limit": 0}),
     )
     .await;
@@ -165,12 +167,7 @@ async fn paginated_history(transport: Transport) {
     );
 
     // Items, oldest first by default, across turns.
-    let page = ok(
-        &mut p.client,
-        "thread/items/list",
-        json!({"threadId": thread, "limit": 4}),
-    )
-    .await;
+    let page = items_page(&mut p.client, json!({"threadId": thread, "limit": 4})).await;
     assert_eq!(
         item_texts(&page),
         strs(&["question 0", "answer 0", "question 1", "answer 1"])
@@ -178,18 +175,16 @@ async fn paginated_history(transport: Transport) {
     assert_eq!(page["data"][0]["turnId"], turns[0].as_str());
     assert!(page["data"][0]["startedAtMs"].is_i64());
     let next = page["nextCursor"].as_str().unwrap().to_owned();
-    let rest = ok(
+    let rest = items_page(
         &mut p.client,
-        "thread/items/list",
         json!({"threadId": thread, "limit": 4, "cursor": next}),
     )
     .await;
     assert_eq!(item_texts(&rest), strs(&["question 2", "answer 2"]));
     assert_eq!(rest["nextCursor"], Value::Null);
     let back = rest["backwardsCursor"].as_str().unwrap().to_owned();
-    let down = ok(
+    let down = items_page(
         &mut p.client,
-        "thread/items/list",
         json!({"threadId": thread, "limit": 3, "cursor": back, "sortDirection": "desc"}),
     )
     .await;
@@ -199,24 +194,18 @@ async fn paginated_history(transport: Transport) {
     );
 
     // One turn's items, and an item anchor in it.
-    let one = ok(
+    let one = items_page(
         &mut p.client,
-        "thread/items/list",
         json!({"threadId": thread, "turnId": turns[1]}),
     )
     .await;
     assert_eq!(item_texts(&one), strs(&["question 1", "answer 1"]));
     let first_id = one["data"][0]["item"]["id"].as_str().unwrap().to_owned();
-    let after = ok(
-        &mut p.client,
-        "thread/items/list",
-        json!({"threadId": thread, "turnId": turns[1], "cursor": {"type": "item", "itemId": first_id}}),
-    )
+    let after = items_page(&mut p.client, json!({"threadId": thread, "turnId": turns[1], "cursor": {"type": "item", "itemId": first_id}}))
     .await;
     assert_eq!(item_texts(&after), strs(&["answer 1"]));
-    let none = ok(
+    let none = items_page(
         &mut p.client,
-        "thread/items/list",
         json!({"threadId": thread, "turnId": "0190f5a4-1b2c-7d3e-8f40-123456789abc"}),
     )
     .await;
@@ -279,12 +268,7 @@ async fn paginated_history(transport: Transport) {
     .await;
     let other = other["thread"]["id"].as_str().unwrap().to_owned();
     run_turn_on(&mut p.client, &other, "other question").await;
-    let foreign = ok(
-        &mut p.client,
-        "thread/turns/list",
-        json!({"threadId": other}),
-    )
-    .await;
+    let foreign = turns_page(&mut p.client, json!({"threadId": other})).await;
     let foreign = foreign["backwardsCursor"].as_str().unwrap().to_owned();
     let e = err(p
         .client
@@ -303,9 +287,8 @@ async fn paginated_history(transport: Transport) {
     let (daemon, client) = launch_experimental(p.transport, &p.home).await;
     p.daemon = daemon;
     p.client = client;
-    let unloaded = ok(
+    let unloaded = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "limit": 1, "itemsView": "notLoaded"}),
     )
     .await;
@@ -324,11 +307,7 @@ async fn paginated_history(transport: Transport) {
     assert_eq!(resumed["initialTurnsPage"], Value::Null);
     let turns_cursor = resumed["turnsBackwardsCursor"].as_str().unwrap().to_owned();
     let items_cursor = resumed["itemsBackwardsCursor"].as_str().unwrap().to_owned();
-    let page = ok(
-        &mut p.client,
-        "thread/turns/list",
-        json!({"threadId": thread, "cursor": turns_cursor, "limit": 5, "sortDirection": "desc", "itemsView": "notLoaded"}),
-    )
+    let page = turns_page(&mut p.client, json!({"threadId": thread, "cursor": turns_cursor, "limit": 5, "sortDirection": "desc", "itemsView": "notLoaded"}))
     .await;
     assert_eq!(
         turn_ids(&page),
@@ -339,11 +318,7 @@ async fn paginated_history(transport: Transport) {
         page["backwardsCursor"].as_str(),
         Some(turns_cursor.as_str())
     );
-    let page = ok(
-        &mut p.client,
-        "thread/items/list",
-        json!({"threadId": thread, "turnId": null, "cursor": items_cursor, "limit": 100, "sortDirection": "desc"}),
-    )
+    let page = items_page(&mut p.client, json!({"threadId": thread, "turnId": null, "cursor": items_cursor, "limit": 100, "sortDirection": "desc"}))
     .await;
     assert_eq!(
         item_texts(&page),
@@ -400,21 +375,15 @@ async fn running_and_cut_turns(transport: Transport) {
     .await;
     wait_gate(&gate).await;
 
-    let page = ok(
-        &mut p.client,
-        "thread/turns/list",
-        json!({"threadId": thread, "limit": 1}),
-    )
-    .await;
+    let page = turns_page(&mut p.client, json!({"threadId": thread, "limit": 1})).await;
     let running = &page["data"][0];
     assert_eq!(running["id"], turn.as_str());
     assert_eq!(running["status"], "inProgress");
     assert_eq!(running["completedAt"], Value::Null);
     assert_eq!(running["items"][0]["content"][0]["text"], "remember 42");
     assert_eq!(running["items"][1]["text"], "first part done");
-    let items = ok(
+    let items = items_page(
         &mut p.client,
-        "thread/items/list",
         json!({"threadId": thread, "sortDirection": "desc", "limit": 1}),
     )
     .await;
@@ -425,9 +394,8 @@ async fn running_and_cut_turns(transport: Transport) {
     let (daemon, client) = launch_experimental(p.transport, &p.home).await;
     p.daemon = daemon;
     p.client = client;
-    let page = ok(
+    let page = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "itemsView": "full"}),
     )
     .await;
@@ -441,9 +409,8 @@ async fn running_and_cut_turns(transport: Transport) {
     )
     .await;
     let cursor = resumed["turnsBackwardsCursor"].as_str().unwrap().to_owned();
-    let page = ok(
+    let page = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "cursor": cursor, "sortDirection": "desc"}),
     )
     .await;
@@ -455,9 +422,8 @@ async fn running_and_cut_turns(transport: Transport) {
 
     p.push(Reply::new().text("Recovered."));
     let next = run_turn_on(&mut p.client, &thread, "what happened?").await;
-    let page = ok(
+    let page = turns_page(
         &mut p.client,
-        "thread/turns/list",
         json!({"threadId": thread, "itemsView": "notLoaded"}),
     )
     .await;
