@@ -131,6 +131,13 @@ pub fn assert_compacted_conversation(
     );
 }
 
+/// Check that `request`'s conversation is the user's `before`, the summary message carrying
+/// `summary`, then the user's `after`.
+pub fn assert_summary_between(request: &RecordedRequest, before: &str, after: &str, summary: &str) {
+    let expected = [Some(user(before)), None, Some(user(after))];
+    assert_compacted_conversation(&conversation(request), &expected, summary);
+}
+
 /// The types of the input items of a request, in order (`message:<role>` for messages).
 pub fn input_kinds(request: &RecordedRequest) -> Vec<String> {
     request

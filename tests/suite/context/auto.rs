@@ -8,9 +8,9 @@ use weft_mock_model::{Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    assert_compacted_conversation, assert_one_compaction_item, assert_summary_request, assistant,
-    conversation, environment_contexts, input_kinds, label, position_of, start,
-    start_full_access_thread, summary_requests, user,
+    assert_compacted_conversation, assert_one_compaction_item, assert_summary_between,
+    assert_summary_request, assistant, conversation, environment_contexts, input_kinds, label,
+    position_of, start, start_full_access_thread, summary_requests, user,
 };
 
 /// A long conversation crosses the limit in the middle of a turn: the response that calls a
@@ -102,15 +102,7 @@ async fn mid_turn_compaction_finishes_the_turn(transport: Transport) {
         !follow_up.tools().is_empty(),
         "the follow-up offers tools again"
     );
-    assert_compacted_conversation(
-        &conversation(follow_up),
-        &[
-            Some(user("first question")),
-            None,
-            Some(user("second question")),
-        ],
-        SUMMARY,
-    );
+    assert_summary_between(follow_up, "first question", "second question", SUMMARY);
     assert_eq!(follow_up.inputs_of_type("function_call").count(), 0);
     assert_eq!(follow_up.inputs_of_type("function_call_output").count(), 0);
     let contexts = environment_contexts(follow_up);
@@ -202,15 +194,7 @@ async fn new_turn_over_the_limit_compacts_first(transport: Transport) {
         [user("first question"), assistant("first answer")],
         "the summary request comes before the new input joins the history"
     );
-    assert_compacted_conversation(
-        &conversation(&requests[2]),
-        &[
-            Some(user("first question")),
-            None,
-            Some(user("second question")),
-        ],
-        SUMMARY,
-    );
+    assert_summary_between(&requests[2], "first question", "second question", SUMMARY);
     assert_eq!(summary_requests(&requests), 1);
 }
 
