@@ -359,6 +359,14 @@ pub async fn read_through_turn_completed(client: &mut Client) -> Vec<Value> {
     }
 }
 
+/// [`read_through_turn_completed`], checking the turn ended with `status`.
+pub async fn read_through_turn_ending(client: &mut Client, status: &str) -> Vec<Value> {
+    let messages = read_through_turn_completed(client).await;
+    let turn = &messages.last().expect("turn/completed")["params"]["turn"];
+    assert_eq!(turn["status"], status);
+    messages
+}
+
 /// Every message up to and including the first one matching `pred`.
 pub async fn read_through(client: &mut Client, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
     let mut messages = Vec::new();

@@ -9,6 +9,7 @@ use weft_test_support::Transport;
 use super::{Modes, mode, send_turn};
 use crate::requests::interrupt_params;
 use crate::tools::{answer, output_of, wait_request};
+use crate::turns::read_through_turn_ending;
 use crate::turns::{read_through_turn_completed, str_at};
 
 fn ask_call(call_id: &str) -> Reply {
@@ -109,11 +110,7 @@ async fn an_interrupt_withdraws_the_questions(transport: Transport) {
     m.h.client
         .send_request("turn/interrupt", interrupt_params(&thread, &turn))
         .await;
-    let messages = read_through_turn_completed(&mut m.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "interrupted"
-    );
+    let messages = read_through_turn_ending(&mut m.h.client, "interrupted").await;
     let request_id = request["id"].clone();
     let resolved = |msg: &Value| {
         msg["method"] == "serverRequest/resolved" && msg["params"]["requestId"] == request_id

@@ -6,10 +6,9 @@ use serde_json::json;
 use weft_mock_model::{MockModel, Reply, WireApi};
 use weft_test_support::{Daemon, TestHome, Transport, mock_model_config};
 
-use crate::tools::{
-    Tools, answer, cmd, exec_call, output_of, read_through_turn_completed, wait_request,
-};
+use crate::tools::{Tools, answer, cmd, exec_call, output_of, wait_request};
 use crate::turns::Harness;
+use crate::turns::read_through_turn_ending;
 
 const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
 
@@ -64,11 +63,7 @@ async fn env_seen_by_the_model(t: &mut Tools) -> String {
     t.push(Reply::new().text("Done."));
     let thread = t.thread("never", "danger-full-access").await;
     t.h.start_turn(&thread, "print the environment").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut t.h.client, "completed").await;
     let requests = t.h.wait_for_requests(2).await;
     output_of(&requests[1], "call_env")
 }
@@ -102,11 +97,7 @@ async fn shell_expansions_ask_under_untrusted() {
     assert!(!marker.exists(), "the command ran before the approval");
     t.push(Reply::new().text("Understood."));
     answer(&mut t.h.client, &request, json!({"decision": "decline"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut t.h.client, "completed").await;
     assert!(!marker.exists(), "a declined command ran");
     t.finish().await;
 }

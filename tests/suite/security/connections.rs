@@ -13,7 +13,8 @@ use weft_test_support::{Client, DEFAULT_TIMEOUT, Daemon, TestHome, Transport};
 
 use crate::foundation::init_params;
 use crate::requests::thread_status;
-use crate::tools::{Tools, answer, cmd, exec_call, read_through_turn_completed, wait_request};
+use crate::tools::{Tools, answer, cmd, exec_call, wait_request};
+use crate::turns::read_through_turn_ending;
 
 const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
 
@@ -67,11 +68,7 @@ async fn only_a_connection_asked_may_answer_an_approval() {
 
     t.push(Reply::new().text("Done after approval decision."));
     answer(&mut t.h.client, &request, accept).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut t.h.client, "completed").await;
     assert!(
         t.path("stolen.txt").exists(),
         "the subscriber's answer did not count"

@@ -15,7 +15,8 @@ use super::goal_pursuit::{
 };
 use super::{Tui, thread_param, through_answer};
 use crate::modes::tool_names;
-use crate::turns::{read_through_turn_completed, run_turn_on, str_at, text_input};
+use crate::turns::read_through_turn_ending;
+use crate::turns::{run_turn_on, str_at, text_input};
 
 const QUIET: Duration = Duration::from_millis(300);
 
@@ -80,11 +81,7 @@ async fn an_interrupt_pauses_the_goal(transport: Transport) {
         )
         .await;
     assert_eq!(answer, json!({}));
-    let messages = read_through_turn_completed(&mut t.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "interrupted"
-    );
+    let messages = read_through_turn_ending(&mut t.client, "interrupted").await;
     // The set's own announcement (no turn id), then the turn's.
     let updates = goal_updates(&messages);
     assert_eq!(updates.len(), 2, "{messages:?}");

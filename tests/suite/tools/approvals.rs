@@ -10,6 +10,7 @@ use super::{
     read_through_turn_completed, wait_request,
 };
 use crate::requests::{interrupt_params, thread_status};
+use crate::turns::read_through_turn_ending;
 use crate::turns::{label, user_texts};
 
 const COMMAND_REJECTED: &str =
@@ -89,11 +90,7 @@ async fn command_accept(transport: Transport) {
     );
     t.push(Reply::new().text("Done after approval decision."));
     answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut t.h.client, "completed").await;
     assert!(t.path("approved.txt").exists());
     let all = t.h.client.log().to_vec();
     assert_eq!(
@@ -126,11 +123,7 @@ async fn command_decline(transport: Transport) {
     let (mut t, _thread, _turn, request) = pending_command(transport, "declined.txt").await;
     t.push(Reply::new().text("Done after approval decision."));
     answer(&mut t.h.client, &request, json!({"decision": "decline"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut t.h.client, "completed").await;
     assert!(!t.path("declined.txt").exists());
     let all = t.h.client.log().to_vec();
     assert_eq!(
@@ -182,11 +175,7 @@ async fn command_approval_errors() {
         let mut reply = reply;
         reply["id"] = request["id"].clone();
         t.h.client.send_json(reply).await;
-        let messages = read_through_turn_completed(&mut t.h.client).await;
-        assert_eq!(
-            messages.last().unwrap()["params"]["turn"]["status"],
-            "completed"
-        );
+        read_through_turn_ending(&mut t.h.client, "completed").await;
         assert!(!t.path(file).exists());
         let all = t.h.client.log().to_vec();
         assert_eq!(completed_item(&all, "call_touch")["status"], "failed");
@@ -268,11 +257,7 @@ async fn on_request_escalation() {
         "The file lives outside the workspace."
     );
     answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut t.h.client, "completed").await;
     assert!(target.exists());
     // The escalation parameters are offered under on-request.
     let requests = t.h.wait_for_requests(2).await;
@@ -334,11 +319,7 @@ async fn patch_decisions(transport: Transport) {
     t.h.start_turn(&thread, "change it").await;
     let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
     answer(&mut t.h.client, &request, json!({"decision": "decline"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    let messages = read_through_turn_ending(&mut t.h.client, "completed").await;
     assert_eq!(
         completed_item(&messages, "call_declined")["status"],
         "declined"
@@ -393,11 +374,7 @@ async fn patch_decisions(transport: Transport) {
     t.h.start_turn(&thread, "add another").await;
     let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
     answer(&mut t.h.client, &request, json!({"decision": "cancel"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "interrupted"
-    );
+    let messages = read_through_turn_ending(&mut t.h.client, "interrupted").await;
     assert_eq!(
         completed_item(&messages, "call_cancel")["status"],
         "declined"

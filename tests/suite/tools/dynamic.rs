@@ -13,6 +13,7 @@ use super::{
     wait_request,
 };
 use crate::requests::Requests;
+use crate::turns::read_through_turn_ending;
 use crate::turns::{Harness, Setup, assert_invalid_request, str_at, turn_start_params};
 
 const TOOL_CALL: &str = "item/tool/call";
@@ -108,11 +109,7 @@ async fn plain_call_answered(transport: Transport) {
         json!({"contentItems": [{"type": "inputText", "text": "answer text"}], "success": true}),
     )
     .await;
-    let messages = read_through_turn_completed(&mut h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    read_through_turn_ending(&mut h.client, "completed").await;
     let all = h.client.log().to_vec();
     let started = &item_event(&all, "item/started", "call_1")["params"]["item"];
     assert_eq!(started["type"], "dynamicToolCall");
@@ -203,11 +200,7 @@ async fn error_answers() {
         let mut reply = reply;
         reply["id"] = request["id"].clone();
         h.client.send_json(reply).await;
-        let messages = read_through_turn_completed(&mut h.client).await;
-        assert_eq!(
-            messages.last().unwrap()["params"]["turn"]["status"],
-            "completed"
-        );
+        read_through_turn_ending(&mut h.client, "completed").await;
         let all = h.client.log().to_vec();
         let done = completed_item(&all, "call_e");
         assert_eq!(done["status"], "failed");
@@ -231,11 +224,7 @@ async fn interrupt_withdraws(transport: Transport) {
     let turn = h.start_turn(&thread, "wait for it").await;
     let request = wait_request(&mut h.client, TOOL_CALL).await;
     h.client.interrupt(&thread, &turn).await.unwrap();
-    let messages = read_through_turn_completed(&mut h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "interrupted"
-    );
+    read_through_turn_ending(&mut h.client, "interrupted").await;
     let all = h.client.log().to_vec();
     let done = completed_item(&all, "call_i");
     assert_eq!(done["status"], "failed");
@@ -273,11 +262,7 @@ async fn asked_connection_closes() {
         .await
         .unwrap();
     h.client.close().await;
-    let messages = read_through_turn_completed(&mut other).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    let messages = read_through_turn_ending(&mut other, "completed").await;
     let done = completed_item(&messages, "call_c");
     assert_eq!(done["status"], "failed");
     let requests = h.wait_for_requests(2).await;

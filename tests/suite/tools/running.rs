@@ -12,6 +12,7 @@ use super::{
     read_through_turn_completed,
 };
 use crate::requests::interrupt_params;
+use crate::turns::read_through_turn_ending;
 use crate::turns::{text_input, user_texts};
 
 async fn steer_while_a_command_runs(transport: Transport) {
@@ -40,11 +41,7 @@ async fn steer_while_a_command_runs(transport: Transport) {
             .expect("turn/steer");
     assert_eq!(answer["turnId"], turn.as_str());
     std::fs::write(t.path("go"), "").unwrap();
-    let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "completed"
-    );
+    let messages = read_through_turn_ending(&mut t.h.client, "completed").await;
     // The command's item completes, then the steered userMessage appears.
     let command_done = position(&messages, "the command's item/completed", |m| {
         m["method"] == "item/completed" && m["params"]["item"]["id"] == "call_wait"
