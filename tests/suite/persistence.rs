@@ -89,6 +89,15 @@ impl Persist {
         run_turn_on(&mut self.client, thread, text).await
     }
 
+    /// A new thread with one turn on it: `text`, which the model answers with `answer`. The
+    /// thread and the run.
+    pub async fn thread_with_turn(&mut self, answer: &str, text: &str) -> (String, TurnRun) {
+        self.push(Reply::new().text(answer));
+        let thread = self.start_thread().await;
+        let run = self.run_turn(&thread, text).await;
+        (thread, run)
+    }
+
     /// Another initialized connection (WebSocket only).
     pub async fn second_client(&mut self) -> Client {
         self.daemon.initialized_client().await

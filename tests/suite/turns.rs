@@ -254,6 +254,15 @@ impl Harness {
         run_turn_on(&mut self.client, thread_id, text).await
     }
 
+    /// A new thread with one turn on it: `text`, which the model answers with `answer`. The
+    /// thread and the run.
+    pub async fn thread_with_turn(&mut self, answer: &str, text: &str) -> (String, TurnRun) {
+        self.push(Reply::new().text(answer));
+        let thread = self.start_thread().await;
+        let run = self.run_turn(&thread, text).await;
+        (thread, run)
+    }
+
     /// Wait for the mock to have seen `n` model requests.
     pub async fn wait_for_requests(&self, n: usize) -> Vec<RecordedRequest> {
         self.mock

@@ -73,9 +73,7 @@ async fn daemon_with_config(
 #[tokio::test]
 async fn model_requests_carry_weft_user_agent() {
     let mut h = Harness::start(Setup::new(Transport::Stdio)).await;
-    h.push(Reply::new().text("hello"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi").await;
+    let (_, run) = h.thread_with_turn("hello", "hi").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     h.client
         .request("model/list", json!({}))

@@ -25,9 +25,9 @@ async fn fork_of_an_idle_thread(transport: Transport) {
             .usage(Usage::new(100, 20)),
     );
     p.push(Reply::new().text("Forked thread answer."));
-    p.push(Reply::new().text("Original thread again."));
-    let source = p.start_thread().await;
-    p.run_turn(&source, "pick a number").await;
+    let (source, _) = p
+        .thread_with_turn("Original thread again.", "pick a number")
+        .await;
     let source_view = read(&mut p.client, &source, true).await;
 
     // response → thread/tokenUsage/updated (replay, for the new thread) → thread/started.
@@ -190,9 +190,7 @@ async fn fork_of_a_busy_thread(transport: Transport) {
 async fn ephemeral_fork(transport: Transport) {
     let mut p = Persist::start(transport).await;
     p.push(Reply::new().text("Base."));
-    p.push(Reply::new().text("Ephemeral answer."));
-    let source = p.start_thread().await;
-    p.run_turn(&source, "remember 7").await;
+    let (source, _) = p.thread_with_turn("Ephemeral answer.", "remember 7").await;
 
     let forked = ok(
         &mut p.client,

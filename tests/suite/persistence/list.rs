@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use weft_mock_model::Reply;
 use weft_test_support::{Client, Transport};
 
 use super::{
@@ -78,9 +77,7 @@ impl Stored {
 #[tokio::test]
 async fn list_with_every_filter() {
     let mut p = Persist::start(Transport::Ws).await;
-    p.push(Reply::new().text("found it"));
-    let live = p.start_thread().await;
-    p.run_turn(&live, "find the needle here").await;
+    let (live, _) = p.thread_with_turn("found it", "find the needle here").await;
     let template = rollout_lines(&path_of(&read(&mut p.client, &live, false).await))[0].clone();
     p.stop().await;
 
@@ -479,9 +476,7 @@ fn check_page_run(seen: &[Value], expected: &[String], key: &str, desc: bool) {
 /// restart (same turns), of a fresh thread; it never loads a thread.
 async fn read_with_and_without_turns(transport: Transport) {
     let mut p = Persist::start(transport).await;
-    p.push(Reply::new().text("An answer."));
-    let thread = p.start_thread().await;
-    let run = p.run_turn(&thread, "a question").await;
+    let (thread, run) = p.thread_with_turn("An answer.", "a question").await;
     let fresh = p.start_thread().await;
 
     let plain = read(&mut p.client, &thread, false).await;

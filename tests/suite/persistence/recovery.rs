@@ -65,9 +65,9 @@ async fn restart_without_state_db(p: &mut Persist) {
 #[tokio::test]
 async fn deleted_state_db_is_rebuilt() {
     let mut p = Persist::start(Transport::Stdio).await;
-    p.push(Reply::new().text("Answer A."));
-    let a = p.start_thread().await;
-    p.run_turn(&a, "first question for A").await;
+    let (a, _) = p
+        .thread_with_turn("Answer A.", "first question for A")
+        .await;
     let b = p.start_thread().await;
     ok(
         &mut p.client,
@@ -163,9 +163,7 @@ async fn corrupted_rollout_only_affects_its_thread() {
 async fn torn_last_line_is_skipped() {
     let mut p = Persist::start(Transport::Ws).await;
     p.push(Reply::new().text("Answer one."));
-    p.push(Reply::new().text("Answer two."));
-    let thread = p.start_thread().await;
-    p.run_turn(&thread, "question one").await;
+    let (thread, _) = p.thread_with_turn("Answer two.", "question one").await;
     let before = read(&mut p.client, &thread, true).await;
     let path = path_of(&before);
     p.stop().await;
@@ -208,9 +206,7 @@ async fn torn_last_line_is_skipped() {
 async fn two_daemons_on_one_home() {
     let mut p = Persist::start(Transport::Stdio).await;
     p.push(Reply::new().text("From the first daemon."));
-    p.push(Reply::new().text("First daemon again."));
-    let thread = p.start_thread().await;
-    p.run_turn(&thread, "hello").await;
+    let (thread, _) = p.thread_with_turn("First daemon again.", "hello").await;
     let path = path_of(&read(&mut p.client, &thread, false).await);
 
     let (mut second, mut client) = launch(Transport::Ws, &p.home).await;

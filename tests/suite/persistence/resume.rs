@@ -52,9 +52,9 @@ async fn resume_after_graceful_restart(transport: Transport) {
             .text("Okay, I will remember 42.")
             .usage(Usage::new(100, 20)),
     );
-    p.push(Reply::new().text("You told me 42."));
-    let thread = p.start_thread().await;
-    let first = p.run_turn(&thread, "remember the number 42").await;
+    let (thread, first) = p
+        .thread_with_turn("You told me 42.", "remember the number 42")
+        .await;
     assert_eq!(first.completed_turn()["status"], "completed");
     let before = read(&mut p.client, &thread, true).await;
 
@@ -335,9 +335,7 @@ async fn warm_resume_from_second_connection() {
     let mut p = Persist::start(Transport::Ws).await;
     p.push(Reply::new().text("one").usage(Usage::new(10, 5)));
     p.push(Reply::new().text("two"));
-    p.push(Reply::new().text("three"));
-    let thread = p.start_thread().await;
-    p.run_turn(&thread, "first").await;
+    let (thread, _) = p.thread_with_turn("three", "first").await;
     let live = read(&mut p.client, &thread, true).await;
 
     let mut other = p.second_client().await;
@@ -507,9 +505,7 @@ on_both_transports!(
 async fn concurrent_cold_resumes() {
     let mut p = Persist::start(Transport::Ws).await;
     p.push(Reply::new().text("stored"));
-    p.push(Reply::new().text("again"));
-    let thread = p.start_thread().await;
-    p.run_turn(&thread, "hello").await;
+    let (thread, _) = p.thread_with_turn("again", "hello").await;
     p.restart().await;
     let mut other = p.second_client().await;
     let mine = p

@@ -118,9 +118,7 @@ async fn idle_unload(transport: Transport) {
     let gate = Gate::new();
     p.push(Reply::new().text("stored answer"));
     p.push(gated_message("msg_busy", "busy ", &gate, "done"));
-    p.push(Reply::new().text("back in memory"));
-    let idle = p.start_thread().await;
-    p.run_turn(&idle, "keep this").await;
+    let (idle, _) = p.thread_with_turn("back in memory", "keep this").await;
     let subscribed = p.start_thread().await;
     let busy = p.start_thread().await;
     ok(

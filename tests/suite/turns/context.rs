@@ -107,9 +107,7 @@ async fn thread_settings_instructions_and_environment() {
 #[tokio::test]
 async fn default_base_instructions_are_weft_s_own() {
     let mut h = Harness::responses(Transport::Stdio).await;
-    h.push(Reply::new().text("ok"));
-    let thread = h.start_thread().await;
-    h.run_turn(&thread, "hi").await;
+    h.thread_with_turn("ok", "hi").await;
     let request = &h.wait_for_requests(1).await[0];
     let instructions = request.body["instructions"].as_str().expect("instructions");
     assert!(instructions.contains("Weft"), "{instructions}");

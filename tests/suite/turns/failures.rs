@@ -15,9 +15,7 @@ use super::{Harness, Setup, assistant_texts, collapse, partial_message};
 async fn http_500_then_success_is_retried() {
     let mut h = Harness::start(Setup::new(Transport::Stdio).retries(1, 0)).await;
     h.push_script(Script::api_error(500, "server_error", "boom"));
-    h.push(Reply::new().text("recovered"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi").await;
+    let (_, run) = h.thread_with_turn("recovered", "hi").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     assert_eq!(
         run.completed_items_of("agentMessage")[0]["text"],
@@ -38,9 +36,7 @@ async fn http_500_then_success_is_retried() {
 async fn http_500_then_success_via_stream_retry() {
     let mut h = Harness::start(Setup::new(Transport::Stdio).retries(0, 1)).await;
     h.push_script(Script::api_error(500, "server_error", "boom"));
-    h.push(Reply::new().text("recovered"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi").await;
+    let (thread, run) = h.thread_with_turn("recovered", "hi").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let errors = run.notifications("error");
     assert_eq!(errors.len(), 1, "{errors:#?}");
@@ -104,9 +100,7 @@ async fn stalled_stream_times_out_and_is_retried() {
         .idle_timeout_ms(300);
     let mut h = Harness::start(setup).await;
     h.push(Reply::new().text_deltas(["so far"]).stall());
-    h.push(Reply::new().text("after the stall"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi").await;
+    let (_, run) = h.thread_with_turn("after the stall", "hi").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     assert_eq!(run.notifications("error").len(), 1);
     assert_eq!(run.notifications("error")[0]["params"]["willRetry"], true);
@@ -130,9 +124,7 @@ async fn rate_limited_429_with_retry_after() {
     h.push_script(
         Script::api_error(429, "rate_limit_exceeded", "Rate limit reached").retry_after("1"),
     );
-    h.push(Reply::new().text("after waiting"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi").await;
+    let (_, run) = h.thread_with_turn("after waiting", "hi").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     assert_eq!(
         run.completed_items_of("agentMessage")[0]["text"],
@@ -149,9 +141,7 @@ async fn failure_after_retries(transport: Transport) {
     let mut h = Harness::start(Setup::new(transport).retries(0, 1)).await;
     h.push_script(Script::api_error(500, "server_error", "still broken"));
     h.push_script(Script::api_error(500, "server_error", "still broken"));
-    h.push(Reply::new().text("fine again"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi").await;
+    let (thread, run) = h.thread_with_turn("fine again", "hi").await;
     assert_eq!(
         collapse(&run.labels()),
         [

@@ -31,9 +31,7 @@ fi
 /// One turn ("work", answered "done") on a new thread that the stop hooks let end:
 /// completed, no hook prompt, one model request. The thread and the run.
 async fn unblocked_turn(h: &mut Harness) -> (String, TurnRun) {
-    h.push(Reply::new().text("done"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "work").await;
+    let (thread, run) = h.thread_with_turn("done", "work").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     assert!(hook_prompts(&run).is_empty());
     assert_eq!(h.mock.requests().len(), 1);
@@ -58,9 +56,7 @@ async fn stop_hook_blocks_twice_then_allows(transport: Transport) {
     let mut h = harness_with_hooks(transport, &[("block_twice", BLOCK_TWICE)]).await;
     h.push(Reply::new().text("first answer"));
     h.push(Reply::new().text("second answer"));
-    h.push(Reply::new().text("third answer"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "do the work").await;
+    let (thread, run) = h.thread_with_turn("third answer", "do the work").await;
 
     assert_eq!(run.completed_turn()["status"], "completed");
     assert_eq!(run.notifications("turn/started").len(), 1);
@@ -182,9 +178,7 @@ async fn failing_and_reasonless_hooks_warn() {
         ],
     )
     .await;
-    h.push(Reply::new().text("done"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "work").await;
+    let (_, run) = h.thread_with_turn("done", "work").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     assert_eq!(h.mock.requests().len(), 1);
     let messages: Vec<&str> = run

@@ -305,9 +305,7 @@ async fn chat_completions_text_turn(transport: Transport) {
             .text_deltas(["Hello", " from", " chat"])
             .usage(Usage::new(7, 3)),
     );
-    h.push(Reply::new().text("again"));
-    let thread = h.start_thread().await;
-    let run = h.run_turn(&thread, "hi chat").await;
+    let (thread, run) = h.thread_with_turn("again", "hi chat").await;
     assert_eq!(
         collapse(&run.labels()),
         [
