@@ -252,6 +252,19 @@ async fn restart(h: &mut Harness, transport: Transport) {
     h.client.initialize_with(experimental_init()).await;
 }
 
+/// Resume `parent`, then one parent turn (`text`) whose model calls `wait_agent` on `child`
+/// (`call_wait_1`) and then says `then`; the wait's output as the model got it.
+async fn resumed_wait(h: &mut Harness, parent: &str, child: &str, text: &str, then: &str) -> Value {
+    let resumed = h
+        .client
+        .request("thread/resume", json!({"threadId": parent}));
+    resumed.await.unwrap();
+    let wait = v1_call("call_wait_1", "wait_agent", json!({"targets": [child]}));
+    parent_calls(h, [wait], then);
+    run_parent_turn(&mut h.client, parent, text).await;
+    parent_output(h, "call_wait_1")
+}
+
 /// After a restart the tree comes back cold: a wait reads the child's status from its
 /// rollout, and `send_input` loads it again, with its history.
 async fn the_tree_after_a_restart(transport: Transport) {
@@ -268,22 +281,8 @@ async fn the_tree_after_a_restart(transport: Transport) {
     assert_eq!(done["params"]["turn"]["status"], "completed");
 
     restart(&mut h, transport).await;
-    h.client
-        .request("thread/resume", json!({"threadId": parent}))
-        .await
-        .unwrap();
-    parent_calls(
-        &h,
-        [v1_call(
-            "call_wait_1",
-            "wait_agent",
-            json!({"targets": [child]}),
-        )],
-        "it said PONG",
-    );
-    run_parent_turn(&mut h.client, &parent, "how did it go?").await;
     assert_eq!(
-        parent_output(&h, "call_wait_1"),
+        resumed_wait(&mut h, &parent, &child, "how did it go?", "it said PONG").await,
         json!({"status": { child.clone(): {"completed": "PONG"} }, "timed_out": false})
     );
     let loaded = listed(&mut h.client, "thread/loaded/list", json!({})).await;
@@ -537,22 +536,8 @@ async fn an_idle_root_waits_for_its_running_child(transport: Transport) {
     let loaded = listed(&mut h.client, "thread/loaded/list", json!({})).await;
     assert!(loaded.is_empty(), "{loaded:?}");
 
-    h.client
-        .request("thread/resume", json!({"threadId": parent}))
-        .await
-        .unwrap();
-    parent_calls(
-        &h,
-        [v1_call(
-            "call_wait_1",
-            "wait_agent",
-            json!({"targets": [child]}),
-        )],
-        "it is done",
-    );
-    run_parent_turn(&mut h.client, &parent, "is it done?").await;
     assert_eq!(
-        parent_output(&h, "call_wait_1"),
+        resumed_wait(&mut h, &parent, &child, "is it done?", "it is done").await,
         json!({"status": { child: {"completed": "slow result"} }, "timed_out": false})
     );
 }
