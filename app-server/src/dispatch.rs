@@ -55,7 +55,7 @@ pub enum Notice {
 }
 
 /// Work that runs once the request counts as answered (its notifications are queued).
-pub type Task = Box<dyn FnOnce(Arc<AppState>) -> BoxFuture<'static, ()> + Send>;
+pub type Work = Box<dyn FnOnce(Arc<AppState>) -> BoxFuture<'static, ()> + Send>;
 
 /// What follows a response.
 // Built once per answer and sent at once; boxing the notification would only add an
@@ -65,7 +65,7 @@ pub enum FollowUp {
     /// A notification.
     Notice(Notice),
     /// Work after the response's notifications (starting the MCP servers a new thread sees).
-    Task(Task),
+    Run(Work),
 }
 
 impl<R> Answer<R> {
@@ -119,14 +119,14 @@ impl<R> Answer<R> {
         self
     }
 
-    /// Run `task` once the response and its notifications are queued.
-    pub fn then_run<F, Fut>(mut self, task: F) -> Self
+    /// Run `work` once the response and its notifications are queued.
+    pub fn then_run<F, Fut>(mut self, work: F) -> Self
     where
         F: FnOnce(Arc<AppState>) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
         self.then
-            .push(FollowUp::Task(Box::new(move |state| Box::pin(task(state)))));
+            .push(FollowUp::Run(Box::new(move |state| Box::pin(work(state)))));
         self
     }
 }
@@ -200,7 +200,7 @@ impl<R: Serialize + Send + 'static> ThreadReply<R> {
 }
 
 /// Send an answer: the notifications before it, the response (or error), the notifications
-/// that follow it; the request then counts as answered, and its follow-up tasks run.
+/// that follow it; the request then counts as answered, and its follow-up work runs.
 pub async fn send_answer<R: Serialize>(
     state: &Arc<AppState>,
     connection: &Connection,
@@ -221,9 +221,9 @@ pub async fn send_answer<R: Serialize>(
     for follow_up in answer.then {
         match follow_up {
             FollowUp::Notice(notice) => send_notice(state, connection, notice).await,
-            FollowUp::Task(task) => {
+            FollowUp::Run(work) => {
                 answered.take();
-                task(state.clone()).await;
+                work(state.clone()).await;
             }
         }
     }
