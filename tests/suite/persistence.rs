@@ -58,7 +58,17 @@ impl Persist {
             "{top_level}\n{}",
             mock_model_config(&mock.base_url(), "responses")
         ));
-        let (daemon, client) = launch(transport, &home).await;
+        let connection = launch(transport, &home).await;
+        Persist::on(mock, home, transport, connection)
+    }
+
+    /// The harness over a daemon already started on `home` and its first connection.
+    pub fn on(
+        mock: MockModel,
+        home: TestHome,
+        transport: Transport,
+        (daemon, client): (Daemon, Client),
+    ) -> Persist {
         Persist {
             mock,
             home,

@@ -71,11 +71,26 @@ pub(crate) struct State {
     pub(crate) matched: Vec<StandingReply>,
 }
 
+/// Which model requests a reply is for ([`MockModel::push_when`],
+/// [`MockModel::set_standing_reply`]): any `Fn(&RecordedRequest) -> bool` that can be shared.
+pub trait Matcher: Fn(&RecordedRequest) -> bool + Send + Sync + 'static {}
+
+impl<F: Fn(&RecordedRequest) -> bool + Send + Sync + 'static> Matcher for F {}
+
 /// A reply served to every model request `matches` accepts, before the queue is looked at.
 #[derive(Clone)]
 pub(crate) struct StandingReply {
     pub(crate) matches: Arc<dyn Fn(&RecordedRequest) -> bool + Send + Sync>,
     pub(crate) script: Script,
+}
+
+impl StandingReply {
+    fn new(matches: impl Matcher, script: Script) -> Self {
+        StandingReply {
+            matches: Arc::new(matches),
+            script,
+        }
+    }
 }
 
 impl std::fmt::Debug for StandingReply {
@@ -152,15 +167,8 @@ impl MockModel {
     /// Queue `script` for the first model request `matches` accepts (before the plain
     /// queue): how a test scripts several threads at once, e.g. a parent and its sub-agents,
     /// told apart by their requests. Scripts with the same matcher are served in push order.
-    pub fn push_when(
-        &self,
-        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
-        script: Script,
-    ) {
-        let reply = StandingReply {
-            matches: Arc::new(matches),
-            script,
-        };
+    pub fn push_when(&self, matches: impl Matcher, script: Script) {
+        let reply = StandingReply::new(matches, script);
         self.shared.update(|state| state.matched.push(reply));
     }
 
@@ -170,15 +178,8 @@ impl MockModel {
     /// Codex TUI's thread-title request. Such requests are recorded in
     /// [`MockModel::all_requests`] only, not in [`MockModel::requests`], so the queue's
     /// requests keep their order and count.
-    pub fn set_standing_reply(
-        &self,
-        matches: impl Fn(&RecordedRequest) -> bool + Send + Sync + 'static,
-        script: Script,
-    ) {
-        let reply = StandingReply {
-            matches: Arc::new(matches),
-            script,
-        };
+    pub fn set_standing_reply(&self, matches: impl Matcher, script: Script) {
+        let reply = StandingReply::new(matches, script);
         self.shared.update(|state| state.standing.push(reply));
     }
 

@@ -31,14 +31,8 @@ async fn launch_experimental(transport: Transport, home: &TestHome) -> (Daemon, 
 async fn start_experimental(transport: Transport) -> Persist {
     let mock = MockModel::start().await.expect("start the mock model");
     let home = TestHome::with_config(&mock_model_config(&mock.base_url(), "responses"));
-    let (daemon, client) = launch_experimental(transport, &home).await;
-    Persist {
-        mock,
-        home,
-        transport,
-        daemon,
-        client,
-    }
+    let connection = launch_experimental(transport, &home).await;
+    Persist::on(mock, home, transport, connection)
 }
 
 fn err(answer: Result<Value, RpcError>) -> RpcError {
