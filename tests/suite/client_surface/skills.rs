@@ -26,34 +26,39 @@ async fn repo_and_user_skills_with_errors(transport: Transport) {
     let mut s = Surface::start(transport, "", "", &[]).await;
     let ws = s.ws();
     let weft_home = std::fs::canonicalize(s.home.path()).unwrap();
-    write_skill(
-        &ws.join(".codex/skills/dotcodex"),
-        "name: dotcodex-skill\ndescription: from .codex",
-    );
-    write_skill(
-        &ws.join(".agents/skills/a"),
-        "name: ws-agents-skill\ndescription: from .agents",
-    );
-    write_skill(
-        &ws.join("sub/.agents/skills/b"),
-        "name: sub-skill\ndescription: deeper",
-    );
-    write_skill(
-        &ws.join("sub/deeper/.gitkeep-dir"),
-        "name: not-a-root\ndescription: x",
-    );
-    write_skill(
-        &weft_home.join("skills/group/nested"),
-        "name: nested-skill\ndescription: |\n  two\n  lines",
-    );
-    write_skill(
-        &weft_home.join("skills/noname"),
-        "description: the folder names it",
-    );
-    write_skill(
-        &s.user_home().join(".agents/skills/h"),
-        "name: home-skill\ndescription: from ~/.agents",
-    );
+    let skills = [
+        (
+            ws.join(".codex/skills/dotcodex"),
+            "name: dotcodex-skill\ndescription: from .codex",
+        ),
+        (
+            ws.join(".agents/skills/a"),
+            "name: ws-agents-skill\ndescription: from .agents",
+        ),
+        (
+            ws.join("sub/.agents/skills/b"),
+            "name: sub-skill\ndescription: deeper",
+        ),
+        (
+            ws.join("sub/deeper/.gitkeep-dir"),
+            "name: not-a-root\ndescription: x",
+        ),
+        (
+            weft_home.join("skills/group/nested"),
+            "name: nested-skill\ndescription: |\n  two\n  lines",
+        ),
+        (
+            weft_home.join("skills/noname"),
+            "description: the folder names it",
+        ),
+        (
+            s.user_home().join(".agents/skills/h"),
+            "name: home-skill\ndescription: from ~/.agents",
+        ),
+    ];
+    for (dir, front_matter) in skills {
+        write_skill(&dir, front_matter);
+    }
     std::fs::create_dir_all(weft_home.join("skills/bad")).unwrap();
     std::fs::write(weft_home.join("skills/bad/SKILL.md"), "no front matter\n").unwrap();
     let cwd = ws.join("sub/deeper").display().to_string();
