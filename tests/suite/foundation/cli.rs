@@ -73,8 +73,7 @@ async fn unknown_overrides_and_features_warn_but_run() {
         ],
     )
     .await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let mut client = daemon.initialized_client().await;
     assert_still_serving(&mut client, true).await;
     for name in ["foo.bar", "guardian_approval", "some_unknown_feature"] {
         let stderr = daemon.wait_for_stderr(name).await;
@@ -105,8 +104,7 @@ async fn known_overrides_are_accepted() {
         ],
     )
     .await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let _client = daemon.initialized_client().await;
 }
 
 /// A config with every known key, plus keys and tables Weft does not know, loads.
@@ -131,8 +129,7 @@ enabled = false
     );
     let home = TestHome::with_config(&config);
     let mut daemon = Daemon::stdio(&home, &[]).await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let mut client = daemon.initialized_client().await;
     assert_still_serving(&mut client, true).await;
 }
 
@@ -252,8 +249,7 @@ async fn json_logs_on_stderr_and_pure_protocol_on_stdout() {
         .args(&["-c", "foo.bar=1"])
         .start()
         .await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let mut client = daemon.initialized_client().await;
     client.send_raw("not json at all").await;
     client
         .send_raw(r#"{"id":null,"method":"initialize"}"#)

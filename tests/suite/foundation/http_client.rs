@@ -61,8 +61,7 @@ async fn daemon_with_config(
         builder = builder.env(key, value);
     }
     let mut daemon = builder.start().await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let mut client = daemon.initialized_client().await;
     let cwd = home.path().display().to_string();
     let thread = start_thread_on(&mut client, &cwd).await;
     (home, daemon, client, thread)

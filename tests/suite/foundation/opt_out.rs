@@ -102,8 +102,7 @@ async fn opt_out_over_stdio() {
 async fn without_opt_out_thread_started_arrives() {
     let home = TestHome::new();
     let mut daemon = Daemon::stdio(&home, &[]).await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let mut client = daemon.initialized_client().await;
     let answer = client
         .request("thread/start", json!({"ephemeral": true}))
         .await;

@@ -190,8 +190,7 @@ async fn clients_disconnecting_mid_message_do_not_hurt_others() {
     drop(quitter);
 
     assert_still_serving(&mut steady, true).await;
-    let mut fresh = daemon.client().await;
-    fresh.initialize().await;
+    let mut fresh = daemon.initialized_client().await;
     assert_still_serving(&mut fresh, true).await;
 }
 

@@ -40,8 +40,7 @@ async fn start(args: &[&str]) -> Tools {
         builder = builder.env(name, value);
     }
     let mut daemon = builder.start().await;
-    let mut client = daemon.client().await;
-    client.initialize().await;
+    let client = daemon.initialized_client().await;
     let ws = home.path().join("ws");
     std::fs::create_dir_all(&ws).expect("create the workspace");
     let ws = std::fs::canonicalize(&ws).expect("canonical workspace");
