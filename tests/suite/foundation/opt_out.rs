@@ -19,6 +19,13 @@ fn params_opting_out(methods: Value) -> Value {
     })
 }
 
+/// A new connection to `url` whose `initialize` opts out of `methods`.
+async fn opting_out(url: &str, methods: Value) -> Client {
+    let mut client = Client::connect_ws(url).await;
+    client.initialize_with(params_opting_out(methods)).await;
+    client
+}
+
 /// `Ok(true)` if `thread/start` worked, `Ok(false)` if it is not implemented yet (checked to
 /// be the unknown-method error).
 fn thread_start_available(answer: &Result<Value, RpcError>) -> bool {
@@ -44,25 +51,18 @@ async fn opt_out_over_websocket() {
     let home = TestHome::new();
     let daemon = Daemon::ws(&home, &[]).await;
     let url = daemon.ws_url();
-    let mut opted_out = Client::connect_ws(&url).await;
-    opted_out
-        .initialize_with(params_opting_out(json!([
+    let mut opted_out = opting_out(
+        &url,
+        json!([
             "thread/started",
             "no/such/notification",
             "item/agentMessage/delta"
-        ])))
-        .await;
+        ]),
+    )
+    .await;
     // Exact names only: neither a wildcard nor another casing opts out.
-    let mut wildcard = Client::connect_ws(&url).await;
-    wildcard
-        .initialize_with(params_opting_out(json!([
-            "thread/*",
-            "Thread/Started",
-            "thread/"
-        ])))
-        .await;
-    let mut plain = Client::connect_ws(&url).await;
-    plain.initialize_with(params_opting_out(json!(null))).await;
+    let mut wildcard = opting_out(&url, json!(["thread/*", "Thread/Started", "thread/"])).await;
+    let mut plain = opting_out(&url, json!(null)).await;
 
     let answer = opted_out
         .request("thread/start", json!({"ephemeral": true}))
