@@ -15,6 +15,7 @@
 //! [`Client`]: weft_test_support::Client
 
 use std::collections::{HashMap, VecDeque};
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -185,6 +186,41 @@ pub fn refusal(id: Value) -> String {
     json!({"jsonrpc": "2.0", "id": id,
         "error": {"code": -32601, "message": "weft-bench answers no server requests"}})
     .to_string()
+}
+
+/// A connection: the client's half ([`Rpc`], reached through `Deref`) and what its transport
+/// keeps beside it (the server process on stdio, the delta counts on WebSocket).
+pub struct Connection<T> {
+    rpc: Rpc,
+    side: T,
+}
+
+impl<T> Connection<T> {
+    pub fn new(rpc: Rpc, side: T) -> Connection<T> {
+        Connection { rpc, side }
+    }
+
+    /// What the transport keeps.
+    pub fn side(&self) -> &T {
+        &self.side
+    }
+
+    pub fn side_mut(&mut self) -> &mut T {
+        &mut self.side
+    }
+}
+
+impl<T> Deref for Connection<T> {
+    type Target = Rpc;
+    fn deref(&self) -> &Rpc {
+        &self.rpc
+    }
+}
+
+impl<T> DerefMut for Connection<T> {
+    fn deref_mut(&mut self) -> &mut Rpc {
+        &mut self.rpc
+    }
 }
 
 /// The client's half over one connection.

@@ -10,7 +10,6 @@
 //! ([`scripted_deltas`]).
 
 use std::collections::HashMap;
-use std::ops::{Deref, DerefMut};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,7 +20,7 @@ use weft_mock_model::MockModel;
 use weft_test_support::client::transport;
 
 use crate::proxy::Proxy;
-use crate::rpc::{Ended, Rpc, lock, read_loop};
+use crate::rpc::{Connection, Ended, Rpc, lock, read_loop};
 use crate::target::{EXIT_TIMEOUT, Home, REQUEST_TIMEOUT, Target};
 
 pub use crate::rpc::Pending as WsPending;
@@ -37,7 +36,7 @@ const THREAD_ID_KEY: &str = r#""threadId":""#;
 
 /// What the reader task shares with the client.
 #[derive(Default)]
-struct Shared {
+pub struct Shared {
     /// Deltas received, per thread id.
     deltas: Mutex<HashMap<String, u64>>,
     /// Deltas received in all.
@@ -73,23 +72,7 @@ impl Shared {
 
 /// One WebSocket connection to an app-server; the requests and notifications other than deltas
 /// are [`Rpc`]'s (through `Deref`), the deltas are only counted.
-pub struct WsClient {
-    rpc: Rpc,
-    shared: Arc<Shared>,
-}
-
-impl Deref for WsClient {
-    type Target = Rpc;
-    fn deref(&self) -> &Rpc {
-        &self.rpc
-    }
-}
-
-impl DerefMut for WsClient {
-    fn deref_mut(&mut self) -> &mut Rpc {
-        &mut self.rpc
-    }
-}
+pub type WsClient = Connection<Arc<Shared>>;
 
 impl WsClient {
     /// Connect to `url` (`ws://127.0.0.1:PORT`), retrying while nothing listens yet, for at
@@ -114,7 +97,7 @@ impl WsClient {
             read_loop(reader, writer, router, |text| tap.count(text)).await;
             tap.ended.store(true, Ordering::Relaxed);
         });
-        Ok(WsClient { rpc, shared })
+        Ok(Connection::new(rpc, shared))
     }
 
     /// Connect and do the handshake (`initialize`, then `initialized`).
@@ -126,7 +109,7 @@ impl WsClient {
 
     /// Deltas received so far on `thread_id`.
     pub fn deltas_of(&self, thread_id: &str) -> u64 {
-        lock(&self.shared.deltas)
+        lock(&self.side().deltas)
             .get(thread_id)
             .copied()
             .unwrap_or(0)
@@ -134,29 +117,29 @@ impl WsClient {
 
     /// Deltas received so far, all threads together.
     pub fn total_deltas(&self) -> u64 {
-        self.shared.total_deltas.load(Ordering::Relaxed)
+        self.side().total_deltas.load(Ordering::Relaxed)
     }
 
     /// Frames received so far.
     pub fn frames(&self) -> u64 {
-        self.shared.frames.load(Ordering::Relaxed)
+        self.side().frames.load(Ordering::Relaxed)
     }
 
     /// Forget the delta counts (between measurements).
     pub fn reset_deltas(&self) {
-        lock(&self.shared.deltas).clear();
-        self.shared.total_deltas.store(0, Ordering::Relaxed);
+        lock(&self.side().deltas).clear();
+        self.side().total_deltas.store(0, Ordering::Relaxed);
     }
 
     /// Whether the connection ended without the bench closing it (the server dropped it).
     pub fn dropped(&self) -> bool {
-        self.shared.ended.load(Ordering::Relaxed) && !self.shared.closing.load(Ordering::Relaxed)
+        self.side().ended.load(Ordering::Relaxed) && !self.side().closing.load(Ordering::Relaxed)
     }
 
     /// Send a close frame (best effort).
     pub async fn close(&self) {
-        self.shared.closing.store(true, Ordering::Relaxed);
-        let mut writer = self.rpc.writer().lock().await;
+        self.side().closing.store(true, Ordering::Relaxed);
+        let mut writer = self.writer().lock().await;
         writer.close(Duration::from_secs(2)).await;
     }
 }

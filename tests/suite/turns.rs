@@ -304,6 +304,16 @@ impl TurnRun {
             .expect("turn/completed is the last message")["params"]["turn"]
     }
 
+    /// The completed turn's error message (empty if it has none), checking the turn failed.
+    pub fn failure_message(&self) -> String {
+        let turn = self.completed_turn();
+        assert_eq!(turn["status"], "failed", "{turn}");
+        turn["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     /// The notifications with this method.
     pub fn notifications(&self, method: &str) -> Vec<&Value> {
         notifications(&self.messages, method)

@@ -66,9 +66,7 @@ async fn an_absurd_summary_index_fails_the_turn_only(transport: Transport) {
             .text("never reached"),
     );
     let run = p.run_turn(&thread, "hi").await;
-    let turn = run.completed_turn();
-    assert_eq!(turn["status"], "failed", "{turn}");
-    let message = turn["error"]["message"].as_str().unwrap_or_default();
+    let message = run.failure_message();
     assert!(
         message.contains("summary_index") && message.contains("2000000000"),
         "{message}"
@@ -198,9 +196,7 @@ async fn a_full_disk_fails_the_turn_and_holds_the_thread_until_it_drains(transpo
     let filler = disk.fill();
     p.push(Reply::new().text("second answer"));
     let run = p.run_turn(&thread, "second").await;
-    let turn = run.completed_turn();
-    assert_eq!(turn["status"], "failed", "{turn}");
-    let message = turn["error"]["message"].as_str().unwrap_or_default();
+    let message = run.failure_message();
     assert!(
         message.contains("could not be saved") && message.contains("No space left"),
         "{message}"
