@@ -7,7 +7,8 @@
 //! - [`binary`] finds (and if needed builds) the `weft` binary;
 //! - [`home`] is a temporary `$WEFT_HOME` with config helpers;
 //! - [`daemon`] spawns `weft app-server` and owns the process (killed on drop);
-//! - [`client`] is the JSON-RPC client over both transports, with a timeout on every read;
+//! - [`client`] is the JSON-RPC client over both transports, with a timeout on every read (its
+//!   transport halves, [`client::transport`], are also what `bench/` speaks through);
 //! - [`schema`] validates each received message;
 //! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases;
 //! - [`mcp`] finds the real MCP servers the MCP tests start;
