@@ -27,8 +27,8 @@ pub struct AppState {
     pub pending_requests: Arc<PendingRequests>,
     /// The skills found per cwd (`skills/list`), cached.
     pub skills: Arc<Skills>,
-    /// The subscription registry: each loaded thread's subscribers (also the manager's
-    /// child sinks).
+    /// The subscription registry: each loaded thread's subscribers, kept in step by the
+    /// manager's load and unload reports (also the manager's child sinks).
     subscriptions: Arc<Subscriptions>,
 }
 
@@ -59,11 +59,6 @@ impl AppState {
         self.subscriptions.get(id)
     }
 
-    /// Forget an unloaded thread's subscribers (cancelling its pending requests).
-    pub fn forget_thread(&self, id: &ThreadId) {
-        self.subscriptions.forget(id);
-    }
-
     /// `thread/unsubscribe` for one connection.
     pub fn unsubscribe(&self, id: &ThreadId, connection: ConnectionId) -> ThreadUnsubscribeStatus {
         match self.subscribers_of(id) {
@@ -88,12 +83,9 @@ impl AppState {
         self.threads.unload_idle_threads(idle).await;
     }
 
-    /// Remember a loaded thread's subscribers.
-    pub fn add_thread(&self, id: ThreadId, subscribers: Arc<ThreadSubscribers>) {
-        self.subscriptions.add(id, subscribers);
-    }
-
-    /// A new subscriber list for a thread about to be created.
+    /// A new subscriber list for a thread about to be loaded: handed to the manager as its
+    /// sink, it is the thread's list in the registry once the manager reports it loaded (and
+    /// until it reports the unload).
     pub fn new_subscribers(&self) -> Arc<ThreadSubscribers> {
         self.subscriptions.new_subscribers()
     }

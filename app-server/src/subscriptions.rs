@@ -167,18 +167,22 @@ pub struct ThreadSubscribers {
     connections: Weak<Connections>,
     pending: Arc<PendingRequests>,
     subscribers: Mutex<Vec<Arc<Connection>>>,
+    /// The registry this list enters once its thread is loaded ([`EventSink::loaded`]).
+    registry: Weak<registry::Lists>,
 }
 
 impl ThreadSubscribers {
-    /// No subscribers yet.
-    pub fn new(
+    /// No subscribers yet; the list enters `registry` when the manager loads its thread.
+    fn new(
         connections: &Arc<Connections>,
         pending: &Arc<PendingRequests>,
+        registry: Weak<registry::Lists>,
     ) -> Arc<ThreadSubscribers> {
         Arc::new(ThreadSubscribers {
             connections: Arc::downgrade(connections),
             pending: pending.clone(),
             subscribers: Mutex::new(Vec::new()),
+            registry,
         })
     }
 
@@ -265,6 +269,13 @@ impl Drop for Withdraw<'_> {
 }
 
 impl EventSink for ThreadSubscribers {
+    /// The thread is loaded: from now on this is its subscriber list in the registry.
+    fn loaded(self: Arc<Self>, thread: &ThreadId) {
+        if let Some(lists) = self.registry.upgrade() {
+            lists.lock().insert(thread.clone(), self);
+        }
+    }
+
     fn request<'a>(
         &'a self,
         thread: &'a ThreadId,

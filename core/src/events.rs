@@ -189,6 +189,13 @@ pub trait EventSink: Send + Sync + 'static {
         thread: &'a ThreadId,
         params: ServerRequestParams,
     ) -> BoxFuture<'a, ServerRequestOutcome>;
+
+    /// The thread whose events come here is now loaded: the thread manager calls this once,
+    /// with the sink it was handed, just before anyone else can reach the thread (its unload is
+    /// told to the manager's `Subscribers`, docs/architecture.md §2.1). A sink that is a
+    /// registry's entry (the app-server's subscriber list) registers itself here; others need
+    /// nothing.
+    fn loaded(self: Arc<Self>, _thread: &ThreadId) {}
 }
 
 /// A shared sink.

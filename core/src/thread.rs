@@ -22,7 +22,7 @@ pub use actor::ThreadActor;
 pub use error::{CoreError, OpenError, StorageError};
 pub use handle::{InputMode, Op, Restored, Submitted, ThreadHandle, ThreadSnapshot, TurnOverrides};
 pub use manager::{
-    GoalRequestError, PageError, ResumePages, Subscribers, ThreadList, ThreadManager,
+    GoalRequestError, PageError, ResumePages, Subscribers, ThreadList, ThreadManager, Unloaded,
 };
 pub use options::StartThreadOptions;
 pub use services::Services;

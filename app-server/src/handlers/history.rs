@@ -33,14 +33,12 @@ pub async fn resume(
     parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
     let options = thread_settings!(params.overrides, ephemeral: false, thread_source: None)
         .into_options(connection);
+    // A cold resume makes this list the thread's before anyone else can see it loaded
+    // (`EventSink::loaded`), so a concurrent warm resume from another connection joins it.
     let subscribers = state.new_subscribers();
-    // A cold resume registers the new thread's subscribers before anyone else can see it
-    // loaded, so a concurrent warm resume from another connection joins this list.
-    let register =
-        |handle: &ThreadHandle| state.add_thread(handle.id().clone(), subscribers.clone());
     let (handle, mut snapshot, warm) = state
         .threads
-        .resume_thread(&params.thread_id, options, subscribers.clone(), register)
+        .resume_thread(&params.thread_id, options, subscribers.clone())
         .await?;
     let subscribers = if warm {
         state.subscribers_of(handle.id()).unwrap_or(subscribers)
@@ -136,7 +134,6 @@ pub async fn fork(
             subscribers.clone(),
         )
         .await?;
-    state.add_thread(handle.id().clone(), subscribers);
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
         response.thread.turns = full_turns(state, &handle, &mut snapshot).await?;
@@ -178,11 +175,12 @@ pub async fn archive(
 ) -> Result<Answer<ThreadArchiveResponse>, JsonRpcError> {
     let thread_id = params.thread_id;
     parse_thread_id(&thread_id)?;
-    match state.threads.archive_thread(&thread_id).await {
-        Ok(was_loaded) => {
+    let (was_loaded, moved) = state.threads.archive_thread(&thread_id).await;
+    match moved {
+        Ok(()) => {
             let answer = Answer::new(ThreadArchiveResponse {});
             let answer = if was_loaded {
-                unloaded(state, &thread_id, answer)
+                unloaded(&thread_id, answer)
             } else {
                 answer
             };
@@ -192,19 +190,17 @@ pub async fn archive(
         Err(err) => {
             let answer = Answer::error(err.into());
             // The thread may have been unloaded before the move failed: say so.
-            if state.threads.get(&thread_id).is_none() && state.subscribers_of(&thread_id).is_some()
-            {
-                return Ok(unloaded(state, &thread_id, answer));
+            if was_loaded {
+                return Ok(unloaded(&thread_id, answer));
             }
             Ok(answer)
         }
     }
 }
 
-/// Forget an unloaded thread's subscribers; `answer` first tells everyone it is not loaded
-/// any more.
-fn unloaded<R>(state: &AppState, thread_id: &ThreadId, answer: Answer<R>) -> Answer<R> {
-    state.forget_thread(thread_id);
+/// `answer` first tells everyone an unloaded thread is not loaded any more (the manager has
+/// told the registry, which forgot its subscribers).
+fn unloaded<R>(thread_id: &ThreadId, answer: Answer<R>) -> Answer<R> {
     answer.before_broadcast(ThreadStatusChangedNotification {
         thread_id: thread_id.clone(),
         status: ThreadStatus::NotLoaded,

@@ -82,7 +82,6 @@ pub async fn start(
         .threads
         .start_thread(options, subscribers.clone())
         .await?;
-    state.add_thread(handle.id().clone(), subscribers);
     let response = settings_response(&snapshot);
     let thread_id = handle.id().clone();
     Ok(Answer::new(response)

@@ -1,8 +1,10 @@
 //! [`Subscriptions`]: the subscriber registry — each loaded thread's [`ThreadSubscribers`].
-//! It is made before the thread manager, which gets it as its [`Subscribers`]: a sub-agent's
-//! sink is a subscriber list with its parent's subscribers, registered like any loaded
-//! thread's (docs/agents.md §4), and the manager's idle unloader asks it who is unwatched and
-//! tells it what it unloaded.
+//! It is made before the thread manager, which gets it as its [`Subscribers`] and keeps it in
+//! step with its loaded threads (docs/architecture.md §2.1): a list handed to the manager as a
+//! thread's sink enters the registry when the manager reports the thread loaded
+//! ([`EventSink::loaded`](weft_core::events::EventSink::loaded)), and leaves it when the manager
+//! reports the unload ([`Subscribers::unloaded`]). A sub-agent's sink is a list with its
+//! parent's subscribers (docs/agents.md §4); the manager's idle unloader asks who is unwatched.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,18 +12,21 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use weft_core::events::SharedSink;
-use weft_core::thread::Subscribers;
+use weft_core::thread::{Subscribers, Unloaded};
 use weft_protocol::notifications::{ThreadClosedNotification, ThreadStatusChangedNotification};
 use weft_protocol::{ThreadId, ThreadStatus};
 
 use super::{Connections, PendingRequests, ThreadSubscribers};
 use crate::connection::ConnectionId;
 
+/// The loaded threads' subscriber lists, by id.
+pub(super) type Lists = Mutex<HashMap<ThreadId, Arc<ThreadSubscribers>>>;
+
 /// Each loaded thread's subscribers.
 pub struct Subscriptions {
     connections: Arc<Connections>,
     pending: Arc<PendingRequests>,
-    threads: Mutex<HashMap<ThreadId, Arc<ThreadSubscribers>>>,
+    threads: Arc<Lists>,
 }
 
 impl Subscriptions {
@@ -30,7 +35,7 @@ impl Subscriptions {
         Subscriptions {
             connections,
             pending,
-            threads: Mutex::new(HashMap::new()),
+            threads: Arc::default(),
         }
     }
 
@@ -44,9 +49,14 @@ impl Subscriptions {
         &self.pending
     }
 
-    /// A new subscriber list for a thread about to be created.
+    /// A new subscriber list for a thread about to be loaded: it enters the registry when the
+    /// manager reports the thread loaded.
     pub fn new_subscribers(&self) -> Arc<ThreadSubscribers> {
-        ThreadSubscribers::new(&self.connections, &self.pending)
+        ThreadSubscribers::new(
+            &self.connections,
+            &self.pending,
+            Arc::downgrade(&self.threads),
+        )
     }
 
     /// The subscribers of a loaded thread.
@@ -54,14 +64,9 @@ impl Subscriptions {
         self.threads.lock().get(id).cloned()
     }
 
-    /// Remember a loaded thread's subscribers.
-    pub fn add(&self, id: ThreadId, subscribers: Arc<ThreadSubscribers>) {
-        self.threads.lock().insert(id, subscribers);
-    }
-
     /// Forget an unloaded thread's subscribers (cancelling its pending requests); the
     /// subscribers it had.
-    pub fn forget(&self, id: &ThreadId) -> Option<Arc<ThreadSubscribers>> {
+    fn forget(&self, id: &ThreadId) -> Option<Arc<ThreadSubscribers>> {
         let subscribers = self.threads.lock().remove(id);
         self.pending.cancel_thread(id);
         subscribers
@@ -88,31 +93,44 @@ impl Subscriptions {
     }
 
     /// A sub-agent's subscribers: whoever subscribes to its parent now (docs/agents.md §4).
-    pub fn child_subscribers(&self, parent: &ThreadId, child: &ThreadId) -> Arc<ThreadSubscribers> {
+    pub fn child_subscribers(&self, parent: &ThreadId) -> Arc<ThreadSubscribers> {
         let subscribers = self.new_subscribers();
         if let Some(parent) = self.get(parent) {
             for connection in parent.connections() {
                 subscribers.subscribe(&connection);
             }
         }
-        self.add(child.clone(), subscribers.clone());
         subscribers
     }
 }
 
 impl Subscribers for Subscriptions {
-    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink {
-        self.child_subscribers(parent, child)
+    fn child_sink(&self, parent: &ThreadId) -> SharedSink {
+        self.child_subscribers(parent)
     }
 
-    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> BoxFuture<'a, ()> {
+    fn unloaded<'a>(&'a self, id: &'a ThreadId, why: Unloaded) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            if let Some(subscribers) = self.forget(child) {
-                let notification = ThreadStatusChangedNotification {
-                    thread_id: child.clone(),
-                    status: ThreadStatus::NotLoaded,
-                };
-                subscribers.notify(&notification.into()).await;
+            let subscribers = self.forget(id);
+            let not_loaded = ThreadStatusChangedNotification {
+                thread_id: id.clone(),
+                status: ThreadStatus::NotLoaded,
+            };
+            match why {
+                // The archiving client's answer tells everyone (`handlers::history::archive`).
+                Unloaded::Archived => {}
+                Unloaded::Closed => {
+                    if let Some(subscribers) = subscribers {
+                        subscribers.notify(&not_loaded.into()).await;
+                    }
+                }
+                Unloaded::Idle => {
+                    self.connections.broadcast(&not_loaded.into()).await;
+                    let closed = ThreadClosedNotification {
+                        thread_id: id.clone(),
+                    };
+                    self.connections.broadcast(&closed.into()).await;
+                }
             }
         })
     }
@@ -124,28 +142,5 @@ impl Subscribers for Subscriptions {
     fn is_unwatched(&self, id: &ThreadId) -> bool {
         self.get(id)
             .is_some_and(|subscribers| subscribers.is_empty())
-    }
-
-    fn idle_unloaded<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            self.forget(id);
-            self.connections
-                .broadcast(
-                    &ThreadStatusChangedNotification {
-                        thread_id: id.clone(),
-                        status: ThreadStatus::NotLoaded,
-                    }
-                    .into(),
-                )
-                .await;
-            self.connections
-                .broadcast(
-                    &ThreadClosedNotification {
-                        thread_id: id.clone(),
-                    }
-                    .into(),
-                )
-                .await;
-        })
     }
 }

@@ -16,7 +16,7 @@ mod pages;
 mod replay;
 
 pub use goals::GoalRequestError;
-pub use idle::Subscribers;
+pub use idle::{Subscribers, Unloaded};
 pub use pages::{PageError, ResumePages};
 
 use super::actor::ThreadActor;
@@ -108,7 +108,8 @@ impl ThreadManager {
 
     /// A manager with the state DB of `config.home`. The DB opens in the background (call
     /// `StateDb::ready` to start it at once): it catches up with the rollouts first, and
-    /// every use of it waits until it has. `subscribers` hear of loads and unloads.
+    /// every use of it waits until it has. `subscribers` hear of unloads (a load is told to
+    /// the sink its loader hands in, [`EventSink::loaded`](crate::events::EventSink::loaded)).
     pub async fn open(
         config: Arc<Config>,
         subscribers: Arc<dyn Subscribers>,
@@ -173,7 +174,7 @@ impl ThreadManager {
         self.load(thread, settings, sink, restored).await
     }
 
-    /// Start the actor of a thread and remember it as loaded.
+    /// Start the actor of a thread and remember it as loaded (`sink` hears it first).
     async fn load(
         &self,
         thread: Thread,
@@ -181,8 +182,10 @@ impl ThreadManager {
         sink: SharedSink,
         restored: Restored,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let handle = self.spawn_actor(thread, settings, sink, restored).await;
-        self.threads.insert(handle.clone());
+        let handle = self
+            .spawn_actor(thread, settings, sink.clone(), restored)
+            .await;
+        self.threads.insert(handle.clone(), sink);
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot))
     }
@@ -233,15 +236,14 @@ impl ThreadManager {
     /// else the thread rebuilt from its rollout (cold), with `options` applied on top of its
     /// last settings. Returns whether it was already loaded.
     ///
-    /// On a cold resume, `register` is called with the new actor's handle before the thread
-    /// becomes visible to other callers (so a concurrent warm resume finds whatever the caller
-    /// registered, e.g. its subscriber list); it is not called on a warm resume.
+    /// On a cold resume, `sink` hears that the thread is loaded before it becomes visible to
+    /// other callers (so a concurrent warm resume finds the subscriber list it stands for,
+    /// [`EventSink::loaded`](crate::events::EventSink::loaded)); a warm resume does not use it.
     pub async fn resume_thread(
         &self,
         id: &ThreadId,
         options: StartThreadOptions,
         sink: SharedSink,
-        register: impl FnOnce(&ThreadHandle) + Send,
     ) -> Result<(ThreadHandle, ThreadSnapshot, bool), CoreError> {
         if let Some(warm) = self.warm(id).await? {
             return Ok(warm);
@@ -268,9 +270,10 @@ impl ThreadManager {
             rollout: Some(writer),
             place: None,
         };
-        let handle = self.spawn_actor(thread, settings, sink, restored).await;
-        register(&handle);
-        gate.loaded(handle.clone());
+        let handle = self
+            .spawn_actor(thread, settings, sink.clone(), restored)
+            .await;
+        gate.loaded(handle.clone(), sink);
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot, false))
     }
@@ -436,25 +439,29 @@ impl ThreadManager {
     }
 
     /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn), then
-    /// move its rollout into the archive. Returns whether it was loaded.
-    pub async fn archive_thread(&self, id: &ThreadId) -> Result<bool, CoreError> {
+    /// move its rollout into the archive. Returns whether it was unloaded (also when the
+    /// move then failed: its subscribers were told [`Unloaded::Archived`]) and the move's
+    /// result.
+    pub async fn archive_thread(&self, id: &ThreadId) -> (bool, Result<(), CoreError>) {
         let gate = self.threads.gate(id).await;
+        // A loaded ephemeral thread has no rollout either.
         let path = match self.stored_rollout(id) {
             Ok(path) => path,
-            Err(err) => {
-                // A loaded ephemeral thread has no rollout either.
-                return Err(err);
-            }
+            Err(err) => return (false, Err(err)),
         };
-        let was_loaded = unload_gated(&gate).await;
+        let was_loaded = self.unload_gated(&gate, Unloaded::Archived).await;
         let home = self.services.config.home.clone();
-        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path)).await??;
+        let new_path = match tokio::task::spawn_blocking(move || archive(&home, &path)).await {
+            Ok(Ok(new_path)) => new_path,
+            Ok(Err(err)) => return (was_loaded, Err(err.into())),
+            Err(err) => return (was_loaded, Err(err.into())),
+        };
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_archived(id, true, &new_path).await
         {
             tracing::warn!(thread = %id, %err, "cannot index the archived thread");
         }
-        Ok(was_loaded)
+        (was_loaded, Ok(()))
     }
 
     /// `thread/unarchive`: move the rollout back; the thread (not loaded).
@@ -511,9 +518,23 @@ impl ThreadManager {
     }
 
     /// Stop a loaded thread's actor (interrupting its turn, closing its rollout) and forget
-    /// it. Returns whether it was loaded.
-    pub async fn unload(&self, id: &ThreadId) -> bool {
-        unload_gated(&self.threads.gate(id).await).await
+    /// it; its subscribers are told `why`. Returns whether it was loaded.
+    pub async fn unload(&self, id: &ThreadId, why: Unloaded) -> bool {
+        self.unload_gated(&self.threads.gate(id).await, why).await
+    }
+
+    /// Stop a thread's actor (interrupting its turn, closing its rollout) with its gate held,
+    /// so no one reaches it meanwhile, and tell its subscribers `why` before the gate opens
+    /// (a load that waits at it registers after they forgot). Returns whether it was loaded.
+    async fn unload_gated(&self, gate: &loaded::Gate<'_>, why: Unloaded) -> bool {
+        let Some(handle) = gate.unloading() else {
+            return false;
+        };
+        handle.shutdown().await;
+        if let Some(subscribers) = &self.subscribers {
+            subscribers.unloaded(handle.id(), why).await;
+        }
+        true
     }
 
     /// When a loaded thread became idle, or `None` if it is running a turn (or not loaded).
@@ -556,17 +577,5 @@ impl ThreadManager {
             }
             state.close().await;
         }
-    }
-}
-
-/// Stop a thread's actor (interrupting its turn, closing its rollout) with its gate held, so
-/// no one reaches it meanwhile. Returns whether it was loaded.
-async fn unload_gated(gate: &loaded::Gate<'_>) -> bool {
-    match gate.unloading() {
-        Some(handle) => {
-            handle.shutdown().await;
-            true
-        }
-        None => false,
     }
 }

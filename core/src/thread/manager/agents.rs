@@ -56,7 +56,7 @@ impl ThreadManager {
                 .await;
             restored.rollout = Some(writer);
         }
-        let sink = sinks.child_sink(&child.parent, &id);
+        let sink = sinks.child_sink(&child.parent);
         let (handle, snapshot) = self.load(thread, settings, sink.clone(), restored).await?;
         sink.emit(&id, ThreadEvent::StatusChanged(ThreadStatus::Idle))
             .await;
@@ -70,9 +70,9 @@ impl ThreadManager {
         parent: &ThreadId,
     ) -> Result<ThreadHandle, CoreError> {
         let sinks = self.subscribers.clone().ok_or(CoreError::Overloaded)?;
-        let sink = sinks.child_sink(parent, id);
+        let sink = sinks.child_sink(parent);
         let (handle, _, warm) = self
-            .resume_thread(id, StartThreadOptions::default(), sink.clone(), |_| {})
+            .resume_thread(id, StartThreadOptions::default(), sink.clone())
             .await?;
         if !warm {
             sink.emit(id, ThreadEvent::StatusChanged(ThreadStatus::Idle))
@@ -81,16 +81,10 @@ impl ThreadManager {
         Ok(handle)
     }
 
-    /// Unload a sub-agent the tools closed (or its tree) and tell the app-server (its
-    /// subscribers see it `notLoaded`). Returns whether it was loaded.
+    /// Unload a sub-agent the tools closed (or its tree); its subscribers see it `notLoaded`
+    /// ([`Unloaded::Closed`](super::Unloaded::Closed)). Returns whether it was loaded.
     pub async fn unload_child(&self, id: &ThreadId) -> bool {
-        if !self.unload(id).await {
-            return false;
-        }
-        if let Some(subscribers) = &self.subscribers {
-            subscribers.child_unloaded(id).await;
-        }
-        true
+        self.unload(id, super::Unloaded::Closed).await
     }
 
     /// Record that a sub-agent was closed or opened again: in its rollout (the durable truth)

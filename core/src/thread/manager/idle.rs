@@ -10,23 +10,35 @@ use weft_protocol::ThreadId;
 use super::ThreadManager;
 use crate::events::SharedSink;
 
-/// Who listens to loaded threads: where a sub-agent's events go (the app-server gives a child
-/// the subscribers its parent has, docs/agents.md §4), who is told of an unload, and which
-/// threads nobody subscribes to.
+/// Why a loaded thread was unloaded, as its [`Subscribers`] are told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unloaded {
+    /// Archived by a client (`thread/archive`): the client's answer tells everyone.
+    Archived,
+    /// A sub-agent closed by the multi-agent tools, or unloaded with its tree: its
+    /// subscribers are told it is `notLoaded`.
+    Closed,
+    /// Nobody subscribed and it was idle long enough: everyone is told it is `notLoaded` and
+    /// closed.
+    Idle,
+}
+
+/// Who listens to loaded threads (the app-server's subscriber registry): where a sub-agent's
+/// events go (the subscribers its parent has, docs/agents.md §4), which threads nobody
+/// subscribes to, and every unload. A load is told to the sink the loader handed in
+/// ([`EventSink::loaded`](crate::events::EventSink::loaded)), an unload here, both by the
+/// manager while it holds the thread's gate, so the registry never lags behind it.
 pub trait Subscribers: Send + Sync + 'static {
     /// The sink of a child thread about to be loaded, subscribed by whoever subscribes to
-    /// `parent`.
-    fn child_sink(&self, parent: &ThreadId, child: &ThreadId) -> SharedSink;
-    /// A child was unloaded by the multi-agent tools (closed) or with its tree: tell its
-    /// subscribers it is `notLoaded` and forget them.
-    fn child_unloaded<'a>(&'a self, child: &'a ThreadId) -> BoxFuture<'a, ()>;
+    /// `parent` now.
+    fn child_sink(&self, parent: &ThreadId) -> SharedSink;
+    /// A thread was unloaded (before anyone can load it again): forget its subscribers and
+    /// tell whoever `why` says.
+    fn unloaded<'a>(&'a self, id: &'a ThreadId, why: Unloaded) -> BoxFuture<'a, ()>;
     /// The loaded threads nobody subscribes to now.
     fn unwatched(&self) -> Vec<ThreadId>;
     /// Whether a loaded thread has no subscriber now.
     fn is_unwatched(&self, id: &ThreadId) -> bool;
-    /// A thread was unloaded as idle: forget its subscribers and tell everyone it is
-    /// `notLoaded` and closed.
-    fn idle_unloaded<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, ()>;
 }
 
 impl ThreadManager {
@@ -52,11 +64,10 @@ impl ThreadManager {
             if since.elapsed() < idle || !subscribers.is_unwatched(&id) {
                 continue;
             }
-            if !self.unload(&id).await {
+            if !self.unload(&id, Unloaded::Idle).await {
                 continue;
             }
             tracing::info!(thread = %id, "unloaded an idle thread with no subscribers");
-            subscribers.idle_unloaded(&id).await;
             // A sub-agent that started a turn since the check is interrupted: its root is gone.
             self.close_tree(&id).await;
         }

@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use tokio::sync::OwnedMutexGuard;
 use weft_protocol::ThreadId;
 
+use crate::events::SharedSink;
 use crate::thread::handle::ThreadHandle;
 
 /// Where a thread stands.
@@ -69,8 +70,10 @@ impl LoadedThreads {
             .collect()
     }
 
-    /// A new thread's actor runs (its id is new: no one else works on it).
-    pub(super) fn insert(&self, handle: ThreadHandle) {
+    /// A new thread's actor runs (its id is new: no one else works on it). `sink`, the one
+    /// its loader handed in, hears that it is loaded before anyone else can reach it.
+    pub(super) fn insert(&self, handle: ThreadHandle, sink: SharedSink) {
+        sink.loaded(handle.id());
         let mut entries = self.entries.lock();
         let entry = entries.entry(handle.id().clone()).or_insert_with(|| Entry {
             lifecycle: Lifecycle::Stored,
@@ -127,8 +130,10 @@ impl Gate<'_> {
         self.threads.set(&self.id, Lifecycle::Loading);
     }
 
-    /// The thread's actor runs: everyone may reach it.
-    pub(super) fn loaded(&self, handle: ThreadHandle) {
+    /// The thread's actor runs: `sink`, the one its loader handed in, hears it, then everyone
+    /// may reach it.
+    pub(super) fn loaded(&self, handle: ThreadHandle, sink: SharedSink) {
+        sink.loaded(&self.id);
         self.threads.set(&self.id, Lifecycle::Loaded(handle));
     }
 
