@@ -19,7 +19,7 @@ use weft_protocol::{ThreadId, ThreadStatus};
 
 use crate::connection::Connection;
 use crate::dispatch::Answer;
-use crate::handlers::threads::{replay_token_usage, settings_response, thread_settings};
+use crate::handlers::threads::{replay_token_usage, requested_settings, settings_response};
 use crate::handlers::{check_reviewer, goals, parse_thread_id};
 use crate::state::AppState;
 
@@ -31,7 +31,7 @@ pub async fn resume(
     params: ThreadResumeParams,
 ) -> Result<Answer<ThreadResumeResponse>, JsonRpcError> {
     parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
-    let options = thread_settings!(params.overrides, ephemeral: false, thread_source: None)
+    let options = requested_settings!(params.overrides, ephemeral: false, thread_source: None)
         .into_options(connection);
     // A cold resume makes this list the thread's before anyone else can see it loaded
     // (`EventSink::loaded`), so a concurrent warm resume from another connection joins it.
@@ -117,7 +117,7 @@ pub async fn fork(
     params: ThreadForkParams,
 ) -> Result<Answer<ThreadForkResponse>, JsonRpcError> {
     parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
-    let options = thread_settings!(
+    let options = requested_settings!(
         params.overrides,
         ephemeral: params.ephemeral,
         thread_source: params.thread_source

@@ -26,12 +26,12 @@ use crate::dispatch::Answer;
 use crate::handlers::{check_reviewer, mcp, page, parse_thread_id};
 use crate::state::AppState;
 
-/// The [`ThreadSettings`] of a thread-opening method's params: `thread/start`'s params, or the
+/// The [`RequestedSettings`] of a thread-opening method's params: `thread/start`'s params, or the
 /// `ThreadOverrides` flattened into `thread/resume`'s and `thread/fork`'s; wire types with the
 /// same members, copied field by field in one place.
-macro_rules! thread_settings {
+macro_rules! requested_settings {
     ($params:expr, ephemeral: $ephemeral:expr, thread_source: $source:expr) => {
-        $crate::handlers::threads::ThreadSettings {
+        $crate::handlers::threads::RequestedSettings {
             model: $params.model,
             model_provider: $params.model_provider,
             cwd: $params.cwd,
@@ -45,7 +45,7 @@ macro_rules! thread_settings {
         }
     };
 }
-pub(crate) use thread_settings;
+pub(crate) use requested_settings;
 
 /// `thread/start`: the response, then `thread/started` to everyone, then the MCP servers'
 /// startup statuses to the thread's subscribers (in the reference's order).
@@ -70,7 +70,7 @@ pub async fn start(
     validate_dynamic_tools(&dynamic_tools).map_err(JsonRpcError::invalid_request)?;
     let permission_profile = params.permissions.take();
     let workspace_roots = params.runtime_workspace_roots.take();
-    let mut options = thread_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
+    let mut options = requested_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
         .into_options(connection);
     options.dynamic_tools = dynamic_tools;
     options.permission_profile = permission_profile;
@@ -126,7 +126,7 @@ pub async fn loaded_list(
 }
 
 /// What `thread/start`, `thread/resume` and `thread/fork` may set on the thread they open.
-pub struct ThreadSettings {
+pub struct RequestedSettings {
     /// `model`.
     pub model: Option<String>,
     /// `modelProvider`.
@@ -149,7 +149,7 @@ pub struct ThreadSettings {
     pub thread_source: Option<String>,
 }
 
-impl ThreadSettings {
+impl RequestedSettings {
     /// The core's thread options; the originator is the connection's client name.
     pub fn into_options(self, connection: &Connection) -> StartThreadOptions {
         let mut options = StartThreadOptions {
