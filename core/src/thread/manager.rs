@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use weft_protocol::{
-    SessionSource, Thread, ThreadHistoryMode, ThreadId, ThreadReadState, ThreadStatus,
-};
+use weft_protocol::{SessionSource, Thread, ThreadId, ThreadReadState, ThreadStatus};
 
 mod agents;
 mod goals;
@@ -52,37 +50,14 @@ pub struct ThreadList {
 /// A new thread with these settings: idle, no turns, created now, a root (`vscode`, the
 /// source every client-started thread has).
 fn new_thread(settings: &ThreadSettings, ephemeral: bool) -> Thread {
-    let id = new_thread_id();
-    let now = now_secs();
     Thread {
-        session_id: id.to_string(),
-        id,
-        forked_from_id: None,
-        parent_thread_id: None,
-        preview: String::new(),
         ephemeral,
-        section: None,
-        section_entered_at: None,
-        project_id: None,
-        history_mode: ThreadHistoryMode::default(),
         model_provider: settings.model_provider.clone(),
         model: Some(settings.model.clone()),
         reasoning_effort: settings.reasoning_effort.clone(),
-        created_at: now,
-        updated_at: now,
-        recency_at: Some(now),
         status: ThreadStatus::Idle,
-        path: None,
         cwd: settings.cwd.display().to_string(),
-        cli_version: env!("CARGO_PKG_VERSION").to_string(),
-        originator: None,
-        source: SessionSource::Vscode,
-        thread_source: None,
-        agent_nickname: None,
-        agent_role: None,
-        git_info: None,
-        name: None,
-        turns: Vec::new(),
+        ..crate::wire_thread::base(new_thread_id(), SessionSource::Vscode, now_secs())
     }
 }
 
