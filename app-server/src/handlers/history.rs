@@ -15,7 +15,6 @@ use weft_protocol::thread_api::{
     ThreadReadParams, ThreadReadResponse, ThreadResumeParams, ThreadResumeResponse,
     ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams, ThreadUnarchiveResponse,
 };
-use weft_protocol::{ThreadId, ThreadStatus};
 
 use crate::connection::Connection;
 use crate::dispatch::Answer;
@@ -175,36 +174,11 @@ pub async fn archive(
 ) -> Result<Answer<ThreadArchiveResponse>, JsonRpcError> {
     let thread_id = params.thread_id;
     parse_thread_id(&thread_id)?;
-    let (was_loaded, moved) = state.threads.archive_thread(&thread_id).await;
-    match moved {
-        Ok(()) => {
-            let answer = Answer::new(ThreadArchiveResponse {});
-            let answer = if was_loaded {
-                unloaded(&thread_id, answer)
-            } else {
-                answer
-            };
-            state.threads.close_tree(&thread_id).await;
-            Ok(answer.then_broadcast(ThreadArchivedNotification { thread_id }))
-        }
-        Err(err) => {
-            let answer = Answer::error(err.into());
-            // The thread may have been unloaded before the move failed: say so.
-            if was_loaded {
-                return Ok(unloaded(&thread_id, answer));
-            }
-            Ok(answer)
-        }
-    }
-}
-
-/// `answer` first tells everyone an unloaded thread is not loaded any more (the manager has
-/// told the registry, which forgot its subscribers).
-fn unloaded<R>(thread_id: &ThreadId, answer: Answer<R>) -> Answer<R> {
-    answer.before_broadcast(ThreadStatusChangedNotification {
-        thread_id: thread_id.clone(),
-        status: ThreadStatus::NotLoaded,
-    })
+    // Unloading it told everyone it is not loaded (before its sub-agents, closed next).
+    state.threads.archive_thread(&thread_id).await?;
+    state.threads.close_tree(&thread_id).await;
+    Ok(Answer::new(ThreadArchiveResponse {})
+        .then_broadcast(ThreadArchivedNotification { thread_id }))
 }
 
 /// `thread/unarchive`; `thread/unarchived` follows the response.

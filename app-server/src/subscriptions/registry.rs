@@ -117,8 +117,9 @@ impl Subscribers for Subscriptions {
                 status: ThreadStatus::NotLoaded,
             };
             match why {
-                // The archiving client's answer tells everyone (`handlers::history::archive`).
-                Unloaded::Archived => {}
+                // Everyone, before the archived thread's sub-agents are closed and before the
+                // archiving client's answer (also when the move then fails).
+                Unloaded::Archived => self.connections.broadcast(&not_loaded.into()).await,
                 Unloaded::Closed => {
                     if let Some(subscribers) = subscribers {
                         subscribers.notify(&not_loaded.into()).await;

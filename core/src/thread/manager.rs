@@ -413,30 +413,22 @@ impl ThreadManager {
         Ok(Some(state.read_state(id).await?))
     }
 
-    /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn), then
-    /// move its rollout into the archive. Returns whether it was unloaded (also when the
-    /// move then failed: its subscribers were told [`Unloaded::Archived`]) and the move's
-    /// result.
-    pub async fn archive_thread(&self, id: &ThreadId) -> (bool, Result<(), CoreError>) {
+    /// `thread/archive`: unload the thread if it is loaded (interrupting a running turn; the
+    /// [`Subscribers`] hear [`Unloaded::Archived`] then, before the move, also when the move
+    /// then fails), then move its rollout into the archive.
+    pub async fn archive_thread(&self, id: &ThreadId) -> Result<(), CoreError> {
         let gate = self.threads.gate(id).await;
         // A loaded ephemeral thread has no rollout either.
-        let path = match self.stored_rollout(id) {
-            Ok(path) => path,
-            Err(err) => return (false, Err(err)),
-        };
-        let was_loaded = self.unload_gated(&gate, Unloaded::Archived).await;
+        let path = self.stored_rollout(id)?;
+        self.unload_gated(&gate, Unloaded::Archived).await;
         let home = self.services.config.home.clone();
-        let new_path = match tokio::task::spawn_blocking(move || archive(&home, &path)).await {
-            Ok(Ok(new_path)) => new_path,
-            Ok(Err(err)) => return (was_loaded, Err(err.into())),
-            Err(err) => return (was_loaded, Err(err.into())),
-        };
+        let new_path = tokio::task::spawn_blocking(move || archive(&home, &path)).await??;
         if let Some(state) = &self.services.state
             && let Err(err) = state.set_archived(id, true, &new_path).await
         {
             tracing::warn!(thread = %id, %err, "cannot index the archived thread");
         }
-        (was_loaded, Ok(()))
+        Ok(())
     }
 
     /// `thread/unarchive`: move the rollout back; the thread (not loaded).

@@ -418,8 +418,9 @@ async fn list_filters(transport: Transport) {
     }
 }
 
-/// `thread/archive` of a root closes its tree: an idle child and a running one (its turn
-/// interrupted) are unloaded, each `notLoaded`, before the answer.
+/// `thread/archive` of a root closes its tree: the root is `notLoaded` first, then an idle
+/// child and a running one (its turn interrupted) are unloaded, each `notLoaded`, before the
+/// answer.
 async fn archiving_the_root_closes_its_tree(transport: Transport) {
     let mut h = gated_harness(transport, "").await;
     let gate = Gate::new();
@@ -457,13 +458,20 @@ async fn archiving_the_root_closes_its_tree(transport: Transport) {
         .await;
     let messages = read_through(&mut h.client, |m| m["method"] == "thread/archived").await;
     let answer = messages.iter().position(|m| m["id"] == id).unwrap();
-    for child in [&idle, &busy] {
-        let gone = messages.iter().position(|m| {
+    let not_loaded = |thread: &str| {
+        messages.iter().position(|m| {
             m["method"] == "thread/status/changed"
-                && m["params"]["threadId"] == child.as_str()
+                && m["params"]["threadId"] == thread
                 && m["params"]["status"]["type"] == "notLoaded"
-        });
-        assert!(gone.is_some_and(|at| at < answer), "{child}: {messages:?}");
+        })
+    };
+    let root_gone = not_loaded(parent.as_str()).expect("the root's notLoaded");
+    for child in [&idle, &busy] {
+        let gone = not_loaded(child.as_str());
+        assert!(
+            gone.is_some_and(|at| root_gone < at && at < answer),
+            "{child}: {messages:?}"
+        );
     }
     let stopped = turn_completed_of(&mut h.client, &busy).await;
     assert_eq!(stopped["params"]["turn"]["status"], "interrupted");
