@@ -28,10 +28,10 @@ pub mod sink;
 pub mod status;
 
 pub use control::{
-    AgentCaller, AgentControl, ROOT_PATH, SpawnRequest, Spawned, TreePlace, last_agent_message,
+    AgentControl, ROOT_PATH, SpawnParent, SpawnRequest, Spawned, TreePlace, last_agent_message,
 };
-pub use host::{AgentHost, ChildThread, SendMode};
-pub use hub::{AgentMail, AgentMailbox, Agents, spawn_parent};
+pub use host::{AgentHost, ChildThread, SendMode, TreeHost};
+pub use hub::{AgentCaller, AgentMail, AgentMailbox, Agents, spawn_parent};
 pub use mailbox::{Mail, Mailbox, MailboxReceiver, mailbox};
 pub use registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnRefusal, SpawnReservation};
 pub use sink::AgentSink;

@@ -8,13 +8,11 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
-use weft_protocol::{ThreadId, TurnId};
+use weft_protocol::ThreadId;
 
-use super::host::{AgentHost, ChildThread};
-use super::hub::Agents;
+use super::host::{AgentHost, ChildThread, TreeHost};
 use super::registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnReservation};
 use super::status::AgentStatus;
-use crate::history::History;
 use crate::model::ResponseItem;
 use crate::settings::ThreadSettings;
 
@@ -52,34 +50,6 @@ impl TreePlace {
 /// The root's agent path.
 pub const ROOT_PATH: &str = "/root";
 
-/// What a tool call knows about the agent making it.
-#[derive(Clone)]
-pub struct AgentCaller {
-    /// The daemon's multi-agent state.
-    pub hub: Arc<Agents>,
-    /// The calling thread.
-    pub thread_id: ThreadId,
-    /// Its running turn.
-    pub turn_id: TurnId,
-    /// Where it stands.
-    pub place: TreePlace,
-    /// Its settings as of this turn (what a child inherits).
-    pub settings: ThreadSettings,
-    /// An ephemeral caller spawns ephemeral children.
-    pub ephemeral: bool,
-    /// Its model-facing history (what a forked child starts from).
-    pub history: Arc<Mutex<History>>,
-    /// Its tools are deferred behind `tool_search` (the fork says they were removed).
-    pub tool_search: bool,
-}
-
-impl AgentCaller {
-    /// Whether the caller may spawn (its children would not be past `max_depth`).
-    pub fn can_spawn(&self) -> bool {
-        self.place.depth < self.hub.limits().max_depth
-    }
-}
-
 /// What a spawn asks for, resolved by the tool from its arguments.
 pub struct SpawnRequest {
     /// The child's agent path (v2), checked for uniqueness.
@@ -90,6 +60,16 @@ pub struct SpawnRequest {
     pub history: Vec<ResponseItem>,
     /// The agent role, when one was given.
     pub role: Option<String>,
+}
+
+/// The thread a child is spawned from, as far as the tree needs to know.
+pub struct SpawnParent<'a> {
+    /// The spawning thread.
+    pub thread_id: &'a ThreadId,
+    /// Where it stands.
+    pub place: &'a TreePlace,
+    /// An ephemeral parent spawns ephemeral children.
+    pub ephemeral: bool,
 }
 
 /// A spawned child, loaded and idle.
@@ -105,12 +85,12 @@ pub struct Spawned {
 /// The control plane of one tree.
 pub struct AgentControl {
     registry: Arc<AgentRegistry>,
-    hub: Weak<Agents>,
+    hub: Weak<dyn TreeHost>,
     statuses: Mutex<HashMap<ThreadId, watch::Sender<AgentStatus>>>,
 }
 
 impl AgentControl {
-    pub(super) fn new(root: ThreadId, limits: AgentLimits, hub: Weak<Agents>) -> Arc<Self> {
+    pub(super) fn new(root: ThreadId, limits: AgentLimits, hub: Weak<dyn TreeHost>) -> Arc<Self> {
         Arc::new(AgentControl {
             registry: AgentRegistry::new(root, limits),
             hub,
@@ -184,27 +164,27 @@ impl AgentControl {
         }
     }
 
-    /// Spawn a child of `caller`: reserve its slot, create and load its thread, commit. Every
+    /// Spawn a child of `parent`: reserve its slot, create and load its thread, commit. Every
     /// failure gives the slot back (the reservation's drop guard). The error is the text for
     /// the model.
     pub async fn spawn(
         &self,
-        caller: &AgentCaller,
+        hub: &impl TreeHost,
+        parent: &SpawnParent<'_>,
         request: SpawnRequest,
     ) -> Result<Spawned, String> {
         let failed = |why: String| format!("collab spawn failed: {why}");
         let reservation = self
             .registry
-            .reserve(caller.place.depth, request.path.clone())
+            .reserve(parent.place.depth, request.path.clone())
             .map_err(|refusal| failed(refusal.to_string()))?;
-        let host = caller
-            .hub
+        let host = hub
             .host()
             .ok_or_else(|| failed("the daemon is shutting down".into()))?;
-        let child = child_thread(caller, &reservation, &request);
+        let child = child_thread(parent, &reservation, &request);
         let (id, settings) = host.spawn(child).await.map_err(failed)?;
-        let record = reservation.commit(id.clone(), caller.thread_id.clone(), request.role.clone());
-        caller.hub.remember_root(&id, &caller.place.root);
+        let record = reservation.commit(id.clone(), parent.thread_id.clone(), request.role.clone());
+        hub.remember_root(&id, &parent.place.root);
         self.set_status(&id, AgentStatus::PendingInit);
         Ok(Spawned {
             id,
@@ -217,7 +197,7 @@ impl AgentControl {
     /// it through. `Err` is the status to report instead (not found, or closed).
     pub async fn open(
         &self,
-        hub: &Arc<Agents>,
+        hub: &impl TreeHost,
         id: &ThreadId,
     ) -> Result<Arc<dyn AgentHost>, AgentStatus> {
         let record = self.registry.get(id).ok_or(AgentStatus::NotFound)?;
@@ -236,7 +216,7 @@ impl AgentControl {
 
     /// `close_agent`: its status before, then the agent and everything under it are unloaded
     /// (a running turn is interrupted) and marked shut down. Cancellation only goes down.
-    pub async fn close(&self, hub: &Arc<Agents>, id: &ThreadId) -> AgentStatus {
+    pub async fn close(&self, hub: &impl TreeHost, id: &ThreadId) -> AgentStatus {
         let previous = self.status(id).await;
         if matches!(previous, AgentStatus::NotFound) {
             return previous;
@@ -265,7 +245,7 @@ impl AgentControl {
     }
 
     /// `resume_agent`: a closed agent takes a slot again and is loaded (idle).
-    pub async fn resume(&self, hub: &Arc<Agents>, id: &ThreadId) -> Result<AgentStatus, String> {
+    pub async fn resume(&self, hub: &impl TreeHost, id: &ThreadId) -> Result<AgentStatus, String> {
         let record = self
             .registry
             .get(id)
@@ -291,7 +271,7 @@ impl AgentControl {
     }
 
     /// Interrupt an agent's running turn; its status before.
-    pub async fn interrupt(&self, hub: &Arc<Agents>, id: &ThreadId) -> AgentStatus {
+    pub async fn interrupt(&self, hub: &impl TreeHost, id: &ThreadId) -> AgentStatus {
         let previous = self.status(id).await;
         if let Some(host) = hub.host() {
             host.interrupt(id).await;
@@ -300,7 +280,7 @@ impl AgentControl {
     }
 
     /// Shut every loaded agent of the tree down (its root was closed).
-    pub async fn close_all(&self, hub: &Arc<Agents>) {
+    pub async fn close_all(&self, hub: &impl TreeHost) {
         let mut agents = self.registry.agents();
         agents.sort_by_key(|record| std::cmp::Reverse(record.depth));
         for record in agents {
@@ -308,7 +288,7 @@ impl AgentControl {
         }
     }
 
-    async fn unload(&self, hub: &Arc<Agents>, id: &ThreadId) {
+    async fn unload(&self, hub: &impl TreeHost, id: &ThreadId) {
         if let Some(host) = hub.host() {
             host.close(id).await;
         }
@@ -316,7 +296,7 @@ impl AgentControl {
 }
 
 /// Record an agent's closed state for restarts (a failure is logged: the tree goes on).
-async fn persist_closed(hub: &Arc<Agents>, id: &ThreadId, closed: bool) {
+async fn persist_closed(hub: &impl TreeHost, id: &ThreadId, closed: bool) {
     if let Some(host) = hub.host()
         && let Err(err) = host.set_closed(id, closed).await
     {
@@ -336,19 +316,19 @@ pub fn last_agent_message(turn: &weft_protocol::Turn) -> Option<String> {
 }
 
 fn child_thread(
-    caller: &AgentCaller,
+    parent: &SpawnParent<'_>,
     reservation: &SpawnReservation,
     request: &SpawnRequest,
 ) -> ChildThread {
     ChildThread {
-        parent: caller.thread_id.clone(),
-        root: caller.place.root.clone(),
+        parent: parent.thread_id.clone(),
+        root: parent.place.root.clone(),
         depth: reservation.depth(),
         path: reservation.path().map(str::to_string),
         nickname: reservation.nickname().to_string(),
         role: request.role.clone(),
         settings: request.settings.clone(),
-        ephemeral: caller.ephemeral,
+        ephemeral: parent.ephemeral,
         history: request.history.clone(),
     }
 }

@@ -5,6 +5,8 @@
 //! it to the trees when it is made, so `agents/` never names a thread type
 //! (docs/architecture.md §2.4).
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use weft_protocol::{ThreadId, Turn, TurnId, UserInput};
 
@@ -89,4 +91,26 @@ pub trait AgentHost: Send + Sync + 'static {
 
     /// An agent's last turn (live or stored); `Err` when the thread cannot be read.
     fn last_turn<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, Result<Option<Turn>, String>>;
+}
+
+/// What a tree's control plane (`control.rs`) needs of the daemon's multi-agent state
+/// (`hub.rs`'s `Agents` implements it): the thread layer, and the record of which tree a new
+/// child belongs to. It keeps `control.rs` below `hub.rs`: the hub holds the trees, a tree
+/// reaches back only through this.
+pub trait TreeHost: Send + Sync {
+    /// The thread layer; `None` once the daemon is shutting down.
+    fn host(&self) -> Option<Arc<dyn AgentHost>>;
+
+    /// Remember that `child` belongs to the tree under `root`.
+    fn remember_root(&self, child: &ThreadId, root: &ThreadId);
+}
+
+impl<T: TreeHost + ?Sized> TreeHost for Arc<T> {
+    fn host(&self) -> Option<Arc<dyn AgentHost>> {
+        (**self).host()
+    }
+
+    fn remember_root(&self, child: &ThreadId, root: &ThreadId) {
+        (**self).remember_root(child, root);
+    }
 }

@@ -6,15 +6,59 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
-use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId};
+use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId, TurnId};
 
-use super::control::AgentControl;
-use super::host::AgentHost;
+use super::control::{AgentControl, SpawnParent, SpawnRequest, Spawned, TreePlace};
+use super::host::{AgentHost, TreeHost};
 use super::mailbox::Mailbox;
 use super::registry::{AgentLimits, AgentRecord};
 use crate::config::{AgentSurface, Config};
+use crate::history::History;
 use crate::model::ResponseItem;
+use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb};
+
+/// What a tool call knows about the agent making it.
+#[derive(Clone)]
+pub struct AgentCaller {
+    /// The daemon's multi-agent state.
+    pub hub: Arc<Agents>,
+    /// The calling thread.
+    pub thread_id: ThreadId,
+    /// Its running turn.
+    pub turn_id: TurnId,
+    /// Where it stands.
+    pub place: TreePlace,
+    /// Its settings as of this turn (what a child inherits).
+    pub settings: ThreadSettings,
+    /// An ephemeral caller spawns ephemeral children.
+    pub ephemeral: bool,
+    /// Its model-facing history (what a forked child starts from).
+    pub history: Arc<Mutex<History>>,
+    /// Its tools are deferred behind `tool_search` (the fork says they were removed).
+    pub tool_search: bool,
+}
+
+impl AgentCaller {
+    /// Whether the caller may spawn (its children would not be past `max_depth`).
+    pub fn can_spawn(&self) -> bool {
+        self.place.depth < self.hub.limits().max_depth
+    }
+
+    /// Spawn a child of the caller in its tree (`AgentControl::spawn`).
+    pub async fn spawn(
+        &self,
+        control: &AgentControl,
+        request: SpawnRequest,
+    ) -> Result<Spawned, String> {
+        let parent = SpawnParent {
+            thread_id: &self.thread_id,
+            place: &self.place,
+            ephemeral: self.ephemeral,
+        };
+        control.spawn(&self.hub, &parent, request).await
+    }
+}
 
 /// One mail between the agents of a tree.
 #[derive(Debug, Clone)]
@@ -58,6 +102,16 @@ pub struct Agents {
     mailboxes: Mutex<HashMap<ThreadId, AgentMailbox>>,
     /// Sub-agent → its root, for every sub-agent seen since start.
     roots: Mutex<HashMap<ThreadId, ThreadId>>,
+}
+
+impl TreeHost for Agents {
+    fn host(&self) -> Option<Arc<dyn AgentHost>> {
+        Agents::host(self)
+    }
+
+    fn remember_root(&self, child: &ThreadId, root: &ThreadId) {
+        Agents::remember_root(self, child, root);
+    }
 }
 
 impl std::fmt::Debug for Agents {
@@ -165,7 +219,8 @@ impl Agents {
         if let Some(control) = trees.get(root) {
             return control.clone();
         }
-        let control = AgentControl::new(root.clone(), self.limits, Arc::downgrade(self));
+        let hub: Weak<Agents> = Arc::downgrade(self);
+        let control = AgentControl::new(root.clone(), self.limits, hub);
         for record in self.stored_children(root).await {
             self.remember_root(&record.thread_id, root);
             control.restore(record);

@@ -55,7 +55,7 @@ pub async fn spawn(call: &Call<'_>) -> String {
         history,
         role: None,
     };
-    let spawned = match control.spawn(caller, request).await {
+    let spawned = match caller.spawn(&control, request).await {
         Ok(spawned) => spawned,
         Err(err) => {
             call.completed(item, CollabAgentToolCallStatus::Failed)
