@@ -31,7 +31,7 @@ pub use control::{
     AgentControl, ROOT_PATH, SpawnParent, SpawnRequest, Spawned, TreePlace, last_agent_message,
 };
 pub use host::{AgentHost, ChildThread, SendMode, TreeHost};
-pub use hub::{AgentCaller, AgentMail, AgentMailbox, Agents, spawn_parent};
+pub use hub::{AgentCaller, AgentMail, AgentMailbox, Agents};
 pub use mailbox::{Mail, Mailbox, MailboxReceiver, mailbox};
 pub use registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnRefusal, SpawnReservation};
 pub use sink::AgentSink;

@@ -187,7 +187,7 @@ impl Agents {
     /// The root of a thread's tree: itself for a root; for a sub-agent, the end of its
     /// chain of parents (known since start, else read from the state DB).
     pub async fn root_of(&self, thread: &Thread) -> ThreadId {
-        let Some(mut parent) = spawn_parent(&thread.source) else {
+        let Some(mut parent) = SubAgentSource::parent_of(&thread.source) else {
             return thread.id.clone();
         };
         if let Some(root) = self.roots.lock().get(&thread.id) {
@@ -289,15 +289,5 @@ impl Agents {
         }
         records.sort_by_key(|record| record.depth);
         records
-    }
-}
-
-/// The spawning parent named by a thread's source.
-pub fn spawn_parent(source: &SessionSource) -> Option<ThreadId> {
-    match source {
-        SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
-            parent_thread_id, ..
-        }) => Some(parent_thread_id.clone()),
-        _ => None,
     }
 }

@@ -5,7 +5,7 @@
 use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId, ThreadStatus};
 
 use super::ThreadManager;
-use crate::agents::{AgentSink, AgentStatus, ChildThread, TreePlace, spawn_parent};
+use crate::agents::{AgentSink, AgentStatus, ChildThread, TreePlace};
 use crate::events::{SharedSink, ThreadEvent};
 use crate::rollout::{RolloutRecord, RolloutWriter, SessionMeta};
 use crate::state::ThreadRow;
@@ -173,7 +173,7 @@ impl ThreadManager {
         sink: SharedSink,
     ) -> (TreePlace, SharedSink) {
         let agents = &self.services.agents;
-        let Some(parent) = spawn_parent(&thread.source) else {
+        let Some(parent) = weft_protocol::SubAgentSource::parent_of(&thread.source) else {
             return (TreePlace::root(&thread.id), sink);
         };
         let (depth, path) = match &thread.source {
