@@ -1,6 +1,7 @@
 //! A server spawned with piped stdio, spoken to through the bench's JSON-RPC layer
 //! ([`crate::rpc`]) over the test suite's stdio transport (one JSON message per line).
 
+use std::ops::{Deref, DerefMut};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,8 +24,22 @@ pub struct Process {
 }
 
 /// A running app-server process spoken to over its stdin and stdout; the requests and
-/// notifications are [`Rpc`]'s (through `Deref`).
-pub type Server = Connection<Process>;
+/// notifications are [`Rpc`]'s (through `Deref`). A type of this module, not an alias of
+/// [`Connection`], so its methods belong here and `rpc.rs` never reaches back into it.
+pub struct Server(Connection<Process>);
+
+impl Deref for Server {
+    type Target = Connection<Process>;
+    fn deref(&self) -> &Connection<Process> {
+        &self.0
+    }
+}
+
+impl DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Connection<Process> {
+        &mut self.0
+    }
+}
 
 impl Server {
     /// Spawn `command` with piped stdin/stdout (stderr as the command has it) and start reading.
@@ -41,7 +56,7 @@ impl Server {
         let writer = Arc::new(tokio::sync::Mutex::new(writer));
         let (rpc, router) = Rpc::new(writer.clone(), ENDED);
         tokio::spawn(read_loop(reader, writer, router, |_| false));
-        Ok(Connection::new(rpc, Process { child, pid }))
+        Ok(Server(Connection::new(rpc, Process { child, pid })))
     }
 
     pub fn pid(&self) -> u32 {
