@@ -41,7 +41,7 @@ impl Note {
 }
 
 /// The answer to a request: its result, or the JSON-RPC error object.
-pub type Answer = std::result::Result<Value, Value>;
+pub type RequestResult = std::result::Result<Value, Value>;
 
 /// How long one message may take to write (a server that stops reading fills the pipe or the
 /// socket).
@@ -102,14 +102,14 @@ pub async fn read_loop(
 
 /// A request sent but not answered yet.
 pub struct Pending {
-    rx: oneshot::Receiver<(Answer, Instant)>,
+    rx: oneshot::Receiver<(RequestResult, Instant)>,
     method: String,
     ended: Ended,
 }
 
 impl Pending {
     /// Wait for the answer and the instant it was read.
-    pub async fn answer(self, timeout: Duration) -> Result<(Answer, Instant)> {
+    pub async fn answer(self, timeout: Duration) -> Result<(RequestResult, Instant)> {
         match tokio::time::timeout(timeout, self.rx).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(_)) => bail!("{} {}", self.ended.before_answer, self.method),
@@ -127,7 +127,7 @@ impl Pending {
     }
 }
 
-type PendingMap = Mutex<HashMap<u64, oneshot::Sender<(Answer, Instant)>>>;
+type PendingMap = Mutex<HashMap<u64, oneshot::Sender<(RequestResult, Instant)>>>;
 
 /// The reader task's half: routes each message read.
 pub struct Router {
@@ -290,7 +290,7 @@ impl Rpc {
         params: impl IntoIterator<Item = Value>,
         window: usize,
         timeout: Duration,
-    ) -> Result<Vec<Answer>> {
+    ) -> Result<Vec<RequestResult>> {
         let mut in_flight = VecDeque::new();
         let mut answers = Vec::new();
         for params in params {
@@ -376,7 +376,9 @@ impl Rpc {
     }
 }
 
-async fn join_answer(task: tokio::task::JoinHandle<Result<(Answer, Instant)>>) -> Result<Answer> {
+async fn join_answer(
+    task: tokio::task::JoinHandle<Result<(RequestResult, Instant)>>,
+) -> Result<RequestResult> {
     Ok(task.await??.0)
 }
 
