@@ -3,8 +3,8 @@
 //! rollout). What the whole tree under one root shares — who may spawn, how many, how deep,
 //! what they are called, how they talk — is its control plane, one per root:
 //!
-//! - `hub`: [`Agents`], the daemon's trees, every loaded thread's mailbox, and the
-//!   [`AgentHost`];
+//! - `hub`: [`Agents`], the daemon's trees, the roots of their sub-agents, and the
+//!   [`AgentHost`] (through which it reaches a loaded thread's mailbox);
 //! - `host`: [`AgentHost`], the narrow trait through which the trees reach threads (the thread
 //!   manager implements it), and the [`ChildThread`] a spawn asks it for;
 //! - `control`: [`AgentControl`], one tree's registry and statuses, and the operations the
@@ -12,7 +12,8 @@
 //! - `registry`: the four guards (count, depth, nickname, path) and the [`SpawnReservation`]
 //!   that gives a slot back on every failure path;
 //! - `names`: the nickname pool;
-//! - `mailbox`: how agents talk (a channel, a sequence number, a watch);
+//! - `mailbox`: how agents talk (a channel, a sequence number, a watch), and the
+//!   [`AgentMail`] they send;
 //! - `sink`: [`AgentSink`], which watches a sub-agent's turns for its status and its parent;
 //! - `notify`, `status`: what the models are told.
 
@@ -31,8 +32,8 @@ pub use control::{
     AgentControl, ROOT_PATH, SpawnParent, SpawnRequest, Spawned, TreePlace, last_agent_message,
 };
 pub use host::{AgentHost, ChildThread, SendMode, TreeHost};
-pub use hub::{AgentCaller, AgentMail, AgentMailbox, Agents};
-pub use mailbox::{Mail, Mailbox, MailboxReceiver, mailbox};
+pub use hub::{AgentCaller, Agents};
+pub use mailbox::{AgentMail, AgentMailbox, Mail, Mailbox, MailboxReceiver, mailbox};
 pub use registry::{AgentLimits, AgentRecord, AgentRegistry, SpawnRefusal, SpawnReservation};
 pub use sink::AgentSink;
 pub use status::AgentStatus;

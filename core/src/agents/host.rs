@@ -1,7 +1,7 @@
 //! [`AgentHost`]: what the multi-agent tools need from the thread layer, and nothing more —
 //! create a child thread, load a cold one, give an agent input, interrupt it, hand a thread
-//! the mail it waited for, unload an agent, record that one is closed, and read an unloaded
-//! agent's last turn. The thread manager implements it (`thread/manager/host.rs`) and gives
+//! the mail it waited for, unload an agent, record that one is closed, read an unloaded
+//! agent's last turn, and reach a loaded thread's mailbox. The thread manager implements it (`thread/manager/host.rs`) and gives
 //! it to the trees when it is made, so `agents/` never names a thread type
 //! (docs/architecture.md §2.4).
 
@@ -10,6 +10,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use weft_protocol::{ThreadId, Turn, TurnId, UserInput};
 
+use super::mailbox::AgentMailbox;
 use crate::model::ResponseItem;
 use crate::settings::ThreadSettings;
 
@@ -91,6 +92,10 @@ pub trait AgentHost: Send + Sync + 'static {
 
     /// An agent's last turn (live or stored); `Err` when the thread cannot be read.
     fn last_turn<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, Result<Option<Turn>, String>>;
+
+    /// The mailbox of a thread, from when its actor is started until it has stopped (`None`
+    /// otherwise): the registry of loaded threads holds it beside the thread's handle.
+    fn mailbox(&self, id: &ThreadId) -> Option<AgentMailbox>;
 }
 
 /// What a tree's control plane (`control.rs`) needs of the daemon's multi-agent state

@@ -1,6 +1,8 @@
 //! [`Agents`]: the daemon's multi-agent state, held in the threads' shared services — one
-//! [`AgentControl`] per root thread tree, every loaded thread's mailbox, and the thread layer
-//! behind the [`AgentHost`] trait, given when the services are made.
+//! [`AgentControl`] per root thread tree, the root of every sub-agent seen since start, and
+//! the thread layer behind the [`AgentHost`] trait, given when the services are made. A loaded
+//! thread's mailbox is not here: the thread layer's registry of loaded threads holds it, and
+//! [`Agents::mailbox`] asks the host for it (docs/agents.md §5).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -10,11 +12,10 @@ use weft_protocol::{SessionSource, SubAgentSource, Thread, ThreadId, TurnId};
 
 use super::control::{AgentControl, SpawnParent, SpawnRequest, Spawned, TreePlace};
 use super::host::{AgentHost, TreeHost};
-use super::mailbox::Mailbox;
+use super::mailbox::AgentMailbox;
 use super::registry::{AgentLimits, AgentRecord};
 use crate::config::{AgentSurface, Config};
 use crate::history::History;
-use crate::model::ResponseItem;
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb};
 
@@ -60,32 +61,6 @@ impl AgentCaller {
     }
 }
 
-/// One mail between the agents of a tree.
-#[derive(Debug, Clone)]
-pub struct AgentMail {
-    /// What the receiving model is told, recorded at its next step boundary.
-    pub item: ResponseItem,
-    /// What the receiver's clients are shown, in its running turn (v2's `subAgentActivity`
-    /// `completed`); dropped when no turn runs.
-    pub activity: Option<weft_protocol::SubAgentActivityItem>,
-    /// The sender's turn, when this mail asks for a turn: the new turn's `rootTurnId`.
-    pub root_turn: Option<weft_protocol::TurnId>,
-}
-
-impl AgentMail {
-    /// Mail with no client item.
-    pub fn model(item: ResponseItem) -> AgentMail {
-        AgentMail {
-            item,
-            activity: None,
-            root_turn: None,
-        }
-    }
-}
-
-/// An agent's mailbox.
-pub type AgentMailbox = Mailbox<AgentMail>;
-
 /// The daemon's multi-agent state.
 pub struct Agents {
     /// Which tools the model gets.
@@ -99,8 +74,10 @@ pub struct Agents {
     host: Option<Weak<dyn AgentHost>>,
     state: Option<StateDb>,
     trees: tokio::sync::Mutex<HashMap<ThreadId, Arc<AgentControl>>>,
-    mailboxes: Mutex<HashMap<ThreadId, AgentMailbox>>,
-    /// Sub-agent → its root, for every sub-agent seen since start.
+    /// Sub-agent → its root, for every sub-agent seen since start, loaded or not (a cold
+    /// child restored from the state DB, a parent walked in [`Agents::root_of`], a child
+    /// since unloaded): it outlives loading, so it is kept here and not in the thread
+    /// layer's registry of loaded threads.
     roots: Mutex<HashMap<ThreadId, ThreadId>>,
 }
 
@@ -143,7 +120,6 @@ impl Agents {
             host,
             state,
             trees: tokio::sync::Mutex::new(HashMap::new()),
-            mailboxes: Mutex::new(HashMap::new()),
             roots: Mutex::new(HashMap::new()),
         }
     }
@@ -164,19 +140,11 @@ impl Agents {
         self.host().is_some()
     }
 
-    /// Remember a loaded thread's mailbox.
-    pub fn register_mailbox(&self, thread: &ThreadId, mailbox: AgentMailbox) {
-        self.mailboxes.lock().insert(thread.clone(), mailbox);
-    }
-
-    /// Forget an unloaded thread's mailbox (and with it where its waits got to).
-    pub fn unregister_mailbox(&self, thread: &ThreadId) {
-        self.mailboxes.lock().remove(thread);
-    }
-
-    /// The mailbox of a loaded thread.
+    /// The mailbox of a loaded thread: the thread layer's registry of loaded threads holds
+    /// it ([`AgentHost::mailbox`]); `None` when the thread is not loaded or there is no thread
+    /// layer.
     pub fn mailbox(&self, thread: &ThreadId) -> Option<AgentMailbox> {
-        self.mailboxes.lock().get(thread).cloned()
+        self.host()?.mailbox(thread)
     }
 
     /// Remember the root of a sub-agent.

@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
+use weft_protocol::{SubAgentActivityItem, TurnId};
+
+use crate::model::ResponseItem;
 
 /// One mail in a mailbox.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,6 +209,32 @@ impl<T> MailboxReceiver<T> {
         any
     }
 }
+
+/// One mail between the agents of a tree.
+#[derive(Debug, Clone)]
+pub struct AgentMail {
+    /// What the receiving model is told, recorded at its next step boundary.
+    pub item: ResponseItem,
+    /// What the receiver's clients are shown, in its running turn (v2's `subAgentActivity`
+    /// `completed`); dropped when no turn runs.
+    pub activity: Option<SubAgentActivityItem>,
+    /// The sender's turn, when this mail asks for a turn: the new turn's `rootTurnId`.
+    pub root_turn: Option<TurnId>,
+}
+
+impl AgentMail {
+    /// Mail with no client item.
+    pub fn model(item: ResponseItem) -> AgentMail {
+        AgentMail {
+            item,
+            activity: None,
+            root_turn: None,
+        }
+    }
+}
+
+/// An agent's mailbox.
+pub type AgentMailbox = Mailbox<AgentMail>;
 
 #[cfg(test)]
 mod tests {

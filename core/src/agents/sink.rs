@@ -9,7 +9,8 @@ use parking_lot::Mutex;
 use weft_protocol::{ThreadId, ThreadItemDetails};
 
 use super::control::AgentControl;
-use super::hub::{AgentMail, Agents};
+use super::hub::Agents;
+use super::mailbox::AgentMail;
 use super::notify;
 use super::status::AgentStatus;
 use crate::config::AgentSurface;

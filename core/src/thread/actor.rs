@@ -38,6 +38,7 @@ use weft_protocol::{Thread, ThreadStatus, ThreadTokenUsage, Turn, TurnId, TurnSt
 use super::error::CoreError;
 use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
 use super::services::Services;
+use crate::agents::AgentMailbox;
 use crate::env_context::EnvironmentContext;
 use crate::events::{SharedSink, ThreadEvent};
 use crate::goals::GoalTurnUsage;
@@ -117,14 +118,15 @@ pub struct ThreadActor {
 }
 
 impl ThreadActor {
-    /// Spawn the actor for a new thread and return its handle.
+    /// Spawn the actor for a new thread; returns its handle and the sending side of its agent
+    /// mailbox, which the manager keeps with the handle in its registry of loaded threads.
     pub fn spawn(
         thread: Thread,
         settings: ThreadSettings,
         services: Arc<Services>,
         sink: SharedSink,
         restored: Restored,
-    ) -> ThreadHandle {
+    ) -> (ThreadHandle, AgentMailbox) {
         let (tx, rx) = mpsc::channel(OP_QUEUE_CAPACITY);
         let handle = ThreadHandle::new(thread.id.clone(), tx.clone());
         let instructions_recorded = !restored.history.is_empty();
@@ -132,7 +134,6 @@ impl ThreadActor {
         let tools =
             ToolRuntime::with_shell_environment(services.config.shell_environment_policy.clone());
         let (mailbox, inbox) = crate::agents::mailbox();
-        services.agents.register_mailbox(&thread.id, mailbox);
         let place = restored
             .place
             .clone()
@@ -170,7 +171,7 @@ impl ThreadActor {
         // line the actor (and the turns it runs) logs carries `thread_id`, and nothing else.
         let span = tracing::info_span!(parent: None, "thread", thread_id = %actor.thread.id);
         tokio::spawn(Box::new(actor).run(rx).instrument(span));
-        handle
+        (handle, mailbox)
     }
 
     /// The actor's loop. The actor and the work of each op live on the heap, so the task of
@@ -256,15 +257,14 @@ impl ThreadActor {
         ControlFlow::Continue(())
     }
 
-    /// The actor ends: its turn is interrupted, its tools stop, its rollout is closed and its
-    /// mailbox forgotten.
+    /// The actor ends: its turn is interrupted, its tools stop and its rollout is closed (the
+    /// manager forgets its mailbox once it has stopped).
     async fn wind_down(&mut self) {
         self.abort_active(TurnEnd::Interrupted).await;
         self.tools.shutdown().await;
         self.persistence
             .close(self.services.state.as_ref(), &self.thread, &self.history)
             .await;
-        self.services.agents.unregister_mailbox(&self.thread.id);
     }
 
     pub(super) fn status(&self) -> ThreadStatus {

@@ -22,6 +22,7 @@ use super::error::{CoreError, OpenError};
 use super::handle::{Op, Restored, ThreadHandle, ThreadSnapshot};
 use super::options::StartThreadOptions;
 use super::services::Services;
+use crate::agents::AgentMailbox;
 use crate::config::Config;
 use crate::events::SharedSink;
 use crate::rollout::{
@@ -157,22 +158,23 @@ impl ThreadManager {
         sink: SharedSink,
         restored: Restored,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let handle = self
+        let (handle, mailbox) = self
             .spawn_actor(thread, settings, sink.clone(), restored)
             .await;
-        self.threads.insert(handle.clone(), sink);
+        self.threads.insert(handle.clone(), mailbox, sink);
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot))
     }
 
-    /// Start a thread's actor, with its place in its agent tree.
+    /// Start a thread's actor, with its place in its agent tree; returns its handle and the
+    /// agent mailbox it reads (both for the registry of loaded threads).
     async fn spawn_actor(
         &self,
         thread: Thread,
         settings: ThreadSettings,
         sink: SharedSink,
         restored: Restored,
-    ) -> ThreadHandle {
+    ) -> (ThreadHandle, AgentMailbox) {
         let (place, sink) = self.place(&thread, restored.turns.last(), sink).await;
         let mut restored = restored;
         restored.place = Some(place);
@@ -245,10 +247,10 @@ impl ThreadManager {
             rollout: Some(writer),
             place: None,
         };
-        let handle = self
+        let (handle, mailbox) = self
             .spawn_actor(thread, settings, sink.clone(), restored)
             .await;
-        gate.loaded(handle.clone(), sink);
+        gate.loaded(handle.clone(), mailbox, sink);
         let snapshot = handle.snapshot().await?;
         Ok((handle, snapshot, false))
     }
@@ -498,6 +500,7 @@ impl ThreadManager {
             return false;
         };
         handle.shutdown().await;
+        gate.unloaded();
         if let Some(subscribers) = &self.subscribers {
             subscribers.unloaded(handle.id(), why).await;
         }
@@ -531,6 +534,7 @@ impl ThreadManager {
         let handles = self.threads.drain();
         // All at once: each actor's last writes wait on the disk and the DB, not on the others.
         futures::future::join_all(handles.iter().map(ThreadHandle::shutdown)).await;
+        self.threads.drained();
         if let Some(state) = &self.services.state {
             // A DB still catching up with the rollouts (a first start over many of them) is
             // let finish, within the shutdown grace, so its work is not lost; one cut off is

@@ -22,8 +22,8 @@ pub struct Services {
     pub state: Option<StateDb>,
     /// The daemon's one pool of MCP servers (docs/mcp.md §3).
     pub mcp: Arc<McpPool>,
-    /// Sub-agent trees: their control planes and every loaded thread's mailbox
-    /// (docs/agents.md).
+    /// Sub-agent trees: their control planes and the roots of their sub-agents
+    /// (docs/agents.md §3).
     pub agents: Arc<crate::agents::Agents>,
 }
 

@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use weft_protocol::{ThreadId, Turn, TurnId, UserInput};
 
 use super::ThreadManager;
-use crate::agents::{AgentHost, ChildThread, SendMode};
+use crate::agents::{AgentHost, AgentMailbox, ChildThread, SendMode};
 use crate::events::Reply;
 use crate::settings::ThreadSettings;
 use crate::thread::error::CoreError;
@@ -96,6 +96,10 @@ impl AgentHost for ThreadManager {
                 .map_err(|err| err.to_string())?;
             Ok(thread.turns.last().cloned())
         })
+    }
+
+    fn mailbox(&self, id: &ThreadId) -> Option<AgentMailbox> {
+        self.threads.mailbox(id)
     }
 }
 

@@ -6,6 +6,12 @@
 //! two of them never race for the same file while work on different threads runs at once. A
 //! second `thread/resume` of a thread being loaded waits at its gate and then finds it loaded
 //! (warm) instead of failing on the rollout's lock.
+//!
+//! A loaded thread's entry also holds its agent mailbox (docs/agents.md §5), from when its
+//! actor is started until it has stopped: the agents layer reaches it through
+//! [`AgentHost::mailbox`](crate::agents::AgentHost::mailbox). The thread's place in its agent
+//! tree is its actor's; the roots of sub-agents stay in the agents layer's `Agents`, which must
+//! know them for threads that are not loaded too.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,6 +20,7 @@ use parking_lot::Mutex;
 use tokio::sync::OwnedMutexGuard;
 use weft_protocol::ThreadId;
 
+use crate::agents::AgentMailbox;
 use crate::events::SharedSink;
 use crate::thread::handle::ThreadHandle;
 
@@ -32,6 +39,18 @@ enum Lifecycle {
 struct Entry {
     lifecycle: Lifecycle,
     gate: Arc<tokio::sync::Mutex<()>>,
+    /// The thread's agent mailbox, while its actor runs (loaded, or being stopped).
+    mailbox: Option<AgentMailbox>,
+}
+
+impl Entry {
+    fn stored() -> Entry {
+        Entry {
+            lifecycle: Lifecycle::Stored,
+            gate: Arc::default(),
+            mailbox: None,
+        }
+    }
 }
 
 /// The loaded threads, by id.
@@ -70,16 +89,22 @@ impl LoadedThreads {
             .collect()
     }
 
-    /// A new thread's actor runs (its id is new: no one else works on it). `sink`, the one
-    /// its loader handed in, hears that it is loaded before anyone else can reach it.
-    pub(super) fn insert(&self, handle: ThreadHandle, sink: SharedSink) {
+    /// The agent mailbox of a thread whose actor runs (loaded, or being stopped).
+    pub(super) fn mailbox(&self, id: &ThreadId) -> Option<AgentMailbox> {
+        self.entries.lock().get(id)?.mailbox.clone()
+    }
+
+    /// A new thread's actor runs, reading `mailbox` (its id is new: no one else works on
+    /// it). `sink`, the one its loader handed in, hears that it is loaded before anyone else
+    /// can reach it.
+    pub(super) fn insert(&self, handle: ThreadHandle, mailbox: AgentMailbox, sink: SharedSink) {
         sink.loaded(handle.id());
         let mut entries = self.entries.lock();
-        let entry = entries.entry(handle.id().clone()).or_insert_with(|| Entry {
-            lifecycle: Lifecycle::Stored,
-            gate: Arc::default(),
-        });
+        let entry = entries
+            .entry(handle.id().clone())
+            .or_insert_with(Entry::stored);
         entry.lifecycle = Lifecycle::Loaded(handle);
+        entry.mailbox = Some(mailbox);
     }
 
     /// Wait for the thread's gate and hold it.
@@ -88,10 +113,7 @@ impl LoadedThreads {
             .entries
             .lock()
             .entry(id.clone())
-            .or_insert_with(|| Entry {
-                lifecycle: Lifecycle::Stored,
-                gate: Arc::default(),
-            })
+            .or_insert_with(Entry::stored)
             .gate
             .clone();
         let guard = gate.lock_owned().await;
@@ -102,7 +124,8 @@ impl LoadedThreads {
         }
     }
 
-    /// Every loaded thread's handle, forgotten (the daemon stops).
+    /// Every loaded thread's handle, taken so no one reaches it (the daemon stops); their
+    /// mailboxes stay until [`LoadedThreads::drained`], once the actors have stopped.
     pub(super) fn drain(&self) -> Vec<ThreadHandle> {
         let mut entries = self.entries.lock();
         let mut handles = Vec::new();
@@ -113,13 +136,27 @@ impl LoadedThreads {
                 handles.push(handle);
             }
         }
-        entries.retain(|_, entry| Arc::strong_count(&entry.gate) > 1);
         handles
     }
 
-    fn set(&self, id: &ThreadId, lifecycle: Lifecycle) {
+    /// The drained threads' actors have stopped: their mailboxes are forgotten, and so is
+    /// every entry no one waits at the gate of.
+    pub(super) fn drained(&self) {
+        let mut entries = self.entries.lock();
+        for entry in entries.values_mut() {
+            if !matches!(entry.lifecycle, Lifecycle::Loaded(_)) {
+                entry.mailbox = None;
+            }
+        }
+        entries.retain(|_, entry| {
+            matches!(entry.lifecycle, Lifecycle::Loaded(_)) || Arc::strong_count(&entry.gate) > 1
+        });
+    }
+
+    fn set(&self, id: &ThreadId, lifecycle: Lifecycle, mailbox: Option<AgentMailbox>) {
         if let Some(entry) = self.entries.lock().get_mut(id) {
             entry.lifecycle = lifecycle;
+            entry.mailbox = mailbox;
         }
     }
 }
@@ -127,14 +164,15 @@ impl LoadedThreads {
 impl Gate<'_> {
     /// The thread's actor is being started.
     pub(super) fn loading(&self) {
-        self.threads.set(&self.id, Lifecycle::Loading);
+        self.threads.set(&self.id, Lifecycle::Loading, None);
     }
 
-    /// The thread's actor runs: `sink`, the one its loader handed in, hears it, then everyone
-    /// may reach it.
-    pub(super) fn loaded(&self, handle: ThreadHandle, sink: SharedSink) {
+    /// The thread's actor runs, reading `mailbox`: `sink`, the one its loader handed in,
+    /// hears it, then everyone may reach it.
+    pub(super) fn loaded(&self, handle: ThreadHandle, mailbox: AgentMailbox, sink: SharedSink) {
         sink.loaded(&self.id);
-        self.threads.set(&self.id, Lifecycle::Loaded(handle));
+        self.threads
+            .set(&self.id, Lifecycle::Loaded(handle), Some(mailbox));
     }
 
     /// Take the loaded thread's handle, so no one reaches it while it is stopped (`None`
@@ -148,6 +186,14 @@ impl Gate<'_> {
                 entry.lifecycle = other;
                 None
             }
+        }
+    }
+
+    /// The actor taken by [`Gate::unloading`] has stopped: its mailbox is forgotten (and with
+    /// it where its waits got to).
+    pub(super) fn unloaded(&self) {
+        if let Some(entry) = self.threads.entries.lock().get_mut(&self.id) {
+            entry.mailbox = None;
         }
     }
 }
@@ -169,6 +215,7 @@ impl Drop for Gate<'_> {
         } else {
             // The next holder finds a thread with no actor.
             entry.lifecycle = Lifecycle::Stored;
+            entry.mailbox = None;
         }
     }
 }
@@ -177,7 +224,11 @@ impl Drop for Gate<'_> {
 mod tests {
     use std::time::Duration;
 
+    use std::sync::Arc;
+
     use super::LoadedThreads;
+    use crate::events::NullSink;
+    use crate::thread::handle::ThreadHandle;
     use weft_protocol::ThreadId;
 
     #[tokio::test]
@@ -199,5 +250,26 @@ mod tests {
         // No actor and no one waiting: nothing is left behind.
         assert!(threads.entries.lock().is_empty());
         assert!(threads.ids().is_empty());
+    }
+    #[tokio::test]
+    async fn a_mailbox_is_reachable_from_load_until_the_actor_stopped() {
+        let threads = LoadedThreads::default();
+        let id = ThreadId::from("a");
+        let (ops, _actor) = tokio::sync::mpsc::channel(1);
+        let (mailbox, _inbox) = crate::agents::mailbox();
+        let gate = threads.gate(&id).await;
+        gate.loading();
+        assert!(threads.mailbox(&id).is_none());
+        let handle = ThreadHandle::new(id.clone(), ops);
+        gate.loaded(handle, mailbox, Arc::new(NullSink));
+        assert!(threads.mailbox(&id).is_some());
+        // Being stopped: no one gets its handle, mail still reaches it.
+        assert!(gate.unloading().is_some());
+        assert!(threads.get(&id).is_none());
+        assert!(threads.mailbox(&id).is_some());
+        gate.unloaded();
+        assert!(threads.mailbox(&id).is_none());
+        drop(gate);
+        assert!(threads.entries.lock().is_empty());
     }
 }
