@@ -11,11 +11,13 @@ mod host;
 mod idle;
 mod loaded;
 mod pages;
+mod read_state;
 mod replay;
 
 pub use goals::GoalRequestError;
 pub use idle::{Subscribers, Unloaded};
 pub use pages::{PageError, ResumePages};
+pub use read_state::ReadMarkError;
 
 use super::actor::ThreadActor;
 use super::error::{CoreError, OpenError};
