@@ -373,12 +373,7 @@ async fn backfill_parents(pool: &SqlitePool) -> Result<(), StateError> {
                 id: id.clone(),
                 source,
             })?;
-        if let weft_protocol::SessionSource::SubAgent(
-            weft_protocol::SubAgentSource::ThreadSpawn {
-                parent_thread_id, ..
-            },
-        ) = source
-        {
+        if let Some(parent_thread_id) = weft_protocol::SubAgentSource::parent_of(&source) {
             sqlx::query("UPDATE threads SET parent_thread_id = $1 WHERE id = $2")
                 .bind(parent_thread_id.as_str())
                 .bind(&id)

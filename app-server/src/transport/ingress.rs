@@ -125,7 +125,7 @@ impl Ingress {
 /// message at a time, rather than in the transports, where every connection reads at once.
 pub fn request_tree(id: &RequestId, method: &str, params: Option<&RawValue>) -> Value {
     let mut map = serde_json::Map::with_capacity(3);
-    map.insert("id".to_owned(), id_value(id));
+    map.insert("id".to_owned(), serde_json::json!(id));
     map.insert("method".to_owned(), Value::String(method.to_owned()));
     if let Some(params) = params {
         map.insert("params".to_owned(), tree(params));
@@ -136,13 +136,6 @@ pub fn request_tree(id: &RequestId, method: &str, params: Option<&RawValue>) -> 
 /// The tree of raw JSON the envelope classifier has already checked.
 pub fn tree(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
-}
-
-fn id_value(id: &RequestId) -> Value {
-    match id {
-        RequestId::String(s) => Value::String(s.clone()),
-        RequestId::Integer(i) => Value::from(*i),
-    }
 }
 
 #[cfg(test)]

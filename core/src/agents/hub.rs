@@ -87,7 +87,7 @@ impl TreeHost for Agents {
     }
 
     fn remember_root(&self, child: &ThreadId, root: &ThreadId) {
-        Agents::remember_root(self, child, root);
+        self.roots.lock().insert(child.clone(), root.clone());
     }
 }
 
@@ -147,11 +147,6 @@ impl Agents {
         self.host()?.mailbox(thread)
     }
 
-    /// Remember the root of a sub-agent.
-    pub(super) fn remember_root(&self, child: &ThreadId, root: &ThreadId) {
-        self.roots.lock().insert(child.clone(), root.clone());
-    }
-
     /// The root of a thread's tree: itself for a root; for a sub-agent, the end of its
     /// chain of parents (known since start, else read from the state DB).
     pub async fn root_of(&self, thread: &Thread) -> ThreadId {
@@ -172,7 +167,7 @@ impl Agents {
                 None => None,
             };
             match row.as_ref().and_then(|row| row.parent_thread_id()) {
-                Some(next) => parent = next.clone(),
+                Some(next) => parent = next,
                 None => break,
             }
         }

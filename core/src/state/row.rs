@@ -91,13 +91,8 @@ impl ThreadRow {
     }
 
     /// The thread that spawned this one, when it is a spawned sub-agent thread.
-    pub fn parent_thread_id(&self) -> Option<&ThreadId> {
-        match &self.source {
-            SessionSource::SubAgent(SubAgentSource::ThreadSpawn {
-                parent_thread_id, ..
-            }) => Some(parent_thread_id),
-            _ => None,
-        }
+    pub fn parent_thread_id(&self) -> Option<ThreadId> {
+        SubAgentSource::parent_of(&self.source)
     }
 
     /// The wire thread for `thread/list` / `thread/read` (`turns: []`).
