@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use tokio::sync::mpsc;
 use weft_protocol::server_requests::{
     CommandExecutionRequestApprovalParams, FileChangeRequestApprovalParams,
     ToolRequestUserInputParams,
@@ -201,13 +202,24 @@ pub trait EventSink: Send + Sync + 'static {
 /// A shared sink.
 pub type SharedSink = Arc<dyn EventSink>;
 
-/// A sink with nobody behind it: events are dropped, requests cancelled (a thread loaded
-/// while the daemon shuts down).
-pub struct NullSink;
+/// A sink that only watches: every event goes into the channel (and is dropped once the
+/// receiver is gone), every request is cancelled, as nobody behind it can answer. An
+/// embedder's or a test's sink; [`ChannelSink::null`] has nobody behind it at all (a thread
+/// loaded while the daemon shuts down).
+pub struct ChannelSink(pub mpsc::UnboundedSender<ThreadEvent>);
 
-impl EventSink for NullSink {
-    fn emit<'a>(&'a self, _thread: &'a ThreadId, _event: ThreadEvent) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
+impl ChannelSink {
+    /// A sink whose events are all dropped.
+    pub fn null() -> ChannelSink {
+        ChannelSink(mpsc::unbounded_channel().0)
+    }
+}
+
+impl EventSink for ChannelSink {
+    fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
+        // A receiver that is gone wants nothing more.
+        let _ = self.0.send(event);
+        Box::pin(std::future::ready(()))
     }
 
     fn request<'a>(
@@ -215,7 +227,7 @@ impl EventSink for NullSink {
         _thread: &'a ThreadId,
         _params: ServerRequestParams,
     ) -> BoxFuture<'a, ServerRequestOutcome> {
-        Box::pin(async { ServerRequestOutcome::Cancelled })
+        Box::pin(std::future::ready(ServerRequestOutcome::Cancelled))
     }
 }
 

@@ -4,37 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::future::BoxFuture;
-use tokio::sync::mpsc;
-use weft_core::config::Config;
-use weft_core::events::{EventSink, Reply, ServerRequestOutcome, ServerRequestParams, ThreadEvent};
-use weft_core::thread::{
-    InputMode, Op, StartThreadOptions, Submitted, ThreadManager, TurnOverrides,
-};
-use weft_mock_model::{MockModel, Reply as ModelReply};
-use weft_protocol::{ThreadId, UserInput};
-
-const WAIT: Duration = Duration::from_secs(10);
-
-struct ChannelSink(mpsc::UnboundedSender<ThreadEvent>);
-
-impl EventSink for ChannelSink {
-    fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
-        let _ = self.0.send(event);
-        Box::pin(async {})
-    }
-
-    fn request<'a>(
-        &'a self,
-        _thread: &'a ThreadId,
-        _params: ServerRequestParams,
-    ) -> BoxFuture<'a, ServerRequestOutcome> {
-        Box::pin(async { ServerRequestOutcome::Cancelled })
-    }
-}
+use support::{harness, submit, turn_completed};
+use weft_core::thread::{InputMode, Submitted};
+use weft_mock_model::Reply;
 
 /// A span as it was opened.
 #[derive(Debug, Clone)]
@@ -88,56 +64,18 @@ async fn the_actor_runs_in_a_thread_span_and_its_turn_in_a_turn_span() {
     let subscriber = tracing_subscriber::registry().with(log.clone());
     let _default = tracing::subscriber::set_default(subscriber);
 
-    let mock = MockModel::start().await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let overrides = vec![
-        "model_provider=\"mock\"".to_string(),
-        "model_providers.mock.name=\"mock\"".to_string(),
-        format!("model_providers.mock.base_url=\"{}\"", mock.base_url()),
-    ];
-    let (config, _) = Config::load(home.path(), &overrides).unwrap();
-    let manager = ThreadManager::new(Arc::new(config));
-    let (tx, mut events) = mpsc::unbounded_channel();
-    let options = StartThreadOptions {
-        cwd: Some(home.path().to_path_buf()),
-        ..StartThreadOptions::default()
-    };
-    let (handle, _) = manager
-        .start_thread(options, Arc::new(ChannelSink(tx)))
+    let mut h = harness().await;
+    h.mock.push(Reply::new().text("done").responses());
+    let Submitted::Started(turn) = submit(&h.handle, "go", InputMode::StartOrSteer)
         .await
-        .unwrap();
-    mock.push(ModelReply::new().text("done").responses());
-    let (reply, rx) = Reply::channel();
-    handle
-        .send(Op::Submit {
-            input: vec![UserInput::text("go")],
-            mode: InputMode::StartOrSteer,
-            overrides: TurnOverrides::default(),
-            client_id: None,
-            reply,
-        })
-        .await
-        .unwrap();
-    let Submitted::Started(turn) = tokio::time::timeout(WAIT, rx)
-        .await
-        .unwrap()
-        .unwrap()
         .unwrap()
     else {
         panic!("expected a new turn");
     };
-    loop {
-        let event = tokio::time::timeout(WAIT, events.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if matches!(event, ThreadEvent::TurnCompleted(_)) {
-            break;
-        }
-    }
+    turn_completed(&mut h.events).await;
 
     let spans = log.0.lock().clone();
-    let thread_id = handle.id();
+    let thread_id = h.handle.id();
     let thread_fields = format!("thread_id={thread_id} ");
     assert!(
         spans

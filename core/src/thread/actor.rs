@@ -23,9 +23,6 @@ mod mail;
 mod persistence;
 mod start;
 
-#[cfg(test)]
-mod tests;
-
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;

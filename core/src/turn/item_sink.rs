@@ -79,37 +79,19 @@ impl EventSink for ToolItemSink {
 
 #[cfg(test)]
 mod tests {
-    use parking_lot::Mutex;
+    use tokio::sync::mpsc;
     use weft_protocol::{ItemId, PlanItem, ThreadItem, ThreadItemDetails};
 
     use super::*;
 
-    /// Keeps what reaches the client.
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<ThreadEvent>>);
-
-    impl EventSink for Recorder {
-        fn emit<'a>(&'a self, _thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
-            self.0.lock().push(event);
-            Box::pin(async {})
-        }
-
-        fn request<'a>(
-            &'a self,
-            _thread: &'a ThreadId,
-            _params: ServerRequestParams,
-        ) -> BoxFuture<'a, ServerRequestOutcome> {
-            Box::pin(async { ServerRequestOutcome::Cancelled })
-        }
-    }
-
     #[tokio::test]
     async fn a_tool_item_completes_once_even_after_a_hard_abort() {
-        let recorder = Arc::new(Recorder::default());
+        // Keeps what reaches the client.
+        let (client, mut seen) = mpsc::unbounded_channel();
         let shared = Arc::new(TurnShared::default());
         let turn_id = TurnId::from("t".to_string());
         let sink = ToolItemSink {
-            inner: recorder.clone(),
+            inner: Arc::new(crate::events::ChannelSink(client)),
             shared: shared.clone(),
             turn_id: turn_id.clone(),
             rollout: None,
@@ -139,9 +121,11 @@ mod tests {
             },
         )
         .await;
-        let seen = recorder.0.lock();
-        assert_eq!(seen.len(), 1);
-        assert!(matches!(&seen[0], ThreadEvent::ItemStarted { .. }));
+        assert!(matches!(
+            seen.try_recv(),
+            Ok(ThreadEvent::ItemStarted { .. })
+        ));
+        assert!(seen.try_recv().is_err());
         let items = shared.completed_items();
         assert_eq!(items.len(), 1);
         assert!(matches!(&items[0].details, ThreadItemDetails::Plan(_)));

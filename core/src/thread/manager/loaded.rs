@@ -227,7 +227,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::LoadedThreads;
-    use crate::events::NullSink;
+    use crate::events::ChannelSink;
     use crate::thread::handle::ThreadHandle;
     use weft_protocol::ThreadId;
 
@@ -261,7 +261,7 @@ mod tests {
         gate.loading();
         assert!(threads.mailbox(&id).is_none());
         let handle = ThreadHandle::new(id.clone(), ops);
-        gate.loaded(handle, mailbox, Arc::new(NullSink));
+        gate.loaded(handle, mailbox, Arc::new(ChannelSink::null()));
         assert!(threads.mailbox(&id).is_some());
         // Being stopped: no one gets its handle, mail still reaches it.
         assert!(gate.unloading().is_some());
