@@ -181,50 +181,52 @@ pub enum Decision {
 /// persisted by Weft: `acceptWithExecpolicyAmendment` runs the command once; a network policy
 /// amendment accepts (`allow`) or declines (`deny`).
 pub fn command_decision(outcome: ServerRequestOutcome) -> Decision {
-    match outcome {
-        ServerRequestOutcome::Cancelled => Decision::Cancel,
-        ServerRequestOutcome::Failed(message) => Decision::Failed(message),
-        ServerRequestOutcome::Answered(value) => {
-            match serde_json::from_value::<CommandExecutionRequestApprovalResponse>(value) {
-                Ok(response) => match response.decision {
-                    CommandExecutionApprovalDecision::Accept
-                    | CommandExecutionApprovalDecision::AcceptWithExecpolicyAmendment { .. } => {
-                        Decision::Accept
-                    }
-                    CommandExecutionApprovalDecision::AcceptForSession => {
-                        Decision::AcceptForSession
-                    }
-                    CommandExecutionApprovalDecision::ApplyNetworkPolicyAmendment {
-                        network_policy_amendment,
-                    } => match network_policy_amendment.action {
-                        NetworkPolicyRuleAction::Allow => Decision::Accept,
-                        NetworkPolicyRuleAction::Deny => Decision::Decline,
-                    },
-                    CommandExecutionApprovalDecision::Decline => Decision::Decline,
-                    CommandExecutionApprovalDecision::Cancel => Decision::Cancel,
-                },
-                Err(err) => Decision::Failed(format!("unparsable approval response: {err}")),
+    decision(
+        outcome,
+        |response: CommandExecutionRequestApprovalResponse| match response.decision {
+            CommandExecutionApprovalDecision::Accept
+            | CommandExecutionApprovalDecision::AcceptWithExecpolicyAmendment { .. } => {
+                Decision::Accept
             }
-        }
-    }
+            CommandExecutionApprovalDecision::AcceptForSession => Decision::AcceptForSession,
+            CommandExecutionApprovalDecision::ApplyNetworkPolicyAmendment {
+                network_policy_amendment,
+            } => match network_policy_amendment.action {
+                NetworkPolicyRuleAction::Allow => Decision::Accept,
+                NetworkPolicyRuleAction::Deny => Decision::Decline,
+            },
+            CommandExecutionApprovalDecision::Decline => Decision::Decline,
+            CommandExecutionApprovalDecision::Cancel => Decision::Cancel,
+        },
+    )
 }
 
 /// Reads the answer to `item/fileChange/requestApproval`.
 pub fn file_change_decision(outcome: ServerRequestOutcome) -> Decision {
+    decision(
+        outcome,
+        |response: FileChangeRequestApprovalResponse| match response.decision {
+            FileChangeApprovalDecision::Accept => Decision::Accept,
+            FileChangeApprovalDecision::AcceptForSession => Decision::AcceptForSession,
+            FileChangeApprovalDecision::Decline => Decision::Decline,
+            FileChangeApprovalDecision::Cancel => Decision::Cancel,
+        },
+    )
+}
+
+/// Reads an approval answer: nobody answering cancels, an error fails, and an answer is
+/// parsed as `R` and read by `read` (an unparsable one fails).
+fn decision<R: serde::de::DeserializeOwned>(
+    outcome: ServerRequestOutcome,
+    read: impl FnOnce(R) -> Decision,
+) -> Decision {
     match outcome {
         ServerRequestOutcome::Cancelled => Decision::Cancel,
         ServerRequestOutcome::Failed(message) => Decision::Failed(message),
-        ServerRequestOutcome::Answered(value) => {
-            match serde_json::from_value::<FileChangeRequestApprovalResponse>(value) {
-                Ok(response) => match response.decision {
-                    FileChangeApprovalDecision::Accept => Decision::Accept,
-                    FileChangeApprovalDecision::AcceptForSession => Decision::AcceptForSession,
-                    FileChangeApprovalDecision::Decline => Decision::Decline,
-                    FileChangeApprovalDecision::Cancel => Decision::Cancel,
-                },
-                Err(err) => Decision::Failed(format!("unparsable approval response: {err}")),
-            }
-        }
+        ServerRequestOutcome::Answered(value) => match serde_json::from_value::<R>(value) {
+            Ok(response) => read(response),
+            Err(err) => Decision::Failed(format!("unparsable approval response: {err}")),
+        },
     }
 }
 
