@@ -208,6 +208,24 @@ impl Call<'_> {
         self.turn.item_started(wire).await;
     }
 
+    /// `item/started`, then: an argument the model got wrong completes the item `failed` and
+    /// is the model's text; a good one is handed back with the item.
+    pub async fn started_with<T>(
+        &self,
+        item: CollabAgentToolCallItem,
+        arg: Result<T, String>,
+    ) -> Result<(CollabAgentToolCallItem, T), String> {
+        self.started(&item).await;
+        match arg {
+            Ok(arg) => Ok((item, arg)),
+            Err(err) => {
+                self.completed(item, CollabAgentToolCallStatus::Failed)
+                    .await;
+                Err(err)
+            }
+        }
+    }
+
     /// `item/completed`, with `status`.
     pub async fn completed(
         &self,

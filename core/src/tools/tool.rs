@@ -55,6 +55,14 @@ pub enum Concurrency {
     Exclusive,
 }
 
+/// What the model is told of a call the user interrupted `elapsed` after it began.
+pub(crate) fn aborted_by_user(elapsed: Duration) -> String {
+    format!(
+        "aborted by user after {:.1}s",
+        elapsed.as_secs_f64().max(0.1)
+    )
+}
+
 /// One tool (or one family of tools sharing a context) the model may call. `call` is an
 /// `async fn` made object-safe by `async_trait` (the set holds `Arc<dyn Tool>`).
 #[async_trait]
@@ -77,10 +85,7 @@ pub trait Tool: Send + Sync {
 
     /// What the model gets for a call interrupted before it started (docs/architecture.md §8.6).
     fn aborted(&self, elapsed: Duration) -> String {
-        format!(
-            "aborted by user after {:.1}s",
-            elapsed.as_secs_f64().max(0.1)
-        )
+        aborted_by_user(elapsed)
     }
 
     /// Run one call this tool claims; the output is what the model gets (before truncation).

@@ -16,6 +16,7 @@ use super::{Call, agent_id, input_of, prompt_of, state_of};
 use crate::agents::{AgentCaller, AgentHost, AgentStatus, SendMode, SpawnRequest};
 use crate::model::{ContentItem, ResponseItem, Role};
 use crate::settings::ThreadSettings;
+use crate::tools::tool::aborted_by_user;
 
 /// `wait_agent`'s timeout when none is given, and its bounds (milliseconds).
 const WAIT_DEFAULT_MS: u64 = 30_000;
@@ -34,14 +35,9 @@ pub async fn spawn(call: &Call<'_>) -> String {
     item.prompt = input.as_ref().ok().and_then(|input| prompt_of(input));
     item.model = Some(String::new());
     item.reasoning_effort = settings.reasoning_effort.clone();
-    call.started(&item).await;
-    let input = match input {
-        Ok(input) => input,
-        Err(err) => {
-            call.completed(item, CollabAgentToolCallStatus::Failed)
-                .await;
-            return err;
-        }
+    let (mut item, input) = match call.started_with(item, input).await {
+        Ok(started) => started,
+        Err(err) => return err,
     };
     let history = if call.flag("fork_context") {
         fork_history(caller)
@@ -139,14 +135,9 @@ pub async fn wait(call: &Call<'_>) -> String {
     if let Ok(targets) = &targets {
         item.receiver_thread_ids = targets.iter().map(ToString::to_string).collect();
     }
-    call.started(&item).await;
-    let targets = match targets {
-        Ok(targets) => targets,
-        Err(err) => {
-            call.completed(item, CollabAgentToolCallStatus::Failed)
-                .await;
-            return err;
-        }
+    let (mut item, targets) = match call.started_with(item, targets).await {
+        Ok(started) => started,
+        Err(err) => return err,
     };
     let timeout = call
         .args
@@ -176,10 +167,7 @@ pub async fn wait(call: &Call<'_>) -> String {
             biased;
             () = call.turn.cancel.cancelled() => {
                 // As the reference: the wait's item stays open (the turn's end closes it).
-                return format!(
-                    "aborted by user after {:.1}s",
-                    started.elapsed().as_secs_f64().max(0.1)
-                );
+                return aborted_by_user(started.elapsed());
             }
             () = tokio::time::sleep_until(deadline) => break BTreeMap::new(),
             _ = changed => {}
@@ -262,15 +250,7 @@ async fn started_on(
     if let Ok(target) = &target {
         item.receiver_thread_ids = vec![target.to_string()];
     }
-    call.started(&item).await;
-    match target {
-        Ok(target) => Ok((item, target)),
-        Err(err) => {
-            call.completed(item, CollabAgentToolCallStatus::Failed)
-                .await;
-            Err(err)
-        }
-    }
+    call.started_with(item, target).await
 }
 
 /// The final statuses among the watched agents (an agent the tree does not know is

@@ -16,6 +16,7 @@ use crate::agents::{
     AgentCaller, AgentMail, AgentRecord, AgentStatus, ROOT_PATH, SpawnRequest, notify, prompts,
 };
 use crate::model::ResponseItem;
+use crate::tools::tool::aborted_by_user;
 
 /// `wait_agent`'s timeout when none is given, and its bounds (milliseconds).
 const WAIT_DEFAULT_MS: u64 = 30_000;
@@ -221,10 +222,7 @@ pub async fn wait(call: &Call<'_>) -> String {
         tokio::select! {
             biased;
             () = call.turn.cancel.cancelled() => {
-                return format!(
-                    "aborted by user after {:.1}s",
-                    started.elapsed().as_secs_f64().max(0.1)
-                );
+                return aborted_by_user(started.elapsed());
             }
             () = tokio::time::sleep_until(deadline) => break true,
             changed = watch.changed() => {
