@@ -221,9 +221,16 @@ fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
 impl RolloutIndex {
     /// Index a rollout (blocking I/O). The first line must be a `session_meta` header.
     pub fn build(path: &Path) -> Result<RolloutIndex, RolloutError> {
-        let mut index = RolloutIndex {
-            path: path.to_path_buf(),
-            identity: (0, 0),
+        let mut index = RolloutIndex::empty(path.to_path_buf(), (0, 0));
+        index.update()?;
+        Ok(index)
+    }
+
+    /// An index of nothing yet, of the file `identity` names at `path`.
+    fn empty(path: PathBuf, identity: (u64, u64)) -> RolloutIndex {
+        RolloutIndex {
+            path,
+            identity,
             indexed_bytes: 0,
             next_ordinal: 0,
             last_ms: 0,
@@ -232,9 +239,7 @@ impl RolloutIndex {
             turn_ids: HashMap::new(),
             skipped_lines: 0,
             landmarks: Landmarks::default(),
-        };
-        index.update()?;
-        Ok(index)
+        }
     }
 
     /// Index what was appended since the last update; index the file again when it shrank or
@@ -245,18 +250,7 @@ impl RolloutIndex {
             .metadata()
             .map_err(|e| RolloutError::io(&self.path, e))?;
         if identity(&meta) != self.identity || meta.len() < self.indexed_bytes {
-            *self = RolloutIndex {
-                path: std::mem::take(&mut self.path),
-                identity: identity(&meta),
-                indexed_bytes: 0,
-                next_ordinal: 0,
-                last_ms: 0,
-                turns: Vec::new(),
-                items: Vec::new(),
-                turn_ids: HashMap::new(),
-                skipped_lines: 0,
-                landmarks: Landmarks::default(),
-            };
+            *self = RolloutIndex::empty(std::mem::take(&mut self.path), identity(&meta));
         }
         if meta.len() == self.indexed_bytes {
             return Ok(());
