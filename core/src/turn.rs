@@ -242,6 +242,18 @@ async fn emit(ctx: &TurnContext, event: ThreadEvent) {
     }
 }
 
+/// Start an item: among the turn's items, to the client.
+async fn start_item(ctx: &TurnContext, item: ThreadItem) {
+    emit(
+        ctx,
+        ThreadEvent::ItemStarted {
+            turn_id: ctx.turn_id.clone(),
+            item,
+        },
+    )
+    .await;
+}
+
 /// Complete an item: among the turn's items, in the rollout, to the client.
 async fn complete_item(ctx: &TurnContext, item: ThreadItem) {
     emit(
@@ -257,14 +269,7 @@ async fn complete_item(ctx: &TurnContext, item: ThreadItem) {
 /// Start an item and complete it at once (user input, hook prompts).
 async fn start_and_complete(ctx: &TurnContext, mut item: ThreadItem, started: i64) {
     item.started_at_ms = Some(started);
-    emit(
-        ctx,
-        ThreadEvent::ItemStarted {
-            turn_id: ctx.turn_id.clone(),
-            item: item.clone(),
-        },
-    )
-    .await;
+    start_item(ctx, item.clone()).await;
     item.completed_at_ms = Some(now_ms());
     complete_item(ctx, item).await;
 }

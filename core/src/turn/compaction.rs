@@ -3,7 +3,7 @@
 //! `contextCompaction` item around a summary request with retries. The pure part (the summary
 //! request, the rebuilt history) is [`crate::compact`].
 
-use super::{Stop, TurnContext, complete_item, emit, report_usage};
+use super::{Stop, TurnContext, complete_item, emit, report_usage, start_item};
 use crate::compact::{
     Placement, collect_summary, compaction_error, compaction_item, rebuild, summary_prompt,
     summary_text, trimmed_for_summary,
@@ -17,14 +17,7 @@ use crate::time::now_ms;
 pub(super) async fn compact(ctx: &TurnContext, placement: Placement) -> Result<(), Stop> {
     let mut item = compaction_item();
     item.started_at_ms = Some(now_ms());
-    emit(
-        ctx,
-        ThreadEvent::ItemStarted {
-            turn_id: ctx.turn_id.clone(),
-            item: item.clone(),
-        },
-    )
-    .await;
+    start_item(ctx, item.clone()).await;
     let mut retries = 0u32;
     let mut dropped = 0usize;
     let summary = loop {

@@ -11,7 +11,7 @@ use weft_protocol::{
 };
 
 use super::item_sink::tool_turn;
-use super::{Stop, TurnContext, complete_item, emit, report_usage};
+use super::{Stop, TurnContext, complete_item, emit, report_usage, start_item};
 use crate::events::ThreadEvent;
 use crate::model::{ContentItem, ModelError, Prompt, ResponseEvent, ResponseItem, turn_error};
 use crate::time::{new_item_id, now_ms};
@@ -249,28 +249,14 @@ async fn open_item(ctx: &TurnContext, item: &ResponseItem) {
         return;
     }
     wire.started_at_ms = Some(now_ms());
-    emit(
-        ctx,
-        ThreadEvent::ItemStarted {
-            turn_id: ctx.turn_id.clone(),
-            item: wire,
-        },
-    )
-    .await;
+    start_item(ctx, wire).await;
 }
 
 /// Start an item the model finished without announcing it; returns when it started.
 async fn start_unannounced(ctx: &TurnContext, mut wire: ThreadItem) -> i64 {
     let started = now_ms();
     wire.started_at_ms = Some(started);
-    emit(
-        ctx,
-        ThreadEvent::ItemStarted {
-            turn_id: ctx.turn_id.clone(),
-            item: wire,
-        },
-    )
-    .await;
+    start_item(ctx, wire).await;
     started
 }
 
