@@ -31,23 +31,6 @@ fn seek_passes_in_order() {
 }
 
 #[test]
-fn unicode_punctuation_is_folded() {
-    let file = "let s = \u{201C}hello\u{201D}; // it\u{2019}s \u{2014} ok\u{00A0}\n";
-    let out = applies(file, "@@\n-let s = \"hello\"; // it's - ok\n+let s = 1;");
-    assert_eq!(out, "let s = 1;\n");
-    // And the other way round: ASCII in the file, typographic characters in the patch.
-    let out = applies("a - 'b'\n", "@@\n-a \u{2013} \u{2018}b\u{2019}\n+c");
-    assert_eq!(out, "c\n");
-}
-
-#[test]
-fn unicode_content_round_trips() {
-    let file = "héllo wörld\n日本語\n🦀 crab\n";
-    let out = applies(file, "@@\n 日本語\n-🦀 crab\n+🦀 ferris");
-    assert_eq!(out, "héllo wörld\n日本語\n🦀 ferris\n");
-}
-
-#[test]
 fn hunk_that_matches_nowhere_fails_with_the_reference_text() {
     let err = apply_text("a\nb\n", &update("@@\n-zzz\n-yyy\n+c")).unwrap_err();
     assert_eq!(
@@ -66,73 +49,123 @@ fn hunk_that_matches_nowhere_fails_with_the_reference_text() {
 }
 
 #[test]
-fn ambiguous_lines_take_the_first_match_and_anchors_disambiguate() {
-    let file = "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n";
-    let first = applies(file, "@@\n-    x = 1;\n+    x = 2;");
-    assert_eq!(first, "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 1;\n}\n");
-    let anchored = applies(file, "@@ fn b() {\n-    x = 1;\n+    x = 2;");
-    assert_eq!(
-        anchored,
-        "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 2;\n}\n"
-    );
-    // Chunks search forward from the previous one: the second chunk finds the second copy.
-    let both = applies(
-        file,
-        "@@\n-    x = 1;\n+    x = 2;\n@@\n-    x = 1;\n+    x = 3;",
-    );
-    assert_eq!(both, "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 3;\n}\n");
+fn chunks_out_of_file_order_fail() {
     // Chunks out of file order fail rather than matching backwards.
     let err = apply_text("a\nb\n", &update("@@\n-b\n+B\n@@\n-a\n+A")).unwrap_err();
     assert!(err.to_string().starts_with("Failed to find expected lines"));
 }
 
-#[test]
-fn end_of_file_marker_targets_the_tail() {
-    let file = "x\nend\nx\nend\n";
-    let out = applies(file, "@@\n x\n-end\n+END\n*** End of File");
-    assert_eq!(out, "x\nend\nx\nEND\n");
-}
+/// Patches that apply: (what the case shows, the file, the update's chunks, the result).
+const APPLIED: &[(&str, &str, &str, &str)] = &[
+    (
+        "typographic punctuation in the file folds to ASCII",
+        "let s = \u{201C}hello\u{201D}; // it\u{2019}s \u{2014} ok\u{00A0}\n",
+        "@@\n-let s = \"hello\"; // it's - ok\n+let s = 1;",
+        "let s = 1;\n",
+    ),
+    (
+        "ASCII in the file, typographic characters in the patch",
+        "a - 'b'\n",
+        "@@\n-a \u{2013} \u{2018}b\u{2019}\n+c",
+        "c\n",
+    ),
+    (
+        "Unicode content round-trips",
+        "héllo wörld\n日本語\n🦀 crab\n",
+        "@@\n 日本語\n-🦀 crab\n+🦀 ferris",
+        "héllo wörld\n日本語\n🦀 ferris\n",
+    ),
+    (
+        "ambiguous lines take the first match",
+        "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n",
+        "@@\n-    x = 1;\n+    x = 2;",
+        "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 1;\n}\n",
+    ),
+    (
+        "an anchor disambiguates",
+        "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n",
+        "@@ fn b() {\n-    x = 1;\n+    x = 2;",
+        "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 2;\n}\n",
+    ),
+    (
+        "chunks search forward from the previous one: the second finds the second copy",
+        "fn a() {\n    x = 1;\n}\nfn b() {\n    x = 1;\n}\n",
+        "@@\n-    x = 1;\n+    x = 2;\n@@\n-    x = 1;\n+    x = 3;",
+        "fn a() {\n    x = 2;\n}\nfn b() {\n    x = 3;\n}\n",
+    ),
+    (
+        "the end-of-file marker targets the tail",
+        "x\nend\nx\nend\n",
+        "@@\n x\n-end\n+END\n*** End of File",
+        "x\nend\nx\nEND\n",
+    ),
+    (
+        "a pure addition without an anchor is appended at the end",
+        "a\nb\n",
+        "@@\n+c",
+        "a\nb\nc\n",
+    ),
+    (
+        "an anchored pure addition goes right after the anchor line",
+        "class A:\n    pass\nx = 1\n",
+        "@@ class A:\n+    y = 2",
+        "class A:\n    y = 2\n    pass\nx = 1\n",
+    ),
+    (
+        "a pure addition into an empty file",
+        "",
+        "@@\n+first",
+        "first\n",
+    ),
+    (
+        "a missing final newline is added",
+        "a\nb",
+        "@@\n-a\n+A",
+        "A\nb\n",
+    ),
+    (
+        "a file ending in a blank line keeps it",
+        "a\n\n",
+        "@@\n-a\n+A",
+        "A\n\n",
+    ),
+    (
+        "deleting every line leaves an empty file",
+        "a\nb\n",
+        "@@\n-a\n-b",
+        "",
+    ),
+    (
+        "a trailing empty old line (the final newline) is retried without it",
+        "a\nb\n",
+        "@@\n-b\n+B\n",
+        "a\nB\n",
+    ),
+    (
+        "matching ignores surrounding whitespace",
+        "    indented   \n\tlast\n",
+        "@@\n-indented\n+done\n-last\n",
+        "done\n",
+    ),
+    (
+        "a CRLF file keeps CRLF",
+        "one\r\ntwo\r\nthree\r\n",
+        "@@\n one\n-two\n+TWO\n+2.5",
+        "one\r\nTWO\r\n2.5\r\nthree\r\n",
+    ),
+    (
+        "a file with mixed endings is treated as LF; its CRs stay where they were",
+        "a\r\nb\nc\n",
+        "@@\n-b\n+B",
+        "a\r\nB\nc\n",
+    ),
+];
 
 #[test]
-fn pure_additions() {
-    // No anchor: appended at the end.
-    assert_eq!(applies("a\nb\n", "@@\n+c"), "a\nb\nc\n");
-    // Anchored: right after the anchor line.
-    assert_eq!(
-        applies("class A:\n    pass\nx = 1\n", "@@ class A:\n+    y = 2"),
-        "class A:\n    y = 2\n    pass\nx = 1\n"
-    );
-    // Into an empty file.
-    assert_eq!(applies("", "@@\n+first"), "first\n");
-}
-
-#[test]
-fn trailing_newline_handling() {
-    // A missing final newline is added.
-    assert_eq!(applies("a\nb", "@@\n-a\n+A"), "A\nb\n");
-    // A file ending in a blank line keeps it.
-    assert_eq!(applies("a\n\n", "@@\n-a\n+A"), "A\n\n");
-    // Deleting every line leaves an empty file.
-    assert_eq!(applies("a\nb\n", "@@\n-a\n-b"), "");
-    // A trailing empty old line (the final newline) is retried without it.
-    assert_eq!(applies("a\nb\n", "@@\n-b\n+B\n"), "a\nB\n");
-}
-
-#[test]
-fn whitespace_insensitive_matching() {
-    let file = "    indented   \n\tlast\n";
-    let out = applies(file, "@@\n-indented\n+done\n-last\n");
-    assert_eq!(out, "done\n");
-}
-
-#[test]
-fn crlf_files_keep_crlf() {
-    let file = "one\r\ntwo\r\nthree\r\n";
-    let out = applies(file, "@@\n one\n-two\n+TWO\n+2.5");
-    assert_eq!(out, "one\r\nTWO\r\n2.5\r\nthree\r\n");
-    // A file with mixed endings is treated as LF; its CRs stay where they were.
-    let mixed = "a\r\nb\nc\n";
-    assert_eq!(applies(mixed, "@@\n-b\n+B"), "a\r\nB\nc\n");
+fn patches_apply_as_expected() {
+    for (what, file, chunks, expected) in APPLIED {
+        assert_eq!(applies(file, chunks), *expected, "{what}");
+    }
 }
 
 #[test]
