@@ -222,12 +222,8 @@ impl StateDb {
 
     /// Set (or clear) a thread's name. `false` when there is no such row.
     pub async fn set_name(&self, id: &ThreadId, name: Option<&str>) -> Result<bool, StateError> {
-        let done = sqlx::query("UPDATE threads SET name = $1 WHERE id = $2")
-            .bind(name)
-            .bind(id.as_str())
-            .execute(self.pool().await?)
-            .await?;
-        Ok(done.rows_affected() > 0)
+        self.update_thread("UPDATE threads SET name = $1 WHERE id = $2", name, id)
+            .await
     }
 
     /// Record an archive move. `false` when there is no such row.
@@ -278,22 +274,39 @@ impl StateDb {
 
     /// Bump a thread's `recency_at` (never backwards). `false` when there is no such row.
     pub async fn touch_recency(&self, id: &ThreadId, at: i64) -> Result<bool, StateError> {
-        let done = sqlx::query(
+        self.update_thread(
             "UPDATE threads SET \
              recency_at = CASE WHEN recency_at > $1 THEN recency_at ELSE $1 END WHERE id = $2",
+            at,
+            id,
         )
-        .bind(at)
-        .bind(id.as_str())
-        .execute(self.pool().await?)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        .await
     }
 
     /// Mark a sub-agent closed (`close_agent`) or open again (`resume_agent`). `false` when
     /// there is no such row.
     pub async fn set_agent_closed(&self, id: &ThreadId, closed: bool) -> Result<bool, StateError> {
-        let done = sqlx::query("UPDATE threads SET agent_closed = $1 WHERE id = $2")
-            .bind(closed)
+        self.update_thread(
+            "UPDATE threads SET agent_closed = $1 WHERE id = $2",
+            closed,
+            id,
+        )
+        .await
+    }
+
+    /// Run `sql`, an `UPDATE` of one thread's row with `$1` the value and `$2` the thread's
+    /// id. `false` when there is no such row.
+    pub(crate) async fn update_thread<'q, T>(
+        &self,
+        sql: &'static str,
+        value: T,
+        id: &'q ThreadId,
+    ) -> Result<bool, StateError>
+    where
+        T: 'q + sqlx::Encode<'q, Sqlite> + sqlx::Type<Sqlite> + Send,
+    {
+        let done = sqlx::query(sql)
+            .bind(value)
             .bind(id.as_str())
             .execute(self.pool().await?)
             .await?;

@@ -59,12 +59,8 @@ impl StateDb {
     /// level with it again (the writer closed it after the last update). `false` when there is
     /// no such row.
     pub async fn set_dirty(&self, id: &ThreadId, dirty: bool) -> Result<bool, StateError> {
-        let done = sqlx::query("UPDATE threads SET dirty = $1 WHERE id = $2")
-            .bind(dirty)
-            .bind(id.as_str())
-            .execute(self.pool().await?)
-            .await?;
-        Ok(done.rows_affected() > 0)
+        self.update_thread("UPDATE threads SET dirty = $1 WHERE id = $2", dirty, id)
+            .await
     }
 
     /// Insert or replace the row of a thread whose rollout a writer now holds open: the row
