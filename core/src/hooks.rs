@@ -424,28 +424,20 @@ fn interpret(name: &str, output: HookOutput) -> HookResult {
 }
 
 fn command_display(command: &HookCommand) -> String {
-    let text = command.to_string();
-    let text = text.trim();
-    if text.len() <= COMMAND_DISPLAY_BYTES {
-        text.to_string()
-    } else {
-        format!(
-            "{}…",
-            &text[..text.floor_char_boundary(COMMAND_DISPLAY_BYTES)]
-        )
-    }
+    shortened(&command.to_string(), COMMAND_DISPLAY_BYTES)
 }
 
 fn excerpt(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
+    shortened(&String::from_utf8_lossy(bytes), STDERR_EXCERPT_BYTES)
+}
+
+/// `text` trimmed, and cut to at most `max` bytes (on a character boundary) with `…` after.
+fn shortened(text: &str, max: usize) -> String {
     let text = text.trim();
-    if text.len() <= STDERR_EXCERPT_BYTES {
+    if text.len() <= max {
         text.to_string()
     } else {
-        format!(
-            "{}…",
-            &text[..text.floor_char_boundary(STDERR_EXCERPT_BYTES)]
-        )
+        format!("{}…", &text[..text.floor_char_boundary(max)])
     }
 }
 
