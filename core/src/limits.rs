@@ -69,49 +69,41 @@ impl Limits {
     pub const MIN_QUEUE_MESSAGES: usize = 64;
 
     pub(super) fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
-        let invalid = |key: &str, message: &str| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: format!("limits.{key}"),
-            message: message.to_string(),
-        };
-        if self.max_message_bytes < Self::MIN_MESSAGE_BYTES {
-            return Err(invalid(
+        // Each bound, in the order they are checked: the key, its value and its least value.
+        let bounds: [(&str, u64, u64); 10] = [
+            (
                 "max_message_bytes",
-                &format!("must be at least {}", Self::MIN_MESSAGE_BYTES),
-            ));
-        }
-        if self.max_connections == 0 {
-            return Err(invalid("max_connections", "must be at least 1"));
-        }
-        if self.handshake_timeout_secs == 0 {
-            return Err(invalid("handshake_timeout_secs", "must be at least 1"));
-        }
-        if self.outbound_queue_messages < Self::MIN_QUEUE_MESSAGES {
-            return Err(invalid(
+                self.max_message_bytes as u64,
+                Self::MIN_MESSAGE_BYTES as u64,
+            ),
+            ("max_connections", self.max_connections as u64, 1),
+            ("handshake_timeout_secs", self.handshake_timeout_secs, 1),
+            (
                 "outbound_queue_messages",
-                &format!("must be at least {}", Self::MIN_QUEUE_MESSAGES),
-            ));
-        }
-        if self.outbound_queue_bytes < Self::MIN_MESSAGE_BYTES {
-            return Err(invalid(
+                self.outbound_queue_messages as u64,
+                Self::MIN_QUEUE_MESSAGES as u64,
+            ),
+            (
                 "outbound_queue_bytes",
-                &format!("must be at least {}", Self::MIN_MESSAGE_BYTES),
-            ));
-        }
-        if self.outbound_stall_secs == 0 {
-            return Err(invalid("outbound_stall_secs", "must be at least 1"));
-        }
-        if self.max_skill_file_bytes == 0 {
-            return Err(invalid("max_skill_file_bytes", "must be at least 1"));
-        }
-        if self.skills_scan_timeout_secs == 0 {
-            return Err(invalid("skills_scan_timeout_secs", "must be at least 1"));
-        }
-        if self.max_mcp_questions_per_call == 0 {
-            return Err(invalid("max_mcp_questions_per_call", "must be at least 1"));
-        }
-        if self.max_running_requests == 0 {
-            return Err(invalid("max_running_requests", "must be at least 1"));
+                self.outbound_queue_bytes as u64,
+                Self::MIN_MESSAGE_BYTES as u64,
+            ),
+            ("outbound_stall_secs", self.outbound_stall_secs, 1),
+            ("max_skill_file_bytes", self.max_skill_file_bytes, 1),
+            ("skills_scan_timeout_secs", self.skills_scan_timeout_secs, 1),
+            (
+                "max_mcp_questions_per_call",
+                self.max_mcp_questions_per_call as u64,
+                1,
+            ),
+            ("max_running_requests", self.max_running_requests as u64, 1),
+        ];
+        if let Some((key, _, least)) = bounds.iter().find(|(_, value, least)| value < least) {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: format!("limits.{key}"),
+                message: format!("must be at least {least}"),
+            });
         }
         Ok(self)
     }
