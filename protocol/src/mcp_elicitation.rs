@@ -168,76 +168,85 @@ pub enum McpElicitationPrimitiveSchema {
     Boolean(McpElicitationBooleanSchema),
 }
 
-/// A string field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationStringSchema {
-    /// `"string"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationStringType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Shortest accepted length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_length: Option<u32>,
-    /// Longest accepted length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_length: Option<u32>,
-    /// Expected format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<McpElicitationStringFormat>,
-    /// Pre-filled value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+/// Declares one kind of form field. Every primitive schema of MCP opens with the same members:
+/// its `type` tag, a `title` and a `description` (left out when absent); the macro writes those
+/// and takes the kind's own members after them. Each kind refuses unknown keys.
+macro_rules! form_field_schema {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(#[$type_meta:meta])*
+            pub type_: $type:ty,
+            $($(#[$field_meta:meta])* pub $field:ident: $field_type:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $name {
+            $(#[$type_meta])*
+            #[serde(rename = "type")]
+            pub type_: $type,
+            /// Label.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub title: Option<String>,
+            /// Help text.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub description: Option<String>,
+            $($(#[$field_meta])* pub $field: $field_type,)*
+        }
+    };
 }
 
-/// A number field. Bounds and default keep the number as sent (`5` stays `5`, not `5.0`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationNumberSchema {
-    /// `"number"` or `"integer"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationNumberType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Smallest accepted value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<f64>")]
-    pub minimum: Option<Number>,
-    /// Largest accepted value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<f64>")]
-    pub maximum: Option<Number>,
-    /// Pre-filled value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<f64>")]
-    pub default: Option<Number>,
+form_field_schema! {
+    /// A string field.
+    pub struct McpElicitationStringSchema {
+        /// `"string"`.
+        pub type_: McpElicitationStringType,
+        /// Shortest accepted length.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_length: Option<u32>,
+        /// Longest accepted length.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_length: Option<u32>,
+        /// Expected format.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub format: Option<McpElicitationStringFormat>,
+        /// Pre-filled value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<String>,
+    }
 }
 
-/// A boolean field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationBooleanSchema {
-    /// `"boolean"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationBooleanType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Pre-filled value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<bool>,
+form_field_schema! {
+    /// A number field. Bounds and default keep the number as sent (`5` stays `5`, not `5.0`).
+    pub struct McpElicitationNumberSchema {
+        /// `"number"` or `"integer"`.
+        pub type_: McpElicitationNumberType,
+        /// Smallest accepted value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<f64>")]
+        pub minimum: Option<Number>,
+        /// Largest accepted value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<f64>")]
+        pub maximum: Option<Number>,
+        /// Pre-filled value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "Option<f64>")]
+        pub default: Option<Number>,
+    }
+}
+
+form_field_schema! {
+    /// A boolean field.
+    pub struct McpElicitationBooleanSchema {
+        /// `"boolean"`.
+        pub type_: McpElicitationBooleanType,
+        /// Pre-filled value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<bool>,
+    }
 }
 
 /// A choice field: pick one, pick several, or the older titled form.
@@ -283,46 +292,32 @@ pub struct McpElicitationConstOption {
     pub title: String,
 }
 
-/// Pick one of plain values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationUntitledSingleSelectEnumSchema {
-    /// `"string"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationStringType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The values.
-    #[serde(rename = "enum")]
-    pub enum_: Vec<String>,
-    /// Pre-selected value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+form_field_schema! {
+    /// Pick one of plain values.
+    pub struct McpElicitationUntitledSingleSelectEnumSchema {
+        /// `"string"`.
+        pub type_: McpElicitationStringType,
+        /// The values.
+        #[serde(rename = "enum")]
+        pub enum_: Vec<String>,
+        /// Pre-selected value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<String>,
+    }
 }
 
-/// Pick one of titled values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationTitledSingleSelectEnumSchema {
-    /// `"string"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationStringType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The values with their titles.
-    #[serde(rename = "oneOf")]
-    pub one_of: Vec<McpElicitationConstOption>,
-    /// Pre-selected value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+form_field_schema! {
+    /// Pick one of titled values.
+    pub struct McpElicitationTitledSingleSelectEnumSchema {
+        /// `"string"`.
+        pub type_: McpElicitationStringType,
+        /// The values with their titles.
+        #[serde(rename = "oneOf")]
+        pub one_of: Vec<McpElicitationConstOption>,
+        /// Pre-selected value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<String>,
+    }
 }
 
 /// The `items` of a multi-select of plain values.
@@ -346,80 +341,59 @@ pub struct McpElicitationTitledEnumItems {
     pub any_of: Vec<McpElicitationConstOption>,
 }
 
-/// Pick several of plain values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationUntitledMultiSelectEnumSchema {
-    /// `"array"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationArrayType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Fewest values to pick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    /// Most values to pick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    /// The values.
-    pub items: McpElicitationUntitledEnumItems,
-    /// Pre-selected values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<Vec<String>>,
+form_field_schema! {
+    /// Pick several of plain values.
+    pub struct McpElicitationUntitledMultiSelectEnumSchema {
+        /// `"array"`.
+        pub type_: McpElicitationArrayType,
+        /// Fewest values to pick.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_items: Option<u64>,
+        /// Most values to pick.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_items: Option<u64>,
+        /// The values.
+        pub items: McpElicitationUntitledEnumItems,
+        /// Pre-selected values.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<Vec<String>>,
+    }
 }
 
-/// Pick several of titled values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationTitledMultiSelectEnumSchema {
-    /// `"array"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationArrayType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Fewest values to pick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    /// Most values to pick.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    /// The values with their titles.
-    pub items: McpElicitationTitledEnumItems,
-    /// Pre-selected values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<Vec<String>>,
+form_field_schema! {
+    /// Pick several of titled values.
+    pub struct McpElicitationTitledMultiSelectEnumSchema {
+        /// `"array"`.
+        pub type_: McpElicitationArrayType,
+        /// Fewest values to pick.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub min_items: Option<u64>,
+        /// Most values to pick.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_items: Option<u64>,
+        /// The values with their titles.
+        pub items: McpElicitationTitledEnumItems,
+        /// Pre-selected values.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<Vec<String>>,
+    }
 }
 
-/// Pick one, with display names in a parallel `enumNames` list (the older form).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpElicitationLegacyTitledEnumSchema {
-    /// `"string"`.
-    #[serde(rename = "type")]
-    pub type_: McpElicitationStringType,
-    /// Label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Help text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The values.
-    #[serde(rename = "enum")]
-    pub enum_: Vec<String>,
-    /// Display names, one per value.
-    #[serde(rename = "enumNames", default, skip_serializing_if = "Option::is_none")]
-    pub enum_names: Option<Vec<String>>,
-    /// Pre-selected value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+form_field_schema! {
+    /// Pick one, with display names in a parallel `enumNames` list (the older form).
+    pub struct McpElicitationLegacyTitledEnumSchema {
+        /// `"string"`.
+        pub type_: McpElicitationStringType,
+        /// The values.
+        #[serde(rename = "enum")]
+        pub enum_: Vec<String>,
+        /// Display names, one per value.
+        #[serde(rename = "enumNames", default, skip_serializing_if = "Option::is_none")]
+        pub enum_names: Option<Vec<String>>,
+        /// Pre-selected value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default: Option<String>,
+    }
 }
 
 /// The client's answer to an elicitation.
