@@ -64,6 +64,72 @@ pub trait Method {
     type Response: Serialize + DeserializeOwned + JsonSchema;
 }
 
+/// Declares a request enum (client requests or server requests) tagged by `method`, each
+/// variant with its `id` and `params`, and its `id()` and `method()` accessors.
+macro_rules! request_enum {
+    (
+        $(#[$meta:meta])*
+        $name:ident, id_doc = $id_doc:literal;
+        $($variant:ident => $wire:literal, $(#[$pattr:meta])* $params:ty;)*
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "method")]
+        // Requests are built or decoded, handled once and dropped; boxing the big params would
+        // only make construction and matching noisier.
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name {
+            $(
+                #[doc = concat!("`", $wire, "`")]
+                #[serde(rename = $wire)]
+                $variant {
+                    #[doc = $id_doc]
+                    id: RequestId,
+                    /// Params.
+                    $(#[$pattr])*
+                    params: $params,
+                },
+            )*
+        }
+
+        impl $name {
+            /// The request id.
+            pub fn id(&self) -> &RequestId {
+                match self {
+                    $(Self::$variant { id, .. } => id,)*
+                }
+            }
+
+            /// The wire method name.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(Self::$variant { .. } => $wire,)*
+                }
+            }
+        }
+    };
+}
+pub(crate) use request_enum;
+
+/// Declares a marker type implementing [`Method`] for each method of a table (`$note` ends
+/// its doc line).
+macro_rules! method_markers {
+    ($note:literal, $($variant:ident => $wire:literal, $params:ty, $response:ty;)*) => {
+        $(
+            #[doc = concat!("Marker for `", $wire, "`", $note, ".")]
+            #[derive(Debug, Clone, Copy)]
+            pub enum $variant {}
+
+            impl Method for $variant {
+                const NAME: &'static str = $wire;
+                type Params = $params;
+                type Response = $response;
+            }
+        )*
+    };
+}
+pub(crate) use method_markers;
+
 macro_rules! client_requests {
     (
         served {
@@ -73,24 +139,10 @@ macro_rules! client_requests {
             $($pvariant:ident => $pwire:literal, $pdir:literal, $pparams:ident, $presponse:ident;)*
         }
     ) => {
-        /// A request sent by the client, selected by its `method`.
-        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-        #[serde(tag = "method")]
-        // Requests are decoded, routed once and dropped; boxing `turn/start`'s params would
-        // only make construction and matching noisier.
-        #[allow(clippy::large_enum_variant)]
-        pub enum ClientRequest {
-            $(
-                #[doc = concat!("`", $wire, "`")]
-                #[serde(rename = $wire)]
-                $variant {
-                    /// Request id.
-                    id: RequestId,
-                    /// Params.
-                    $(#[$pattr])*
-                    params: $params,
-                },
-            )*
+        request_enum! {
+            /// A request sent by the client, selected by its `method`.
+            ClientRequest, id_doc = "Request id.";
+            $($variant => $wire, $(#[$pattr])* $params;)*
         }
 
         /// Every client request method Weft implements, in declaration order.
@@ -104,65 +156,20 @@ macro_rules! client_requests {
         /// `NoParams` attribute there), adding its route and its `request …` line in the subset.
         pub const PENDING_CLIENT_METHODS: &[&str] = &[$($pwire),*];
 
-        impl ClientRequest {
-            /// The request id.
-            pub fn id(&self) -> &RequestId {
-                match self {
-                    $(ClientRequest::$variant { id, .. } => id,)*
-                }
-            }
-
-            /// The wire method name.
-            pub fn method(&self) -> &'static str {
-                match self {
-                    $(ClientRequest::$variant { .. } => $wire,)*
-                }
-            }
-        }
-
         /// Marker types implementing [`Method`] for each client request.
         pub mod methods {
             use super::*;
 
-            $(
-                #[doc = concat!("Marker for `", $wire, "`.")]
-                #[derive(Debug, Clone, Copy)]
-                pub enum $variant {}
-
-                impl Method for $variant {
-                    const NAME: &'static str = $wire;
-                    type Params = $params;
-                    type Response = $response;
-                }
-            )*
-
-            $(
-                #[doc = concat!("Marker for `", $pwire, "` (declared, not served yet).")]
-                #[derive(Debug, Clone, Copy)]
-                pub enum $pvariant {}
-
-                impl Method for $pvariant {
-                    const NAME: &'static str = $pwire;
-                    type Params = $pparams;
-                    type Response = $presponse;
-                }
-            )*
+            method_markers!("", $($variant => $wire, $params, $response;)*);
+            method_markers!(
+                " (declared, not served yet)",
+                $($pvariant => $pwire, $pparams, $presponse;)*
+            );
         }
 
         pub(crate) fn client_request_schemas(roots: &mut crate::schema_base::Roots) {
-            $(
-                // A method without params has no params file (as in the reference).
-                if stringify!($params) != "NoParams" {
-                    roots.add::<$params>(concat!($dir, "/", stringify!($params), ".json"));
-                }
-                roots.add::<$response>(concat!($dir, "/", stringify!($response), ".json"));
-            )*
-            $(
-                if stringify!($pparams) != "NoParams" {
-                    roots.add::<$pparams>(concat!($pdir, "/", stringify!($pparams), ".json"));
-                }
-                roots.add::<$presponse>(concat!($pdir, "/", stringify!($presponse), ".json"));
-            )*
+            $(roots.add_method::<$params, $response>($dir, stringify!($params), stringify!($response));)*
+            $(roots.add_method::<$pparams, $presponse>($pdir, stringify!($pparams), stringify!($presponse));)*
         }
     };
 }

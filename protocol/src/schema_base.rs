@@ -50,6 +50,25 @@ impl Roots {
         });
     }
 
+    /// Registers a method's params and result as `<dir>/<params>.json` and
+    /// `<dir>/<response>.json` (at the top when `dir` is empty). A method without params
+    /// (`NoParams`) has no params file, as in the reference.
+    pub(crate) fn add_method<P: JsonSchema, R: JsonSchema>(
+        &mut self,
+        dir: &str,
+        params: &str,
+        response: &str,
+    ) {
+        let file = |name: &str| match dir {
+            "" => format!("{name}.json"),
+            dir => format!("{dir}/{name}.json"),
+        };
+        if params != "NoParams" {
+            self.add::<P>(&file(params));
+        }
+        self.add::<R>(&file(response));
+    }
+
     /// The registered types, in registration order.
     pub(crate) fn entries(&self) -> &[Root] {
         &self.entries

@@ -259,23 +259,10 @@ pub struct ToolRequestUserInputResponse {
 
 macro_rules! server_requests {
     ($($variant:ident => $wire:literal, $params:ident, $response:ident;)*) => {
-        /// A request sent by the server to the client, selected by its `method`.
-        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-        #[serde(tag = "method")]
-        // Messages are built, serialized once and dropped; boxing the big variants would only
-        // make construction and matching noisier.
-        #[allow(clippy::large_enum_variant)]
-        pub enum ServerRequest {
-            $(
-                #[doc = concat!("`", $wire, "`")]
-                #[serde(rename = $wire)]
-                $variant {
-                    /// Request id (integers, increasing per connection).
-                    id: RequestId,
-                    /// Params.
-                    params: $params,
-                },
-            )*
+        crate::requests::request_enum! {
+            /// A request sent by the server to the client, selected by its `method`.
+            ServerRequest, id_doc = "Request id (integers, increasing per connection).";
+            $($variant => $wire, $params;)*
         }
 
         /// Every server request method Weft declares, in declaration order (those in
@@ -283,20 +270,6 @@ macro_rules! server_requests {
         pub const SERVER_REQUEST_METHODS: &[&str] = &[$($wire),*];
 
         impl ServerRequest {
-            /// The request id.
-            pub fn id(&self) -> &RequestId {
-                match self {
-                    $(ServerRequest::$variant { id, .. } => id,)*
-                }
-            }
-
-            /// The wire method name.
-            pub fn method(&self) -> &'static str {
-                match self {
-                    $(ServerRequest::$variant { .. } => $wire,)*
-                }
-            }
-
             /// The thread the request belongs to.
             pub fn thread_id(&self) -> &ThreadId {
                 match self {
@@ -309,24 +282,11 @@ macro_rules! server_requests {
         pub mod methods {
             use super::*;
 
-            $(
-                #[doc = concat!("Marker for `", $wire, "`.")]
-                #[derive(Debug, Clone, Copy)]
-                pub enum $variant {}
-
-                impl Method for $variant {
-                    const NAME: &'static str = $wire;
-                    type Params = $params;
-                    type Response = $response;
-                }
-            )*
+            crate::requests::method_markers!("", $($variant => $wire, $params, $response;)*);
         }
 
         pub(crate) fn server_request_schemas(roots: &mut crate::schema_base::Roots) {
-            $(
-                roots.add::<$params>(concat!(stringify!($params), ".json"));
-                roots.add::<$response>(concat!(stringify!($response), ".json"));
-            )*
+            $(roots.add_method::<$params, $response>("", stringify!($params), stringify!($response));)*
         }
     };
 }
