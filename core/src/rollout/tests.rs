@@ -8,10 +8,9 @@ use weft_protocol::{
     TokenUsageBreakdown, TurnError, TurnId, TurnItemsView, TurnStatus, UserInput, UserMessageItem,
 };
 
-use super::paths::utc_parts;
 use super::*;
 use crate::model::{ResponseItem, Role};
-use crate::time::{new_thread_id, new_turn_id, now_secs};
+use crate::time::{new_thread_id, new_turn_id, now_secs, utc_parts};
 
 mod damaged;
 mod files;
