@@ -104,7 +104,7 @@ impl ExecRequest {
     /// The argv as one shell-quoted line (`/bin/bash -lc 'echo hi'`), for the
     /// `commandExecution` item's `command`.
     pub fn display_command(&self) -> String {
-        shell_join(&self.argv())
+        Quoting::COMMAND.join(&self.argv())
     }
 }
 
@@ -211,22 +211,40 @@ fn chunk_id() -> String {
     format!("{:02x}{:02x}{:02x}", bytes[13], bytes[14], bytes[15])
 }
 
-/// Joins argv into one line a POSIX shell would split back into the same words.
-fn shell_join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|arg| shell_quote(arg))
-        .collect::<Vec<_>>()
-        .join(" ")
+/// How words are written back into one line a POSIX shell would split into the same words:
+/// a word of alphanumerics and `plain` characters stays bare, any other is single-quoted,
+/// with each `'` inside written as `quote`.
+pub(crate) struct Quoting {
+    /// The characters besides alphanumerics a bare word may hold.
+    pub plain: &'static str,
+    /// What a `'` inside a quoted word becomes.
+    pub quote: &'static str,
 }
 
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
-    if plain {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', r#"'"'"'"#))
+impl Quoting {
+    /// A command's own line (`commandExecution.command`).
+    pub(crate) const COMMAND: Quoting = Quoting {
+        plain: "_-./=:,+@%",
+        quote: r#"'"'"'"#,
+    };
+
+    /// The words joined into one line.
+    pub(crate) fn join(&self, argv: &[String]) -> String {
+        argv.iter()
+            .map(|word| self.word(word))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn word(&self, word: &str) -> String {
+        let plain = !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || self.plain.contains(c));
+        if plain {
+            word.to_string()
+        } else {
+            format!("'{}'", word.replace('\'', self.quote))
+        }
     }
 }

@@ -9,6 +9,7 @@ use weft_protocol::hooks_api::{
 use super::HookCommand;
 use super::config::StopHooks;
 use crate::config_base::{LayerSource, version_of};
+use crate::exec::Quoting;
 
 /// One `HookMetadata` per stop hook that runs, in run order.
 pub fn list_stop_hooks(hooks: &StopHooks) -> Vec<HookMetadata> {
@@ -61,23 +62,11 @@ fn hook_hash(command: &str, timeout_sec: u64) -> String {
 pub fn command_line(command: &HookCommand) -> String {
     match command {
         HookCommand::Shell(script) => script.clone(),
-        HookCommand::Argv(argv) => argv
-            .iter()
-            .map(|word| shell_quote(word))
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
-}
-
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
+        HookCommand::Argv(argv) => Quoting {
+            quote: r"'\''",
+            ..Quoting::COMMAND
+        }
+        .join(argv),
     }
 }
 

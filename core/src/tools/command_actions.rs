@@ -17,6 +17,8 @@ use std::path::Path;
 
 use weft_protocol::CommandAction;
 
+use crate::exec::Quoting;
+
 use parse::parse;
 use safe::{is_safe_command, is_sed_print};
 
@@ -88,20 +90,11 @@ fn program_name(argv: &[String]) -> &str {
 
 /// Joins words back into a command line for display.
 fn join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|word| {
-            let plain = !word.is_empty()
-                && word
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%*?[]~^".contains(c));
-            if plain {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', r#"'"'"'"#))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    Quoting {
+        plain: "_-./=:,+@%*?[]~^",
+        ..Quoting::COMMAND
+    }
+    .join(argv)
 }
 
 /// Commands that only reshape the output of the command before them in a pipeline.
