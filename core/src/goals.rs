@@ -176,45 +176,56 @@ mod tests {
 
     #[test]
     fn what_pauses_a_goal() {
-        assert_eq!(pause_reason(ending(TurnStatus::Completed)), None);
-        assert_eq!(
-            pause_reason(ending(TurnStatus::Interrupted)),
-            Some(PauseReason::Interrupted)
-        );
-        let quiet = TurnEnding {
-            quiet: true,
-            ..ending(TurnStatus::Interrupted)
-        };
-        assert_eq!(pause_reason(quiet), None);
-        assert_eq!(
-            pause_reason(ending(TurnStatus::Failed)),
-            Some(PauseReason::Failed)
-        );
-        // A user turn that says nothing does not pause; a continuation that says nothing does.
         let silent = TurnEnding {
             produced: false,
             ..ending(TurnStatus::Completed)
         };
-        assert_eq!(pause_reason(silent), None);
-        let silent_continuation = TurnEnding {
-            continuation: true,
-            consecutive: 1,
-            ..silent
-        };
-        assert_eq!(
-            pause_reason(silent_continuation),
-            Some(PauseReason::NothingProduced)
-        );
         let continuation = |consecutive| TurnEnding {
             continuation: true,
             consecutive,
             ..ending(TurnStatus::Completed)
         };
-        assert_eq!(pause_reason(continuation(2)), None);
-        assert_eq!(
-            pause_reason(continuation(3)),
-            Some(PauseReason::ContinuationLimit(3))
-        );
+        let cases = [
+            ("a completed turn", ending(TurnStatus::Completed), None),
+            (
+                "an interrupted turn",
+                ending(TurnStatus::Interrupted),
+                Some(PauseReason::Interrupted),
+            ),
+            (
+                "a quiet interrupt",
+                TurnEnding {
+                    quiet: true,
+                    ..ending(TurnStatus::Interrupted)
+                },
+                None,
+            ),
+            (
+                "a failed turn",
+                ending(TurnStatus::Failed),
+                Some(PauseReason::Failed),
+            ),
+            // A user turn that says nothing does not pause; a continuation that says nothing does.
+            ("a user turn that says nothing", silent, None),
+            (
+                "a continuation that says nothing",
+                TurnEnding {
+                    continuation: true,
+                    consecutive: 1,
+                    ..silent
+                },
+                Some(PauseReason::NothingProduced),
+            ),
+            ("a continuation below the limit", continuation(2), None),
+            (
+                "a continuation at the limit",
+                continuation(3),
+                Some(PauseReason::ContinuationLimit(3)),
+            ),
+        ];
+        for (what, turn, expected) in cases {
+            assert_eq!(pause_reason(turn), expected, "{what}");
+        }
         assert!(
             PauseReason::ContinuationLimit(3)
                 .message()

@@ -371,94 +371,63 @@ mod tests {
     #[test]
     fn command_plans_follow_the_policy() {
         let run = CommandPlan::Run { unconfined: false };
-        // never: runs sandboxed, refuses escalation.
-        assert_eq!(
-            plan_command(Mode::Never, &bash("touch x"), false, None, true, false),
-            run
-        );
-        assert!(matches!(
+        let unconfined = CommandPlan::Run { unconfined: true };
+        let ask = |unconfined, reason: Option<&str>| CommandPlan::Ask {
+            unconfined,
+            reason: reason.map(str::to_string),
+        };
+        // (mode, script, escalate, justification, confined, approved for the session)
+        let plan = |mode, script, escalate, justification, confined, approved| {
             plan_command(
-                Mode::Never,
-                &bash("touch x"),
-                true,
-                Some("why"),
-                true,
-                false
-            ),
+                mode,
+                &bash(script),
+                escalate,
+                justification,
+                confined,
+                approved,
+            )
+        };
+        // never: runs sandboxed, refuses escalation.
+        assert_eq!(plan(Mode::Never, "touch x", false, None, true, false), run);
+        assert!(matches!(
+            plan(Mode::Never, "touch x", true, Some("why"), true, false),
             CommandPlan::Refuse(_)
         ));
         // on-request: sandboxed without asking; escalation asks with the justification.
         assert_eq!(
-            plan_command(Mode::OnRequest, &bash("touch x"), false, None, true, false),
+            plan(Mode::OnRequest, "touch x", false, None, true, false),
             run
         );
         assert_eq!(
-            plan_command(
-                Mode::OnRequest,
-                &bash("touch x"),
-                true,
-                Some(" why "),
-                true,
-                false
-            ),
-            CommandPlan::Ask {
-                unconfined: true,
-                reason: Some("why".into())
-            }
+            plan(Mode::OnRequest, "touch x", true, Some(" why "), true, false),
+            ask(true, Some("why"))
         );
         assert_eq!(
-            plan_command(Mode::OnRequest, &bash("touch x"), true, None, true, true),
-            CommandPlan::Run { unconfined: true }
+            plan(Mode::OnRequest, "touch x", true, None, true, true),
+            unconfined
         );
         // Escalating when nothing is confined is just running.
         assert_eq!(
-            plan_command(Mode::OnRequest, &bash("touch x"), true, None, false, false),
+            plan(Mode::OnRequest, "touch x", true, None, false, false),
             run
         );
         // untrusted: safe reads run, the rest asks.
         assert_eq!(
-            plan_command(Mode::Untrusted, &bash("ls -la"), false, None, true, false),
+            plan(Mode::Untrusted, "ls -la", false, None, true, false),
             run
         );
         assert_eq!(
-            plan_command(
-                Mode::Untrusted,
-                &bash("echo hi > f"),
-                false,
-                None,
-                true,
-                false
-            ),
-            CommandPlan::Ask {
-                unconfined: true,
-                reason: None
-            }
+            plan(Mode::Untrusted, "echo hi > f", false, None, true, false),
+            ask(true, None)
         );
         assert_eq!(
-            plan_command(
-                Mode::Untrusted,
-                &bash("echo hi > f"),
-                false,
-                None,
-                true,
-                true
-            ),
-            CommandPlan::Run { unconfined: true }
+            plan(Mode::Untrusted, "echo hi > f", false, None, true, true),
+            unconfined
         );
         // Nothing confined: nothing to leave.
         assert_eq!(
-            plan_command(
-                Mode::Untrusted,
-                &bash("echo hi > f"),
-                false,
-                None,
-                false,
-                false
-            ),
-            CommandPlan::Ask {
-                unconfined: false,
-                reason: None
-            }
+            plan(Mode::Untrusted, "echo hi > f", false, None, false, false),
+            ask(false, None)
         );
     }
 
