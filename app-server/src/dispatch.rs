@@ -9,13 +9,15 @@
 //!   (`initialize`), or because it never waits.
 //! - `spawned`: in its own task ([`spawn_handler`]), so a slow request never holds up the rest.
 //! - `to_thread`: a request a thread answers itself. The handler runs inline and never waits:
-//!   it checks the params and queues an op with a [`ThreadReply`], so two requests sent back
-//!   to back reach the thread in that order. The thread sends the response before the events
+//!   it checks the params and makes an op with a [`ThreadReply`], which the dispatcher queues
+//!   on the loaded thread the params name, so two requests sent back to back reach the thread
+//!   in that order. The thread sends the response before the events
 //!   the request causes (the `Reply` ordering contract, docs/architecture.md §5.3).
 //! - `spawned_to_thread`: the same, for a handler that waits first (`thread/goal/set` writes the
 //!   state DB before it tells the thread), in its own task.
 //!
-//! A handler never sends anything itself: it returns an [`Answer`] (the notifications before
+//! A handler gets a [`Context`] (the state and the connection) and its params; one routed
+//! [`scoped`] has its params' `threadId` checked first. A handler never sends anything itself: it returns an [`Answer`] (the notifications before
 //! the response, the response or error, and what follows it) and [`send_answer`] sends it in
 //! that order.
 
@@ -23,14 +25,16 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures::future::{self, BoxFuture, Either, Ready};
 use serde::Serialize;
 use weft_core::events::Reply;
+use weft_core::thread::Op;
 use weft_protocol::jsonrpc::{JsonRpcError, RequestId};
 use weft_protocol::notifications::ServerNotification;
 use weft_protocol::{Method, ThreadId};
 
 use crate::connection::Connection;
+use crate::handlers::{ThreadParams, loaded_thread, parse_thread_id};
 use crate::outgoing;
 use crate::state::AppState;
 
@@ -154,7 +158,7 @@ impl<R: Serialize> IntoAnswer for Answer<R> {
 }
 
 /// A handler's result as the answer to send.
-fn answer_of<A: IntoAnswer>(result: Result<A, JsonRpcError>) -> Answer<A::Response> {
+fn answer_of<A: IntoAnswer>(result: HandlerResult<A>) -> Answer<A::Response> {
     match result {
         Ok(answer) => answer.into_answer(),
         Err(error) => Answer::error(error),
@@ -275,35 +279,73 @@ pub async fn spawn_handler(
     }
 }
 
-/// An async handler: `async fn(&AppState, &Arc<Connection>, Params) -> Result<A,
-/// JsonRpcError>` where `A` is the response `R` or an `Answer<R>`.
+/// What every handler is given besides its params: the state and the requesting connection.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// The daemon's state.
+    pub state: &'a AppState,
+    /// The connection the request came from.
+    pub connection: &'a Arc<Connection>,
+}
+
+/// What a handler returns: its answer (`R`, the response or an [`Answer`]) or the error that
+/// answers the request instead.
+pub type HandlerResult<R> = Result<R, JsonRpcError>;
+
+/// An async handler: `async fn(Context<'_>, Params) -> HandlerResult<A>` where `A` is the
+/// response `R` or an `Answer<R>`.
 pub trait Handler<'a, P, R>: Send + 'static {
     /// What the handler returns on success.
     type Answer: IntoAnswer<Response = R>;
     /// The handler's future.
-    type Future: Future<Output = Result<Self::Answer, JsonRpcError>> + Send + 'a;
+    type Future: Future<Output = HandlerResult<Self::Answer>> + Send + 'a;
     /// Call the handler.
-    fn call(self, state: &'a AppState, connection: &'a Arc<Connection>, params: P) -> Self::Future;
+    fn call(self, cx: Context<'a>, params: P) -> Self::Future;
 }
 
 impl<'a, P, R, A, F, Fut> Handler<'a, P, R> for F
 where
-    F: FnOnce(&'a AppState, &'a Arc<Connection>, P) -> Fut + Send + 'static,
-    Fut: Future<Output = Result<A, JsonRpcError>> + Send + 'a,
+    F: FnOnce(Context<'a>, P) -> Fut + Send + 'static,
+    Fut: Future<Output = HandlerResult<A>> + Send + 'a,
     A: IntoAnswer<Response = R>,
 {
     type Answer = A;
     type Future = Fut;
-    fn call(self, state: &'a AppState, connection: &'a Arc<Connection>, params: P) -> Fut {
-        self(state, connection, params)
+    fn call(self, cx: Context<'a>, params: P) -> Fut {
+        self(cx, params)
+    }
+}
+
+/// A handler of a method whose params name a thread ([`ThreadParams`]): its `threadId` is
+/// checked ([`parse_thread_id`]) before the handler runs, which then need not.
+pub struct Scoped<H>(H);
+
+/// [`Scoped`] `handler`, for the route table.
+pub fn scoped<H>(handler: H) -> Scoped<H> {
+    Scoped(handler)
+}
+
+impl<'a, P, R, H> Handler<'a, P, R> for Scoped<H>
+where
+    P: ThreadParams,
+    H: Handler<'a, P, R>,
+    H::Answer: Send + 'a,
+{
+    type Answer = H::Answer;
+    type Future = Either<Ready<HandlerResult<H::Answer>>, H::Future>;
+    fn call(self, cx: Context<'a>, params: P) -> Self::Future {
+        match parse_thread_id(params.thread_id()) {
+            Ok(()) => Either::Right(self.0.call(cx, params)),
+            Err(error) => Either::Left(future::ready(Err(error))),
+        }
     }
 }
 
 /// An async handler of a request a thread answers: `async fn(&AppState, Params,
-/// ThreadReply<R>) -> Result<(), JsonRpcError>` (the outcome of its own checks).
+/// ThreadReply<R>) -> HandlerResult<()>` (the outcome of its own checks).
 pub trait ReplyHandler<'a, P, R>: Send + 'static {
     /// The handler's future.
-    type Future: Future<Output = Result<(), JsonRpcError>> + Send + 'a;
+    type Future: Future<Output = HandlerResult<()>> + Send + 'a;
     /// Call the handler.
     fn call(self, state: &'a AppState, params: P, reply: ThreadReply<R>) -> Self::Future;
 }
@@ -311,7 +353,7 @@ pub trait ReplyHandler<'a, P, R>: Send + 'static {
 impl<'a, P, R, F, Fut> ReplyHandler<'a, P, R> for F
 where
     F: FnOnce(&'a AppState, P, ThreadReply<R>) -> Fut + Send + 'static,
-    Fut: Future<Output = Result<(), JsonRpcError>> + Send + 'a,
+    Fut: Future<Output = HandlerResult<()>> + Send + 'a,
 {
     type Future = Fut;
     fn call(self, state: &'a AppState, params: P, reply: ThreadReply<R>) -> Fut {
@@ -342,8 +384,12 @@ impl Dispatcher {
         params: M::Params,
         handler: impl for<'a> Handler<'a, M::Params, M::Response>,
     ) {
-        let result = handler.call(&self.state, &self.connection, params).await;
-        send_answer(&self.state, &self.connection, &self.id, answer_of(result)).await;
+        let cx = Context {
+            state: &self.state,
+            connection: &self.connection,
+        };
+        let result = handler.call(cx, params).await;
+        self.send(answer_of(result)).await;
     }
 
     /// Run `handler` in its own task ([`spawn_handler`]) and send its answer.
@@ -352,41 +398,35 @@ impl Dispatcher {
         params: M::Params,
         handler: impl for<'a> Handler<'a, M::Params, M::Response>,
     ) where
-        M: Method,
+        M: Method + 'static,
         M::Params: Send + 'static,
         M::Response: Send + 'static,
     {
-        let Dispatcher {
-            state,
-            connection,
-            id,
-        } = self;
-        let (tracked, overloaded) = (connection.clone(), id.clone());
-        spawn_handler(&tracked, &overloaded, async move {
-            let result = handler.call(&state, &connection, params).await;
-            send_answer(&state, &connection, &id, answer_of(result)).await;
-        })
-        .await;
+        self.spawn(|this| this.inline::<M>(params, handler)).await;
     }
 
-    /// Hand the request to a thread, here: `handler` queues it with a [`ThreadReply`],
-    /// through which the thread answers; an error from its own checks is sent here.
+    /// Hand the request to the loaded thread its params name, here: `handler` checks the
+    /// params and makes the op to queue, with a [`ThreadReply`] through which the thread
+    /// answers; an error from the checks (or finding no such thread) is sent here.
     pub async fn to_thread<M>(
         self,
         params: M::Params,
-        handler: impl FnOnce(&AppState, M::Params, ThreadReply<M::Response>) -> Result<(), JsonRpcError>,
+        handler: impl FnOnce(M::Params, ThreadReply<M::Response>) -> HandlerResult<Op>,
     ) where
         M: Method,
+        M::Params: ThreadParams,
         M::Response: Send + 'static,
     {
         let reply = self.reply();
-        if let Err(error) = handler(&self.state, params, reply) {
-            let answer = Answer::<M::Response>::error(error);
-            send_answer(&self.state, &self.connection, &self.id, answer).await;
-        }
+        let queued = loaded_thread(&self.state, params.thread_id()).and_then(|thread| {
+            let op = handler(params, reply)?;
+            thread.try_send(op).map_err(JsonRpcError::from)
+        });
+        self.refuse::<M::Response>(queued).await;
     }
 
-    /// [`Dispatcher::to_thread`] for a handler that waits, in its own task.
+    /// [`Dispatcher::to_thread`] for a handler that waits (and queues the request itself),
+    /// in its own task.
     pub async fn spawned_to_thread<M>(
         self,
         params: M::Params,
@@ -396,15 +436,33 @@ impl Dispatcher {
         M::Params: Send + 'static,
         M::Response: Send + 'static,
     {
-        let (connection, id) = (self.connection.clone(), self.id.clone());
-        spawn_handler(&connection, &id, async move {
-            let reply = self.reply();
-            if let Err(error) = handler.call(&self.state, params, reply).await {
-                let answer = Answer::<M::Response>::error(error);
-                send_answer(&self.state, &self.connection, &self.id, answer).await;
-            }
+        self.spawn(|this| async move {
+            let queued = handler.call(&this.state, params, this.reply()).await;
+            this.refuse::<M::Response>(queued).await;
         })
         .await;
+    }
+
+    /// Run `task` with this request in its own task ([`spawn_handler`]).
+    async fn spawn<F, Fut>(self, task: F)
+    where
+        F: FnOnce(Self) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let (connection, id) = (self.connection.clone(), self.id.clone());
+        spawn_handler(&connection, &id, task(self)).await;
+    }
+
+    /// Send `answer` to this request.
+    async fn send<R: Serialize>(&self, answer: Answer<R>) {
+        send_answer(&self.state, &self.connection, &self.id, answer).await;
+    }
+
+    /// Answer a request a thread was to answer with the error its checks found, if any.
+    async fn refuse<R: Serialize>(&self, queued: HandlerResult<()>) {
+        if let Err(error) = queued {
+            self.send(Answer::<R>::error(error)).await;
+        }
     }
 
     fn reply<R>(&self) -> ThreadReply<R> {

@@ -1,17 +1,18 @@
-//! Request handlers, one file per domain. A handler takes the state, the connection and its
-//! method's typed params, turns them into a core call, and returns the method's response or a
-//! [`JsonRpcError`] carrying the reference's exact text (core's errors convert with `?`); the
-//! dispatcher (`dispatch.rs`) sends it, in the mode the route table (`processor.rs`) names.
-//! Two shapes:
+//! Request handlers, one file per domain. A handler takes the request's context (the state
+//! and the connection) and its method's typed params, turns them into a core call, and returns
+//! the method's response or a [`JsonRpcError`] carrying the reference's exact text (core's
+//! errors convert with `?`); the dispatcher (`dispatch.rs`) sends it, in the mode the route
+//! table (`processor.rs`) names. Two shapes:
 //!
-//! - Most handlers are `async fn(&AppState, &Arc<Connection>, Params) -> Result<R,
-//!   JsonRpcError>`, where `R` is the response or a `dispatch::Answer` (the response with the
-//!   notifications that precede it and what follows it, in order). No handler sends anything
-//!   itself.
+//! - Most handlers are `async fn(Context<'_>, Params) -> HandlerResult<R>`, where `R` is the
+//!   response or a `dispatch::Answer` (the response with the notifications that precede it and
+//!   what follows it, in order). No handler sends anything itself. A method about one thread
+//!   ([`ThreadParams`]) is routed `scoped(handler)`: the dispatcher checks its `threadId` first.
 //! - Requests a thread answers itself (`turn/*`, `thread/compact/start`, `thread/goal/set`) go
-//!   through core: their handler gets a `dispatch::ThreadReply`, hands it to core with the
-//!   request, and returns only the outcome of its up-front checks. The thread sends the
-//!   response before the events the request causes (the `Reply` ordering contract).
+//!   through core: their handler gets a `dispatch::ThreadReply` and hands it to core with the
+//!   request (`turn/*` and `thread/compact/start` return the op, which the dispatcher queues on
+//!   the loaded thread), returning only the outcome of its up-front checks. The thread sends
+//!   the response before the events the request causes (the `Reply` ordering contract).
 //!
 //! Files: [`initialize`]; [`threads`] (starting threads and loaded threads); [`history`]
 //! (stored threads: list, read, resume, fork, archive, name); [`turns`]; [`models`];
@@ -36,7 +37,7 @@ pub mod turns;
 
 use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;
-use weft_protocol::{ApprovalsReviewer, ThreadId, wire_name};
+use weft_protocol::{ApprovalsReviewer, ThreadId, history_api, thread_api, turn_api, wire_name};
 
 use crate::state::AppState;
 
@@ -46,6 +47,46 @@ pub fn parse_thread_id(id: &ThreadId) -> Result<(), JsonRpcError> {
         .map(|_| ())
         .map_err(|err| JsonRpcError::invalid_request(format!("invalid thread id: {err}")))
 }
+
+/// The params of a method about one thread, named by their `threadId`: the dispatcher checks
+/// it before the handler runs (`dispatch::scoped`, `Dispatcher::to_thread`).
+pub trait ThreadParams {
+    /// The thread the request is about.
+    fn thread_id(&self) -> &ThreadId;
+}
+
+macro_rules! thread_params {
+    ($($params:ty),* $(,)?) => {
+        $(impl ThreadParams for $params {
+            fn thread_id(&self) -> &ThreadId {
+                &self.thread_id
+            }
+        })*
+    };
+}
+
+thread_params!(
+    thread_api::ThreadResumeParams,
+    thread_api::ThreadForkParams,
+    thread_api::ThreadReadParams,
+    thread_api::ThreadArchiveParams,
+    thread_api::ThreadUnarchiveParams,
+    thread_api::ThreadUnsubscribeParams,
+    thread_api::ThreadSetNameParams,
+    thread_api::ThreadCompactStartParams,
+    turn_api::TurnStartParams,
+    turn_api::TurnSteerParams,
+    turn_api::TurnInterruptParams,
+    history_api::ThreadTurnsListParams,
+    history_api::ThreadItemsListParams,
+    weft_protocol::ThreadReadStateUpdateParams,
+    weft_protocol::ThreadGoalGetParams,
+    weft_protocol::ThreadGoalClearParams,
+    weft_protocol::ThreadBackgroundTerminalsListParams,
+    weft_protocol::ThreadBackgroundTerminalsTerminateParams,
+    weft_protocol::ThreadBackgroundTerminalsCleanParams,
+    weft_protocol::McpServerToolCallParams,
+);
 
 /// A loaded thread's handle, or the reference's `thread not found` error.
 pub fn loaded_thread(state: &AppState, id: &ThreadId) -> Result<ThreadHandle, JsonRpcError> {

@@ -15,7 +15,7 @@ use weft_protocol::jsonrpc::{Envelope, JsonRpcError, RequestId};
 use weft_protocol::{ClientRequest, methods};
 
 use crate::connection::Connection;
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
 use crate::handlers::{
     account, collaboration, config, goals, history, hooks, initialize, mcp, models, pages,
@@ -146,10 +146,11 @@ fn admit(connection: &Connection, method: &str, raw: Value) -> Result<ClientRequ
 }
 
 /// The route table: every client method, on one line, with its execution mode (see
-/// [`Dispatcher`]) and its handler. The match is exhaustive, so a method without a route does
+/// [`Dispatcher`]) and its handler (`scoped` when the dispatcher checks the params'
+/// `threadId` first). The match is exhaustive, so a method without a route does
 /// not compile; the method's marker (`methods::…`) fixes the handler's params and response.
 macro_rules! routes {
-    ($request:expr, $state:expr, $connection:expr; $($method:ident => $mode:ident($handler:path);)*) => {
+    ($request:expr, $state:expr, $connection:expr; $($method:ident => $mode:ident($handler:expr);)*) => {
         match $request {
             $(ClientRequest::$method { id, params } => {
                 Dispatcher::new($state, $connection, id)
@@ -165,15 +166,15 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
     routes! { request, state, connection;
         Initialize => inline(initialize::initialize);
         ThreadStart => spawned(threads::start);
-        ThreadResume => spawned(history::resume);
-        ThreadFork => spawned(history::fork);
+        ThreadResume => spawned(scoped(history::resume));
+        ThreadFork => spawned(scoped(history::fork));
         ThreadList => spawned(thread_list::list);
-        ThreadRead => spawned(history::read);
+        ThreadRead => spawned(scoped(history::read));
         ThreadLoadedList => spawned(threads::loaded_list);
-        ThreadArchive => spawned(history::archive);
-        ThreadUnarchive => spawned(history::unarchive);
-        ThreadUnsubscribe => spawned(threads::unsubscribe);
-        ThreadSetName => spawned(history::set_name);
+        ThreadArchive => spawned(scoped(history::archive));
+        ThreadUnarchive => spawned(scoped(history::unarchive));
+        ThreadUnsubscribe => spawned(scoped(threads::unsubscribe));
+        ThreadSetName => spawned(scoped(history::set_name));
         ThreadCompactStart => to_thread(turns::compact);
         TurnStart => to_thread(turns::start);
         TurnSteer => to_thread(turns::steer);
@@ -184,21 +185,21 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ConfigRead => inline(config::read);
         ConfigRequirementsRead => inline(config::requirements);
         McpServerStatusList => spawned(mcp::status_list);
-        McpServerToolCall => spawned(mcp::tool_call);
+        McpServerToolCall => spawned(scoped(mcp::tool_call));
         McpResourceRead => spawned(mcp::resource_read);
         McpServerReload => spawned(mcp::reload);
         HooksList => spawned(hooks::list);
         SkillsList => spawned(skills::list);
         CollaborationModeList => spawned(collaboration::list);
-        ThreadTurnsList => spawned(pages::turns_list);
-        ThreadItemsList => spawned(pages::items_list);
-        ThreadReadStateUpdate => spawned(read_state::update);
-        ThreadGoalGet => spawned(goals::get);
+        ThreadTurnsList => spawned(scoped(pages::turns_list));
+        ThreadItemsList => spawned(scoped(pages::items_list));
+        ThreadReadStateUpdate => spawned(scoped(read_state::update));
+        ThreadGoalGet => spawned(scoped(goals::get));
         ThreadGoalSet => spawned_to_thread(goals::set);
-        ThreadGoalClear => spawned(goals::clear);
-        ThreadBackgroundTerminalsList => spawned(terminals::list);
-        ThreadBackgroundTerminalsTerminate => spawned(terminals::terminate);
-        ThreadBackgroundTerminalsClean => spawned(terminals::clean);
+        ThreadGoalClear => spawned(scoped(goals::clear));
+        ThreadBackgroundTerminalsList => spawned(scoped(terminals::list));
+        ThreadBackgroundTerminalsTerminate => spawned(scoped(terminals::terminate));
+        ThreadBackgroundTerminalsClean => spawned(scoped(terminals::clean));
     }
 }
 

@@ -1,24 +1,19 @@
 //! `collaborationMode/list` (EXPERIMENTAL upstream; docs/protocol.md §7.25): Weft's two
 //! collaboration modes. A turn enters one with `turn/start.collaborationMode`.
 
-use std::sync::Arc;
-
 use weft_protocol::collaboration::{
     CollaborationModeListParams, CollaborationModeListResponse, CollaborationModeMask,
 };
-use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{ModeKind, ReasoningEffort};
 
-use crate::connection::Connection;
-use crate::state::AppState;
+use crate::dispatch::{Context, HandlerResult};
 
 /// `collaborationMode/list`: Plan (medium reasoning effort), then Default (the thread's
 /// effort); neither selects a model.
 pub async fn list(
-    _state: &AppState,
-    _connection: &Arc<Connection>,
+    _cx: Context<'_>,
     _params: CollaborationModeListParams,
-) -> Result<CollaborationModeListResponse, JsonRpcError> {
+) -> HandlerResult<CollaborationModeListResponse> {
     Ok(CollaborationModeListResponse {
         data: vec![
             CollaborationModeMask {

@@ -2,7 +2,6 @@
 //! key came from, and the layers as written (docs/protocol.md §7.20, §7.21).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use weft_core::config::{Config, ConfigLayer, KNOWN_KEYS, LayerSource};
@@ -12,22 +11,16 @@ use weft_protocol::config_api::{
     self, ConfigLayerMetadata, ConfigLayerSource, ConfigReadParams, ConfigReadResponse,
     ConfigRequirementsReadResponse, NoParams,
 };
-use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode};
 
-use crate::connection::Connection;
-use crate::state::AppState;
+use crate::dispatch::{Context, HandlerResult};
 
 /// Secrets are never echoed: a provider's bearer token and the values of its HTTP headers.
 const REDACTED: &str = "<redacted>";
 
 /// `config/read`: the same for every `cwd`, since Weft has no per-project layers.
-pub async fn read(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    params: ConfigReadParams,
-) -> Result<ConfigReadResponse, JsonRpcError> {
-    let config = &state.config;
+pub async fn read(cx: Context<'_>, params: ConfigReadParams) -> HandlerResult<ConfigReadResponse> {
+    let config = &cx.state.config;
     let layers = &config.layers;
     let file_name = ConfigLayerSource::User {
         file: layers.file_path.display().to_string(),
@@ -76,10 +69,9 @@ pub async fn read(
 /// `configRequirements/read`: Weft imposes no requirements (there is no administrator layer),
 /// and so none on speed modes either.
 pub async fn requirements(
-    _state: &AppState,
-    _connection: &Arc<Connection>,
+    _cx: Context<'_>,
     _params: NoParams,
-) -> Result<ConfigRequirementsReadResponse, JsonRpcError> {
+) -> HandlerResult<ConfigRequirementsReadResponse> {
     Ok(ConfigRequirementsReadResponse {
         supports_independent_speed_modes: Some(false),
         requirements: None,

@@ -5,8 +5,6 @@
 //! (`ThreadManager::goal`, `set_goal`, `clear_goal`); a `set` on a loaded thread is answered
 //! by the thread itself, which then pursues an active goal.
 
-use std::sync::Arc;
-
 use weft_core::state::GoalUpdate;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::ServerNotification;
@@ -16,19 +14,16 @@ use weft_protocol::{
     ThreadGoalUpdatedNotification, ThreadId,
 };
 
-use crate::connection::Connection;
-use crate::dispatch::{Answer, ThreadReply};
+use crate::dispatch::{Answer, Context, HandlerResult, ThreadReply};
 use crate::handlers::parse_thread_id;
 use crate::state::AppState;
 
 /// `thread/goal/get`.
 pub async fn get(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadGoalGetParams,
-) -> Result<ThreadGoalGetResponse, JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
-    let goal = state.threads.goal(&params.thread_id).await?;
+) -> HandlerResult<ThreadGoalGetResponse> {
+    let goal = cx.state.threads.goal(&params.thread_id).await?;
     Ok(ThreadGoalGetResponse { goal })
 }
 
@@ -63,12 +58,10 @@ pub async fn set(
 
 /// `thread/goal/clear`; `thread/goal/cleared` follows when there was a goal.
 pub async fn clear(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadGoalClearParams,
-) -> Result<Answer<ThreadGoalClearResponse>, JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
-    let cleared = state.threads.clear_goal(&params.thread_id).await?;
+) -> HandlerResult<Answer<ThreadGoalClearResponse>> {
+    let cleared = cx.state.threads.clear_goal(&params.thread_id).await?;
     let answer = Answer::new(ThreadGoalClearResponse { cleared });
     Ok(if cleared {
         answer.then_broadcast(ThreadGoalClearedNotification {

@@ -1,8 +1,6 @@
 //! Stored threads: `thread/read`, `thread/resume`, `thread/fork`,
 //! `thread/archive`, `thread/unarchive` and `thread/name/set`.
 
-use std::sync::Arc;
-
 use weft_core::thread::{ThreadHandle, ThreadSnapshot};
 use weft_protocol::history_api::ThreadResumeInitialTurnsPageParams;
 use weft_protocol::jsonrpc::JsonRpcError;
@@ -16,38 +14,44 @@ use weft_protocol::thread_api::{
     ThreadSetNameParams, ThreadSetNameResponse, ThreadUnarchiveParams, ThreadUnarchiveResponse,
 };
 
-use crate::connection::Connection;
-use crate::dispatch::Answer;
+use crate::dispatch::{Answer, Context, HandlerResult};
 use crate::handlers::threads::{replay_token_usage, requested_settings, settings_response};
-use crate::handlers::{check_reviewer, goals, parse_thread_id};
+use crate::handlers::{check_reviewer, goals};
 use crate::state::AppState;
 
 /// `thread/resume`. A cold resume tells everyone the thread's status before the response;
 /// the caller then gets the thread's last token usage.
 pub async fn resume(
-    state: &AppState,
-    connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadResumeParams,
-) -> Result<Answer<ThreadResumeResponse>, JsonRpcError> {
-    parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
+) -> HandlerResult<Answer<ThreadResumeResponse>> {
+    check_reviewer(params.overrides.approvals_reviewer)?;
     let options = requested_settings!(params.overrides, ephemeral: false, thread_source: None)
-        .into_options(connection);
+        .into_options(cx.connection);
     // A cold resume makes this list the thread's before anyone else can see it loaded
-    // (`EventSink::loaded`), so a concurrent warm resume from another connection joins it.
-    let subscribers = state.new_subscribers();
-    let (handle, mut snapshot, warm) = state
+    // (`EventSink::loaded`), so a concurrent warm resume from another cx.connection joins it.
+    let subscribers = cx.state.new_subscribers();
+    let (handle, mut snapshot, warm) = cx
+        .state
         .threads
         .resume_thread(&params.thread_id, options, subscribers.clone())
         .await?;
     let subscribers = if warm {
-        state.subscribers_of(handle.id()).unwrap_or(subscribers)
+        cx.state.subscribers_of(handle.id()).unwrap_or(subscribers)
     } else {
         subscribers
     };
-    subscribers.subscribe(connection);
+    subscribers.subscribe(cx.connection);
     let status = snapshot.thread.status.clone();
     let pages = params.initial_turns_page;
-    let resumed = resumed(state, &handle, &mut snapshot, params.exclude_turns, pages).await;
+    let resumed = resumed(
+        cx.state,
+        &handle,
+        &mut snapshot,
+        params.exclude_turns,
+        pages,
+    )
+    .await;
     let answer = match resumed {
         Ok(response) => {
             let answer = replay_token_usage(
@@ -55,7 +59,7 @@ pub async fn resume(
                 handle.id(),
                 snapshot.token_usage.take(),
             );
-            match goals::on_resume(state, handle.id()).await {
+            match goals::on_resume(cx.state, handle.id()).await {
                 Some(goal) => answer.then_tell_caller(goal),
                 None => answer,
             }
@@ -111,20 +115,20 @@ async fn full_turns(
 /// `thread/fork`. The reference replays the copied token usage before announcing the new
 /// thread (docs/protocol.md §7.4): response → `thread/tokenUsage/updated` → `thread/started`.
 pub async fn fork(
-    state: &AppState,
-    connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadForkParams,
-) -> Result<Answer<ThreadForkResponse>, JsonRpcError> {
-    parse_thread_id(&params.thread_id).and(check_reviewer(params.overrides.approvals_reviewer))?;
+) -> HandlerResult<Answer<ThreadForkResponse>> {
+    check_reviewer(params.overrides.approvals_reviewer)?;
     let options = requested_settings!(
         params.overrides,
         ephemeral: params.ephemeral,
         thread_source: params.thread_source
     )
-    .into_options(connection);
-    let subscribers = state.new_subscribers();
-    subscribers.subscribe(connection);
-    let (handle, mut snapshot) = state
+    .into_options(cx.connection);
+    let subscribers = cx.state.new_subscribers();
+    subscribers.subscribe(cx.connection);
+    let (handle, mut snapshot) = cx
+        .state
         .threads
         .fork_thread(
             &params.thread_id,
@@ -135,7 +139,7 @@ pub async fn fork(
         .await?;
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
-        response.thread.turns = full_turns(state, &handle, &mut snapshot).await?;
+        response.thread.turns = full_turns(cx.state, &handle, &mut snapshot).await?;
     }
     let answer = Answer::new(ThreadForkResponse::from(response));
     Ok(
@@ -148,17 +152,13 @@ pub async fn fork(
 }
 
 /// `thread/read`.
-pub async fn read(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    params: ThreadReadParams,
-) -> Result<ThreadReadResponse, JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
-    let thread = state
+pub async fn read(cx: Context<'_>, params: ThreadReadParams) -> HandlerResult<ThreadReadResponse> {
+    let thread = cx
+        .state
         .threads
         .read_thread(&params.thread_id, params.include_turns)
         .await?;
-    let read_state = state.threads.read_state(&params.thread_id).await?;
+    let read_state = cx.state.threads.read_state(&params.thread_id).await?;
     Ok(ThreadReadResponse { thread, read_state })
 }
 
@@ -168,41 +168,35 @@ pub async fn read(
 /// turn is interrupted), each with `thread/status/changed {notLoaded}` to its subscribers,
 /// before the response (and before the root's).
 pub async fn archive(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadArchiveParams,
-) -> Result<Answer<ThreadArchiveResponse>, JsonRpcError> {
+) -> HandlerResult<Answer<ThreadArchiveResponse>> {
     let thread_id = params.thread_id;
-    parse_thread_id(&thread_id)?;
     // Unloading it told everyone it is not loaded (before its sub-agents, closed next).
-    state.threads.archive_thread(&thread_id).await?;
-    state.threads.close_tree(&thread_id).await;
+    cx.state.threads.archive_thread(&thread_id).await?;
+    cx.state.threads.close_tree(&thread_id).await;
     Ok(Answer::new(ThreadArchiveResponse {})
         .then_broadcast(ThreadArchivedNotification { thread_id }))
 }
 
 /// `thread/unarchive`; `thread/unarchived` follows the response.
 pub async fn unarchive(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadUnarchiveParams,
-) -> Result<Answer<ThreadUnarchiveResponse>, JsonRpcError> {
+) -> HandlerResult<Answer<ThreadUnarchiveResponse>> {
     let thread_id = params.thread_id;
-    parse_thread_id(&thread_id)?;
-    let thread = state.threads.unarchive_thread(&thread_id).await?;
+    let thread = cx.state.threads.unarchive_thread(&thread_id).await?;
     Ok(Answer::new(ThreadUnarchiveResponse { thread })
         .then_broadcast(ThreadUnarchivedNotification { thread_id }))
 }
 
 /// `thread/name/set`; `thread/name/updated` follows the response.
 pub async fn set_name(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadSetNameParams,
-) -> Result<Answer<ThreadSetNameResponse>, JsonRpcError> {
+) -> HandlerResult<Answer<ThreadSetNameResponse>> {
     let ThreadSetNameParams { thread_id, name } = params;
-    parse_thread_id(&thread_id)?;
-    state.threads.set_thread_name(&thread_id, &name).await?;
+    cx.state.threads.set_thread_name(&thread_id, &name).await?;
     Ok(
         Answer::new(ThreadSetNameResponse {}).then_broadcast(ThreadNameUpdatedNotification {
             thread_id,

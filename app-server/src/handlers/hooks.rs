@@ -1,23 +1,16 @@
 //! `hooks/list`: the configured stop hooks, the same for every cwd (Weft reads hooks only
 //! from its own config), with the entries that were skipped (docs/protocol.md §7.22).
 
-use std::sync::Arc;
-
 use weft_core::hooks::listing::list_stop_hooks;
 use weft_protocol::ThreadId;
 use weft_protocol::hooks_api::{HookErrorInfo, HooksListEntry, HooksListParams, HooksListResponse};
 use weft_protocol::jsonrpc::JsonRpcError;
 
-use crate::connection::Connection;
+use crate::dispatch::{Context, HandlerResult};
 use crate::handlers::{daemon_cwd, loaded_thread};
-use crate::state::AppState;
 
 /// `hooks/list`: one entry per cwd (or for the thread's cwd).
-pub async fn list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    params: HooksListParams,
-) -> Result<HooksListResponse, JsonRpcError> {
+pub async fn list(cx: Context<'_>, params: HooksListParams) -> HandlerResult<HooksListResponse> {
     let cwds = match params.thread_id {
         Some(_) if !params.cwds.is_empty() => {
             return Err(JsonRpcError::invalid_request(
@@ -25,14 +18,14 @@ pub async fn list(
             ));
         }
         Some(thread_id) => {
-            let handle = loaded_thread(state, &ThreadId::from(thread_id.as_str()))?;
+            let handle = loaded_thread(cx.state, &ThreadId::from(thread_id.as_str()))?;
             let snapshot = handle.snapshot().await?;
             vec![snapshot.thread.cwd]
         }
         None if params.cwds.is_empty() => vec![daemon_cwd().display().to_string()],
         None => params.cwds,
     };
-    let hooks = &state.config.hooks;
+    let hooks = &cx.state.config.hooks;
     let listed = list_stop_hooks(hooks);
     let errors: Vec<HookErrorInfo> = hooks
         .errors

@@ -1,29 +1,26 @@
 //! `initialize`: record the connection's choices and describe the server.
 
-use std::sync::Arc;
-
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{InitializeParams, InitializeResponse};
 
-use crate::connection::{Connection, InitializeChoices};
-use crate::state::AppState;
+use crate::connection::InitializeChoices;
+use crate::dispatch::{Context, HandlerResult};
 
 /// `initialize`, on a connection the router found not initialized yet.
 pub async fn initialize(
-    state: &AppState,
-    connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: InitializeParams,
-) -> Result<InitializeResponse, JsonRpcError> {
-    if !connection.initialize(InitializeChoices::from(&params)) {
-        // The router handles a connection's messages one at a time and lets `initialize`
-        // through only while the connection has no choices recorded.
+) -> HandlerResult<InitializeResponse> {
+    if !cx.connection.initialize(InitializeChoices::from(&params)) {
+        // The router handles a cx.connection's messages one at a time and lets `initialize`
+        // through only while the cx.connection has no choices recorded.
         return Err(JsonRpcError::internal(
-            "connection initialized concurrently",
+            "cx.connection initialized concurrently",
         ));
     }
     Ok(InitializeResponse {
         user_agent: user_agent(&params.client_info.name, &params.client_info.version),
-        codex_home: state.home.display().to_string(),
+        codex_home: cx.state.home.display().to_string(),
         platform_family: std::env::consts::FAMILY.to_string(),
         platform_os: std::env::consts::OS.to_string(),
     })

@@ -21,7 +21,7 @@ use weft_protocol::{
     McpTool, ThreadId,
 };
 
-use crate::connection::Connection;
+use crate::dispatch::{Context, HandlerResult};
 use crate::handlers::parse_thread_id;
 use crate::state::AppState;
 
@@ -75,14 +75,11 @@ pub async fn announce_startup(state: &AppState, thread_id: &ThreadId) {
 
 /// `mcpServerStatus/list`: every configured server, in name order, paged by name.
 pub async fn status_list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ListMcpServerStatusParams,
-) -> Result<ListMcpServerStatusResponse, JsonRpcError> {
-    if let Some(thread_id) = &params.thread_id {
-        parse_thread_id(thread_id)?;
-    }
-    let pool = pool(state);
+) -> HandlerResult<ListMcpServerStatusResponse> {
+    params.thread_id.as_ref().map_or(Ok(()), parse_thread_id)?;
+    let pool = pool(cx.state);
     let limit = params
         .limit
         .map(|limit| (limit as usize).max(1))
@@ -226,12 +223,10 @@ fn listed<T: serde::de::DeserializeOwned>(
 /// `mcpServer/tool/call`: the client calls a tool itself (no approval, no item, as the
 /// reference). An unknown server is `-32603 unknown MCP server '<name>'`.
 pub async fn tool_call(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: McpServerToolCallParams,
-) -> Result<McpServerToolCallResponse, JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
-    let (server, connection) = connect(state, &params.server).await?;
+) -> HandlerResult<McpServerToolCallResponse> {
+    let (server, connection) = connect(cx.state, &params.server).await?;
     let arguments = match params.arguments {
         Some(Value::Object(map)) => Some(map),
         None | Some(Value::Null) => None,
@@ -278,14 +273,11 @@ async fn connect(
 
 /// `mcpServer/resource/read`.
 pub async fn resource_read(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: McpResourceReadParams,
-) -> Result<McpResourceReadResponse, JsonRpcError> {
-    if let Some(thread_id) = &params.thread_id {
-        parse_thread_id(thread_id)?;
-    }
-    let (_, connection) = connect(state, &params.server).await?;
+) -> HandlerResult<McpResourceReadResponse> {
+    params.thread_id.as_ref().map_or(Ok(()), parse_thread_id)?;
+    let (_, connection) = connect(cx.state, &params.server).await?;
     let result = connection
         .read_resource(&params.uri)
         .await
@@ -305,14 +297,10 @@ pub async fn resource_read(
 
 /// `config/mcpServer/reload`: the config file's `mcp_servers` read again; changed and removed
 /// servers are stopped, new and changed ones start when next needed.
-pub async fn reload(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    _params: NoParams,
-) -> Result<McpServerRefreshResponse, JsonRpcError> {
-    let servers = weft_core::mcp::config::reread(&state.config.layers)
+pub async fn reload(cx: Context<'_>, _params: NoParams) -> HandlerResult<McpServerRefreshResponse> {
+    let servers = weft_core::mcp::config::reread(&cx.state.config.layers)
         .map_err(JsonRpcError::invalid_request)?;
-    let stopped = pool(state).reload(servers).await;
+    let stopped = pool(cx.state).reload(servers).await;
     if !stopped.is_empty() {
         tracing::info!(?stopped, "MCP servers stopped by reload");
     }

@@ -1,25 +1,18 @@
 //! `model/list`.
 
-use std::sync::Arc;
-
 use weft_protocol::ReasoningEffort;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::models::{
     InputModality, Model, ModelListParams, ModelListResponse, ReasoningEffortOption,
 };
 
-use crate::connection::Connection;
+use crate::dispatch::{Context, HandlerResult};
 use crate::handlers::page;
-use crate::state::AppState;
 
 /// `model/list`: the configured default model, plus what the provider's `GET /models` lists
 /// when it serves one.
-pub async fn list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    params: ModelListParams,
-) -> Result<ModelListResponse, JsonRpcError> {
-    let config = &state.config;
+pub async fn list(cx: Context<'_>, params: ModelListParams) -> HandlerResult<ModelListResponse> {
+    let config = &cx.state.config;
     let provider_id = params
         .model_provider
         .clone()
@@ -30,7 +23,7 @@ pub async fn list(
         )));
     };
     let mut ids = vec![config.model.clone()];
-    let client = weft_core::model::ModelClient::new(provider, state.threads.services().http());
+    let client = weft_core::model::ModelClient::new(provider, cx.state.threads.services().http());
     match client.list_models().await {
         Ok(listed) => {
             for model in listed {

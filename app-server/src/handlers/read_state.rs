@@ -2,26 +2,18 @@
 //! unread, guarded by the revision it saw (docs/protocol.md §7.26). The new state goes to
 //! the thread's subscribers in `thread/readState/changed` before the response.
 
-use std::sync::Arc;
-
-use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{
     ThreadReadStateChangedNotification, ThreadReadStateUpdateParams, ThreadReadStateUpdateResponse,
 };
 
-use crate::connection::Connection;
-use crate::dispatch::Answer;
-use crate::handlers::parse_thread_id;
-use crate::state::AppState;
+use crate::dispatch::{Answer, Context, HandlerResult};
 
 /// `thread/readState/update`: core marks it (`ThreadManager::mark_read_state`).
 pub async fn update(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadReadStateUpdateParams,
-) -> Result<Answer<ThreadReadStateUpdateResponse>, JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
-    let read_state = state.threads.mark_read_state(&params).await?;
+) -> HandlerResult<Answer<ThreadReadStateUpdateResponse>> {
+    let read_state = cx.state.threads.mark_read_state(&params).await?;
     let changed = ThreadReadStateChangedNotification {
         thread_id: params.thread_id.clone(),
         read_state: read_state.clone(),

@@ -10,9 +10,8 @@ use weft_core::skills::{ScanLimits, Skills};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::skills_api::{SkillsListEntry, SkillsListParams, SkillsListResponse};
 
-use crate::connection::Connection;
+use crate::dispatch::{Context, HandlerResult};
 use crate::handlers::daemon_cwd;
-use crate::state::AppState;
 
 /// After the scan's deadline, how long the answer waits for the scan to hand back what it found
 /// before answering without it (a read blocked in the kernel never checks the deadline).
@@ -21,22 +20,18 @@ const HAND_BACK: Duration = Duration::from_secs(1);
 /// `skills/list`: one entry per cwd, in request order; an empty list means the daemon's cwd.
 /// A relative cwd is taken from the daemon's cwd and echoed as given. The whole request is one
 /// scan with one deadline.
-pub async fn list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    params: SkillsListParams,
-) -> Result<SkillsListResponse, JsonRpcError> {
+pub async fn list(cx: Context<'_>, params: SkillsListParams) -> HandlerResult<SkillsListResponse> {
     let base = daemon_cwd();
     let cwds = if params.cwds.is_empty() {
         vec![base.display().to_string()]
     } else {
         params.cwds
     };
-    let skills = Arc::clone(&state.skills);
+    let skills = Arc::clone(&cx.state.skills);
     let force_reload = params.force_reload;
     let limits = ScanLimits::new(
-        state.config.limits.max_skill_file_bytes,
-        Duration::from_secs(state.config.limits.skills_scan_timeout_secs),
+        cx.state.config.limits.max_skill_file_bytes,
+        Duration::from_secs(cx.state.config.limits.skills_scan_timeout_secs),
     );
     let requested = cwds.clone();
     let scan = tokio::task::spawn_blocking(move || {

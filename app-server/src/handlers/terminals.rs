@@ -1,8 +1,6 @@
 //! `thread/backgroundTerminals/list|terminate|clean` (experimental): the commands a thread's
 //! `exec_command` calls left running as sessions (docs/protocol.md §7.26).
 
-use std::sync::Arc;
-
 use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{
@@ -12,18 +10,16 @@ use weft_protocol::{
     ThreadBackgroundTerminalsTerminateResponse, ThreadId,
 };
 
-use crate::connection::Connection;
-use crate::handlers::parse_thread_id;
+use crate::dispatch::{Context, HandlerResult};
 use crate::state::AppState;
 
 /// `thread/backgroundTerminals/list`: running sessions in session order, `limit` per page
 /// (all by default); the cursor is the last session id of the previous page.
 pub async fn list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadBackgroundTerminalsListParams,
-) -> Result<ThreadBackgroundTerminalsListResponse, JsonRpcError> {
-    let Some(handle) = thread(state, &params.thread_id).await? else {
+) -> HandlerResult<ThreadBackgroundTerminalsListResponse> {
+    let Some(handle) = thread(cx.state, &params.thread_id).await? else {
         return Ok(ThreadBackgroundTerminalsListResponse {
             data: Vec::new(),
             next_cursor: None,
@@ -68,11 +64,10 @@ pub async fn list(
 
 /// `thread/backgroundTerminals/terminate`: `terminated: false` when no such session runs.
 pub async fn terminate(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadBackgroundTerminalsTerminateParams,
-) -> Result<ThreadBackgroundTerminalsTerminateResponse, JsonRpcError> {
-    let Some(handle) = thread(state, &params.thread_id).await? else {
+) -> HandlerResult<ThreadBackgroundTerminalsTerminateResponse> {
+    let Some(handle) = thread(cx.state, &params.thread_id).await? else {
         return Ok(ThreadBackgroundTerminalsTerminateResponse { terminated: false });
     };
     let Ok(session_id) = params.process_id.parse::<u64>() else {
@@ -85,11 +80,10 @@ pub async fn terminate(
 
 /// `thread/backgroundTerminals/clean`: end every background session of the thread.
 pub async fn clean(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadBackgroundTerminalsCleanParams,
-) -> Result<ThreadBackgroundTerminalsCleanResponse, JsonRpcError> {
-    if let Some(handle) = thread(state, &params.thread_id).await? {
+) -> HandlerResult<ThreadBackgroundTerminalsCleanResponse> {
+    if let Some(handle) = thread(cx.state, &params.thread_id).await? {
         let tools = handle.tools().await?;
         tools.clean_terminals().await;
     }
@@ -99,7 +93,6 @@ pub async fn clean(
 /// The loaded thread; `None` for a stored thread that is not loaded (it runs nothing); the
 /// reference's `thread not found` for an unknown one.
 async fn thread(state: &AppState, id: &ThreadId) -> Result<Option<ThreadHandle>, JsonRpcError> {
-    parse_thread_id(id)?;
     if let Some(handle) = state.threads.get(id) {
         return Ok(Some(handle));
     }

@@ -2,15 +2,13 @@
 //! indexes (docs/protocol.md §7.5).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use weft_core::state::{Lineage, ListQuery, ListSortKey, check_search_term};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::thread_api::{ThreadListParams, ThreadListResponse};
 use weft_protocol::{ThreadSortKey, wire_name};
 
-use crate::connection::Connection;
-use crate::state::AppState;
+use crate::dispatch::{Context, HandlerResult};
 
 /// Most ids `includedThreadIds` / `excludedThreadIds` may carry.
 const MAX_LISTED_IDS: usize = 100;
@@ -19,11 +17,7 @@ const MAX_LISTED_IDS: usize = 100;
 const INVALID_PARAMS: i64 = -32602;
 
 /// `thread/list`.
-pub async fn list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
-    params: ThreadListParams,
-) -> Result<ThreadListResponse, JsonRpcError> {
+pub async fn list(cx: Context<'_>, params: ThreadListParams) -> HandlerResult<ThreadListResponse> {
     if params.originators.as_ref().is_some_and(|o| !o.is_empty()) {
         return Err(JsonRpcError::new(
             INVALID_PARAMS,
@@ -114,7 +108,7 @@ pub async fn list(
         excluded_ids,
         lineage,
     };
-    let page = state.threads.list_threads(&query).await?;
+    let page = cx.state.threads.list_threads(&query).await?;
     Ok(ThreadListResponse {
         data: page.threads,
         next_cursor: page.next_cursor,

@@ -3,7 +3,6 @@
 //! share.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use weft_core::thread::StartThreadOptions;
@@ -22,9 +21,8 @@ use weft_protocol::{
 };
 
 use crate::connection::Connection;
-use crate::dispatch::Answer;
-use crate::handlers::{check_reviewer, mcp, page, parse_thread_id};
-use crate::state::AppState;
+use crate::dispatch::{Answer, Context, HandlerResult};
+use crate::handlers::{check_reviewer, mcp, page};
 
 /// The [`RequestedSettings`] of a thread-opening method's params: `thread/start`'s params, or the
 /// `ThreadOverrides` flattened into `thread/resume`'s and `thread/fork`'s; wire types with the
@@ -50,10 +48,9 @@ pub(crate) use requested_settings;
 /// `thread/start`: the response, then `thread/started` to everyone, then the MCP servers'
 /// startup statuses to the thread's subscribers (in the reference's order).
 pub async fn start(
-    state: &AppState,
-    connection: &Arc<Connection>,
+    cx: Context<'_>,
     mut params: ThreadStartParams,
-) -> Result<Answer<ThreadStartResponse>, JsonRpcError> {
+) -> HandlerResult<Answer<ThreadStartResponse>> {
     check_reviewer(params.approvals_reviewer)?;
     if params.history_mode == Some(weft_protocol::ThreadHistoryMode::Legacy) {
         // Every Weft thread is paginated (docs/protocol.md §7.24).
@@ -71,14 +68,15 @@ pub async fn start(
     let permission_profile = params.permissions.take();
     let workspace_roots = params.runtime_workspace_roots.take();
     let mut options = requested_settings!(params, ephemeral: params.ephemeral.unwrap_or(false), thread_source: params.thread_source)
-        .into_options(connection);
+        .into_options(cx.connection);
     options.dynamic_tools = dynamic_tools;
     options.permission_profile = permission_profile;
     options.workspace_roots =
         workspace_roots.map(|roots| roots.into_iter().map(PathBuf::from).collect());
-    let subscribers = state.new_subscribers();
-    subscribers.subscribe(connection);
-    let (handle, snapshot) = state
+    let subscribers = cx.state.new_subscribers();
+    subscribers.subscribe(cx.connection);
+    let (handle, snapshot) = cx
+        .state
         .threads
         .start_thread(options, subscribers.clone())
         .await?;
@@ -93,22 +91,19 @@ pub async fn start(
 
 /// `thread/unsubscribe`.
 pub async fn unsubscribe(
-    state: &AppState,
-    connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadUnsubscribeParams,
-) -> Result<ThreadUnsubscribeResponse, JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
-    let status = state.unsubscribe(&params.thread_id, connection.id);
+) -> HandlerResult<ThreadUnsubscribeResponse> {
+    let status = cx.state.unsubscribe(&params.thread_id, cx.connection.id);
     Ok(ThreadUnsubscribeResponse { status })
 }
 
 /// `thread/loaded/list`: the loaded threads' ids in order, paged by the last id seen.
 pub async fn loaded_list(
-    state: &AppState,
-    _connection: &Arc<Connection>,
+    cx: Context<'_>,
     params: ThreadLoadedListParams,
-) -> Result<ThreadLoadedListResponse, JsonRpcError> {
-    let ids = state.threads.loaded_ids();
+) -> HandlerResult<ThreadLoadedListResponse> {
+    let ids = cx.state.threads.loaded_ids();
     let start = match &params.cursor {
         Some(cursor) => ids.partition_point(|id| id.as_str() <= cursor.as_str()),
         None => 0,

@@ -1,7 +1,8 @@
 //! Requests a thread answers itself, through its mailbox: `turn/start`, `turn/steer`,
 //! `turn/interrupt` and `thread/compact/start`. These handlers never wait: they check the
-//! params, queue the op with the dispatcher's [`ThreadReply`] and return, so the router can run
-//! them in arrival order and two requests sent back to back reach the thread in that order.
+//! params and return the op, carrying the dispatcher's [`ThreadReply`], that the dispatcher
+//! queues on the loaded thread (`Dispatcher::to_thread`), so the router can run them in arrival
+//! order and two requests sent back to back reach the thread in that order.
 
 use std::path::PathBuf;
 
@@ -14,17 +15,11 @@ use weft_protocol::turn_api::{
 };
 use weft_protocol::{Turn, UserInput};
 
-use crate::dispatch::ThreadReply;
-use crate::handlers::{check_reviewer, loaded_thread};
-use crate::state::AppState;
+use crate::dispatch::{HandlerResult, ThreadReply};
+use crate::handlers::check_reviewer;
 
 /// `turn/start`: starts a turn, or steers the input into the running one.
-pub fn start(
-    state: &AppState,
-    params: TurnStartParams,
-    reply: ThreadReply<TurnStartResponse>,
-) -> Result<(), JsonRpcError> {
-    let handle = loaded_thread(state, &params.thread_id)?;
+pub fn start(params: TurnStartParams, reply: ThreadReply<TurnStartResponse>) -> HandlerResult<Op> {
     check_input(&params.input).and(check_reviewer(params.approvals_reviewer))?;
     if params.permissions.is_some() && params.sandbox_policy.is_some() {
         return Err(JsonRpcError::invalid_request(
@@ -53,24 +48,17 @@ pub fn start(
         };
         TurnStartResponse { turn }
     });
-    handle
-        .try_send(Op::Submit {
-            input: params.input,
-            mode: InputMode::StartOrSteer,
-            overrides,
-            client_id: params.client_user_message_id,
-            reply,
-        })
-        .map_err(JsonRpcError::from)
+    Ok(Op::Submit {
+        input: params.input,
+        mode: InputMode::StartOrSteer,
+        overrides,
+        client_id: params.client_user_message_id,
+        reply,
+    })
 }
 
 /// `turn/steer`: more input for the running turn, which must be `expectedTurnId`.
-pub fn steer(
-    state: &AppState,
-    params: TurnSteerParams,
-    reply: ThreadReply<TurnSteerResponse>,
-) -> Result<(), JsonRpcError> {
-    let handle = loaded_thread(state, &params.thread_id)?;
+pub fn steer(params: TurnSteerParams, reply: ThreadReply<TurnSteerResponse>) -> HandlerResult<Op> {
     check_input(&params.input)?;
     let reply = reply.into_core(|submitted: Submitted| {
         let turn_id = match submitted {
@@ -79,46 +67,36 @@ pub fn steer(
         };
         TurnSteerResponse { turn_id }
     });
-    handle
-        .try_send(Op::Submit {
-            input: params.input,
-            mode: InputMode::Steer {
-                expected_turn_id: params.expected_turn_id.to_string(),
-            },
-            overrides: TurnOverrides::default(),
-            client_id: params.client_user_message_id,
-            reply,
-        })
-        .map_err(JsonRpcError::from)
+    Ok(Op::Submit {
+        input: params.input,
+        mode: InputMode::Steer {
+            expected_turn_id: params.expected_turn_id.to_string(),
+        },
+        overrides: TurnOverrides::default(),
+        client_id: params.client_user_message_id,
+        reply,
+    })
 }
 
 /// `turn/interrupt`.
 pub fn interrupt(
-    state: &AppState,
     params: TurnInterruptParams,
     reply: ThreadReply<TurnInterruptResponse>,
-) -> Result<(), JsonRpcError> {
-    let handle = loaded_thread(state, &params.thread_id)?;
-    handle
-        .try_send(Op::Interrupt {
-            turn_id: params.turn_id.to_string(),
-            reply: reply.into_core(|()| TurnInterruptResponse {}),
-        })
-        .map_err(JsonRpcError::from)
+) -> HandlerResult<Op> {
+    Ok(Op::Interrupt {
+        turn_id: params.turn_id.to_string(),
+        reply: reply.into_core(|()| TurnInterruptResponse {}),
+    })
 }
 
 /// `thread/compact/start`: a compaction turn.
 pub fn compact(
-    state: &AppState,
-    params: ThreadCompactStartParams,
+    _params: ThreadCompactStartParams,
     reply: ThreadReply<ThreadCompactStartResponse>,
-) -> Result<(), JsonRpcError> {
-    let handle = loaded_thread(state, &params.thread_id)?;
-    handle
-        .try_send(Op::Compact {
-            reply: reply.into_core(|()| ThreadCompactStartResponse {}),
-        })
-        .map_err(JsonRpcError::from)
+) -> HandlerResult<Op> {
+    Ok(Op::Compact {
+        reply: reply.into_core(|()| ThreadCompactStartResponse {}),
+    })
 }
 
 /// Input kinds Weft cannot send to a model are refused up front rather than dropped.
