@@ -187,17 +187,6 @@ struct ItemTypePeek {
     kind: String,
 }
 
-#[derive(Deserialize)]
-struct EndedPeek {
-    turn_id: TurnId,
-    status: TurnStatus,
-    #[serde(default)]
-    error: Option<TurnError>,
-    completed_at: i64,
-    #[serde(default)]
-    duration_ms: Option<i64>,
-}
-
 /// The text of a user message's first text part, when the line is one.
 pub(super) fn preview_of(line: &[u8]) -> Option<String> {
     match serde_json::from_slice::<RolloutLine>(line).ok()?.record {
@@ -350,18 +339,25 @@ impl RolloutIndex {
                 }
                 Err(_) => self.skipped_lines += 1,
             },
-            "turn_ended" => match serde_json::from_str::<EndedPeek>(payload) {
-                Ok(ended) => {
-                    if let Some(&turn) = self.turn_ids.get(&ended.turn_id) {
+            // One line a turn: read as the record it is.
+            "turn_ended" => match serde_json::from_slice::<RolloutLine>(line).map(|l| l.record) {
+                Ok(RolloutRecord::TurnEnded {
+                    turn_id,
+                    status,
+                    error,
+                    completed_at,
+                    duration_ms,
+                }) => {
+                    if let Some(&turn) = self.turn_ids.get(&turn_id) {
                         self.turns[turn as usize].end = Some(TurnOutcome {
-                            status: ended.status,
-                            error: ended.error,
-                            completed_at: ended.completed_at,
-                            duration_ms: ended.duration_ms,
+                            status,
+                            error,
+                            completed_at,
+                            duration_ms,
                         });
                     }
                 }
-                Err(_) => self.skipped_lines += 1,
+                _ => self.skipped_lines += 1,
             },
             _ => {}
         }
