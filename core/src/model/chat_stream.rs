@@ -34,8 +34,66 @@ pub(crate) struct ChatDecoder {
 /// A text item being streamed.
 #[derive(Debug)]
 struct Building {
+    kind: TextKind,
     id: String,
     text: String,
+}
+
+/// What a [`Building`] item is.
+#[derive(Debug, Clone, Copy)]
+enum TextKind {
+    Reasoning,
+    Message,
+}
+
+impl TextKind {
+    /// The item as it is announced (`text` none) or done.
+    fn item(self, id: String, text: Option<String>) -> ResponseItem {
+        match self {
+            TextKind::Reasoning => ResponseItem::Reasoning {
+                id,
+                summary: Vec::new(),
+                content: Some(
+                    text.map(|text| vec![ReasoningContent::ReasoningText { text }])
+                        .unwrap_or_default(),
+                ),
+                encrypted_content: None,
+            },
+            TextKind::Message => ResponseItem::Message {
+                id: Some(id),
+                role: Role::Assistant,
+                content: text
+                    .map(|text| vec![ContentItem::OutputText { text }])
+                    .unwrap_or_default(),
+                end_turn: None,
+                phase: None,
+            },
+        }
+    }
+}
+
+impl Building {
+    /// A new item of `kind`, announced in `out` (`response.output_item.added`).
+    fn open(kind: TextKind, out: &mut Events) -> Building {
+        let prefix = match kind {
+            TextKind::Reasoning => "rs",
+            TextKind::Message => "msg",
+        };
+        let id = format!("{prefix}_{}", uuid::Uuid::now_v7().simple());
+        out.push_back(Ok(ResponseEvent::OutputItemAdded(
+            kind.item(id.clone(), None),
+        )));
+        Building {
+            kind,
+            id,
+            text: String::new(),
+        }
+    }
+
+    /// `response.output_item.done`, with the text streamed.
+    fn done(self) -> ResponseEvent {
+        ResponseEvent::OutputItemDone(self.kind.item(self.id, Some(self.text)))
+    }
 }
 
 #[derive(Debug)]
@@ -191,21 +249,9 @@ impl ChatDecoder {
     fn apply(&mut self, delta: Delta, out: &mut Events) -> Flow {
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(FlexText(text)) = reasoning.filter(|t| !t.0.is_empty()) {
-            let item = self.reasoning.get_or_insert_with(|| {
-                let id = format!("rs_{}", uuid::Uuid::now_v7().simple());
-                out.push_back(Ok(ResponseEvent::OutputItemAdded(
-                    ResponseItem::Reasoning {
-                        id: id.clone(),
-                        summary: Vec::new(),
-                        content: Some(Vec::new()),
-                        encrypted_content: None,
-                    },
-                )));
-                Building {
-                    id,
-                    text: String::new(),
-                }
-            });
+            let item = self
+                .reasoning
+                .get_or_insert_with(|| Building::open(TextKind::Reasoning, out));
             item.text.push_str(&text);
             out.push_back(Ok(ResponseEvent::ReasoningContentDelta {
                 item_id: item.id.clone(),
@@ -219,20 +265,9 @@ impl ChatDecoder {
             self.finish_reasoning(out);
         }
         if let Some(FlexText(text)) = content {
-            let item = self.message.get_or_insert_with(|| {
-                let id = format!("msg_{}", uuid::Uuid::now_v7().simple());
-                out.push_back(Ok(ResponseEvent::OutputItemAdded(ResponseItem::Message {
-                    id: Some(id.clone()),
-                    role: Role::Assistant,
-                    content: Vec::new(),
-                    end_turn: None,
-                    phase: None,
-                })));
-                Building {
-                    id,
-                    text: String::new(),
-                }
-            });
+            let item = self
+                .message
+                .get_or_insert_with(|| Building::open(TextKind::Message, out));
             item.text.push_str(&text);
             out.push_back(Ok(ResponseEvent::OutputTextDelta {
                 item_id: item.id.clone(),
@@ -301,14 +336,7 @@ impl ChatDecoder {
     /// Emit the reasoning item built so far as done.
     fn finish_reasoning(&mut self, out: &mut Events) {
         if let Some(reasoning) = self.reasoning.take() {
-            out.push_back(Ok(ResponseEvent::OutputItemDone(ResponseItem::Reasoning {
-                id: reasoning.id,
-                summary: Vec::new(),
-                content: Some(vec![ReasoningContent::ReasoningText {
-                    text: reasoning.text,
-                }]),
-                encrypted_content: None,
-            })));
+            out.push_back(Ok(reasoning.done()));
         }
     }
 
@@ -316,13 +344,7 @@ impl ChatDecoder {
     fn flush(&mut self, out: &mut Events) {
         self.finish_reasoning(out);
         if let Some(message) = self.message.take() {
-            out.push_back(Ok(ResponseEvent::OutputItemDone(ResponseItem::Message {
-                id: Some(message.id),
-                role: Role::Assistant,
-                content: vec![ContentItem::OutputText { text: message.text }],
-                end_turn: None,
-                phase: None,
-            })));
+            out.push_back(Ok(message.done()));
         }
         for (position, call) in self.calls.drain(..).enumerate() {
             if call.name.is_empty() {
