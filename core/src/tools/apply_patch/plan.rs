@@ -356,6 +356,27 @@ impl Planner<'_> {
         shown.to_string_lossy().replace('\\', "/")
     }
 
+    /// Plan writing `contents` to `path` (with the permissions of `permissions_from`): the
+    /// step, and the file as the later operations see it.
+    fn write(&mut self, path: &Path, contents: &str, permissions_from: Option<PathBuf>) {
+        let contents = contents.as_bytes().to_vec();
+        self.state
+            .insert(path.to_path_buf(), Some(contents.clone()));
+        self.steps.push(Step::Write {
+            path: path.to_path_buf(),
+            contents,
+            permissions_from,
+        });
+    }
+
+    /// Plan removing `path`: the step, and the file gone for the later operations.
+    fn remove(&mut self, path: &Path) {
+        self.state.insert(path.to_path_buf(), None);
+        self.steps.push(Step::Remove {
+            path: path.to_path_buf(),
+        });
+    }
+
     fn plan_op(&mut self, op: &FileOp) -> Result<(), PatchError> {
         match op {
             FileOp::Add { path, contents, .. } => {
@@ -367,13 +388,7 @@ impl Planner<'_> {
                 let git_diff =
                     git_file_diff(&shown, old_content.as_deref(), &shown, Some(contents))
                         .unwrap_or_default();
-                self.state
-                    .insert(abs.clone(), Some(contents.as_bytes().to_vec()));
-                self.steps.push(Step::Write {
-                    path: abs.clone(),
-                    contents: contents.as_bytes().to_vec(),
-                    permissions_from: None,
-                });
+                self.write(&abs, contents, None);
                 self.summary.added.push(path.clone());
                 self.changes.push(FileChange {
                     path: abs,
@@ -399,8 +414,7 @@ impl Planner<'_> {
                 let old = String::from_utf8_lossy(&before).into_owned();
                 let shown = self.display(&abs);
                 let git_diff = git_file_diff(&shown, Some(&old), &shown, None).unwrap_or_default();
-                self.state.insert(abs.clone(), None);
-                self.steps.push(Step::Remove { path: abs.clone() });
+                self.remove(&abs);
                 self.summary.deleted.push(path.clone());
                 self.changes.push(FileChange {
                     path: abs,
@@ -448,15 +462,8 @@ impl Planner<'_> {
                         let overwritten = self
                             .read(dest_abs, "Failed to write file")?
                             .map(|b| String::from_utf8_lossy(&b).into_owned());
-                        self.state.insert(abs.clone(), None);
-                        self.state
-                            .insert(dest_abs.clone(), Some(new.as_bytes().to_vec()));
-                        self.steps.push(Step::Write {
-                            path: dest_abs.clone(),
-                            contents: new.as_bytes().to_vec(),
-                            permissions_from: Some(abs.clone()),
-                        });
-                        self.steps.push(Step::Remove { path: abs.clone() });
+                        self.write(dest_abs, &new, Some(abs.clone()));
+                        self.remove(&abs);
                         self.summary.modified.push(dest_written.clone());
                         let hunks = unified_hunks(&original, &new, FILE_CHANGE_CONTEXT);
                         let dest_shown = self.display(dest_abs);
@@ -478,13 +485,7 @@ impl Planner<'_> {
                         });
                     }
                     None => {
-                        self.state
-                            .insert(abs.clone(), Some(new.as_bytes().to_vec()));
-                        self.steps.push(Step::Write {
-                            path: abs.clone(),
-                            contents: new.as_bytes().to_vec(),
-                            permissions_from: None,
-                        });
+                        self.write(&abs, &new, None);
                         self.summary.modified.push(path.clone());
                         let git_diff =
                             git_file_diff(&src_shown, Some(&original), &src_shown, Some(&new))
