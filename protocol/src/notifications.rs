@@ -54,21 +54,7 @@ pub struct ThreadStatusChangedNotification {
     pub status: ThreadStatus,
 }
 
-macro_rules! thread_id_notification {
-    ($($(#[$meta:meta])* $name:ident;)*) => {
-        $(
-            $(#[$meta])*
-            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-            #[serde(rename_all = "camelCase")]
-            pub struct $name {
-                /// The thread.
-                pub thread_id: ThreadId,
-            }
-        )*
-    };
-}
-
-thread_id_notification! {
+crate::thread_api::thread_id_structs! {
     /// `thread/closed`: a loaded thread was unloaded.
     ThreadClosedNotification;
     /// `thread/archived`.
@@ -188,27 +174,17 @@ pub struct ItemCompletedNotification {
     pub completed_at_ms: i64,
 }
 
-macro_rules! delta_notification {
-    ($($(#[$meta:meta])* $name:ident;)*) => {
-        $(
-            $(#[$meta])*
-            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-            #[serde(rename_all = "camelCase")]
-            pub struct $name {
-                /// The thread.
-                pub thread_id: ThreadId,
-                /// The turn.
-                pub turn_id: TurnId,
-                /// The item.
-                pub item_id: ItemId,
-                /// Text to append.
-                pub delta: String,
-            }
-        )*
-    };
-}
-
-delta_notification! {
+crate::serde_util::same_members! {
+    {
+        /// The thread.
+        pub thread_id: ThreadId,
+        /// The turn.
+        pub turn_id: TurnId,
+        /// The item.
+        pub item_id: ItemId,
+        /// Text to append.
+        pub delta: String,
+    }
     /// `item/agentMessage/delta`: append to the message text.
     AgentMessageDeltaNotification;
     /// `item/commandExecution/outputDelta`: live command output (text).

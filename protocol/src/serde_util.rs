@@ -24,6 +24,20 @@ pub fn wire_name<T: Serialize + ?Sized>(value: &T) -> Option<String> {
     }
 }
 
+/// Declares camelCase wire structs with the same members (the same docs too), each with its
+/// own doc: `same_members! { { /// The thread. pub thread_id: ThreadId, } /// Doc. Name; … }`.
+macro_rules! same_members {
+    ($members:tt $($(#[$meta:meta])* $name:ident;)*) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+            #[serde(rename_all = "camelCase")]
+            pub struct $name $members
+        )*
+    };
+}
+pub(crate) use same_members;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,6 +138,64 @@ pub struct ThreadStartResponse {
     pub active_permission_profile: Option<ActivePermissionProfile>,
 }
 
+/// The effective settings `thread/resume` and `thread/fork` answer with, flattened into their
+/// results (the schema is the same as with the fields inline); `thread/start` answers with
+/// the same members but keeps them inline, its schema describes `instructionSources` in its
+/// own words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadEffectiveSettings {
+    /// Effective model.
+    pub model: String,
+    /// Effective model provider.
+    pub model_provider: String,
+    /// Effective service tier.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Effective working directory (absolute).
+    pub cwd: String,
+    /// Paths of the instruction files that were loaded.
+    #[serde(default)]
+    pub instruction_sources: Vec<String>,
+    /// Effective approval policy.
+    pub approval_policy: AskForApproval,
+    /// Effective approvals reviewer.
+    pub approvals_reviewer: ApprovalsReviewer,
+    /// Effective sandbox policy (object form).
+    pub sandbox: SandboxPolicy,
+    /// Effective reasoning effort.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Disabled plugin ids.
+    #[serde(default)]
+    pub disabled_plugin_ids: Vec<String>,
+}
+
+impl ThreadStartResponse {
+    /// The thread, the effective settings and the permission profile the response holds.
+    fn into_parts(
+        self,
+    ) -> (
+        Thread,
+        ThreadEffectiveSettings,
+        Option<ActivePermissionProfile>,
+    ) {
+        let settings = ThreadEffectiveSettings {
+            model: self.model,
+            model_provider: self.model_provider,
+            service_tier: self.service_tier,
+            cwd: self.cwd,
+            instruction_sources: self.instruction_sources,
+            approval_policy: self.approval_policy,
+            approvals_reviewer: self.approvals_reviewer,
+            sandbox: self.sandbox,
+            reasoning_effort: self.reasoning_effort,
+            disabled_plugin_ids: self.disabled_plugin_ids,
+        };
+        (self.thread, settings, self.active_permission_profile)
+    }
+}
+
 /// The settings `thread/resume` and `thread/fork` may override, flattened into their params
 /// (the schema is the same as with the fields inline). `thread/start` keeps its own fields: its
 /// schema describes them differently (they are defaults there, not overrides).
@@ -223,30 +281,9 @@ impl Experimental for ThreadResumeParams {
 pub struct ThreadResumeResponse {
     /// The resumed thread (with history unless `excludeTurns`).
     pub thread: Thread,
-    /// Effective model.
-    pub model: String,
-    /// Effective model provider.
-    pub model_provider: String,
-    /// Effective service tier.
-    #[serde(default)]
-    pub service_tier: Option<String>,
-    /// Effective working directory (absolute).
-    pub cwd: String,
-    /// Paths of the instruction files that were loaded.
-    #[serde(default)]
-    pub instruction_sources: Vec<String>,
-    /// Effective approval policy.
-    pub approval_policy: AskForApproval,
-    /// Effective approvals reviewer.
-    pub approvals_reviewer: ApprovalsReviewer,
-    /// Effective sandbox policy (object form).
-    pub sandbox: SandboxPolicy,
-    /// Effective reasoning effort.
-    #[serde(default)]
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Disabled plugin ids.
-    #[serde(default)]
-    pub disabled_plugin_ids: Vec<String>,
+    /// The settings in effect.
+    #[serde(flatten)]
+    pub settings: ThreadEffectiveSettings,
     /// The `thread/turns/list` page asked for by `initialTurnsPage` (experimental).
     #[serde(default)]
     pub initial_turns_page: Option<TurnsPage>,
@@ -270,23 +307,15 @@ impl From<ThreadStartResponse> for ThreadResumeResponse {
     /// The settings part `thread/resume` shares with `thread/start`; the cursors and the
     /// collaboration mode are `null`.
     fn from(start: ThreadStartResponse) -> Self {
+        let (thread, settings, active_permission_profile) = start.into_parts();
         Self {
-            thread: start.thread,
-            model: start.model,
-            model_provider: start.model_provider,
-            service_tier: start.service_tier,
-            cwd: start.cwd,
-            instruction_sources: start.instruction_sources,
-            approval_policy: start.approval_policy,
-            approvals_reviewer: start.approvals_reviewer,
-            sandbox: start.sandbox,
-            reasoning_effort: start.reasoning_effort,
-            disabled_plugin_ids: start.disabled_plugin_ids,
+            thread,
+            settings,
             initial_turns_page: None,
             turns_backwards_cursor: None,
             items_backwards_cursor: None,
             collaboration_mode: None,
-            active_permission_profile: start.active_permission_profile,
+            active_permission_profile,
         }
     }
 }
@@ -350,30 +379,9 @@ impl Experimental for ThreadForkParams {
 pub struct ThreadForkResponse {
     /// The new thread (`forkedFromId` = source).
     pub thread: Thread,
-    /// Effective model.
-    pub model: String,
-    /// Effective model provider.
-    pub model_provider: String,
-    /// Effective service tier.
-    #[serde(default)]
-    pub service_tier: Option<String>,
-    /// Effective working directory (absolute).
-    pub cwd: String,
-    /// Paths of the instruction files that were loaded.
-    #[serde(default)]
-    pub instruction_sources: Vec<String>,
-    /// Effective approval policy.
-    pub approval_policy: AskForApproval,
-    /// Effective approvals reviewer.
-    pub approvals_reviewer: ApprovalsReviewer,
-    /// Effective sandbox policy (object form).
-    pub sandbox: SandboxPolicy,
-    /// Effective reasoning effort.
-    #[serde(default)]
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Disabled plugin ids.
-    #[serde(default)]
-    pub disabled_plugin_ids: Vec<String>,
+    /// The settings in effect.
+    #[serde(flatten)]
+    pub settings: ThreadEffectiveSettings,
     /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
     #[serde(default)]
     pub active_permission_profile: Option<ActivePermissionProfile>,
@@ -382,19 +390,11 @@ pub struct ThreadForkResponse {
 impl From<ThreadStartResponse> for ThreadForkResponse {
     /// `thread/fork` answers with the same members as `thread/start`.
     fn from(start: ThreadStartResponse) -> Self {
+        let (thread, settings, active_permission_profile) = start.into_parts();
         Self {
-            thread: start.thread,
-            model: start.model,
-            model_provider: start.model_provider,
-            service_tier: start.service_tier,
-            cwd: start.cwd,
-            instruction_sources: start.instruction_sources,
-            approval_policy: start.approval_policy,
-            approvals_reviewer: start.approvals_reviewer,
-            sandbox: start.sandbox,
-            reasoning_effort: start.reasoning_effort,
-            disabled_plugin_ids: start.disabled_plugin_ids,
-            active_permission_profile: start.active_permission_profile,
+            thread,
+            settings,
+            active_permission_profile,
         }
     }
 }
@@ -444,19 +444,21 @@ pub struct ThreadLoadedListResponse {
     pub next_cursor: Option<String>,
 }
 
-macro_rules! thread_id_params {
+/// Declares params (and notifications) whose only member is the thread's id, each with a
+/// constructor.
+macro_rules! thread_id_structs {
     ($($(#[$meta:meta])* $name:ident;)*) => {
-        $(
-            $(#[$meta])*
-            #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-            #[serde(rename_all = "camelCase")]
-            pub struct $name {
+        crate::serde_util::same_members! {
+            {
                 /// The thread.
                 pub thread_id: ThreadId,
             }
+            $($(#[$meta])* $name;)*
+        }
 
+        $(
             impl $name {
-                /// Params for the given thread.
+                /// The struct for the given thread.
                 pub fn new(thread_id: impl Into<ThreadId>) -> Self {
                     Self { thread_id: thread_id.into() }
                 }
@@ -464,8 +466,9 @@ macro_rules! thread_id_params {
         )*
     };
 }
+pub(crate) use thread_id_structs;
 
-thread_id_params! {
+thread_id_structs! {
     /// Params of `thread/archive`.
     ThreadArchiveParams;
     /// Params of `thread/unarchive`.
