@@ -122,6 +122,14 @@ impl Schemas {
         self.check(file, &to_value(value), what);
     }
 
+    /// [`Schemas::check`] of a result of the client method `M`, against its
+    /// `v2/<Response>.json` (named after the type, as the schema files are).
+    fn check_result<M: Method>(&mut self, result: &M::Response) {
+        let type_name = std::any::type_name::<M::Response>();
+        let name = type_name.rsplit("::").next().unwrap_or(type_name);
+        self.check_serialized(&format!("v2/{name}.json"), result, M::NAME);
+    }
+
     fn check(&mut self, file: &str, instance: &Value, what: &str) {
         self.load_reference(file);
         let ours = self.ours(file);

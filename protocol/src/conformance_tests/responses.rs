@@ -47,9 +47,8 @@ fn responses_validate_and_write_every_key() {
             disabled_plugin_ids: vec![],
             active_permission_profile: None,
         };
-        schemas.check_serialized("v2/ThreadStartResponse.json", &start, "thread/start");
-        let fork = ThreadForkResponse {
-            thread: thread.clone(),
+        schemas.check_result::<methods::ThreadStart>(&start);
+        let settings = ThreadEffectiveSettings {
             model: start.model.clone(),
             model_provider: start.model_provider.clone(),
             service_tier: None,
@@ -57,24 +56,24 @@ fn responses_validate_and_write_every_key() {
             instruction_sources: vec![],
             approval_policy,
             approvals_reviewer: ApprovalsReviewer::AutoReview,
-            sandbox: sandbox.clone(),
+            sandbox,
             reasoning_effort: Some("low".into()),
             disabled_plugin_ids: vec![],
+        };
+        let fork = ThreadForkResponse {
+            thread: thread.clone(),
+            settings: settings.clone(),
             active_permission_profile: Some(ActivePermissionProfile::builtin(":workspace")),
         };
-        schemas.check_serialized("v2/ThreadForkResponse.json", &fork, "thread/fork");
+        schemas.check_result::<methods::ThreadFork>(&fork);
         let resume = ThreadResumeResponse {
             thread: thread.clone(),
-            model: start.model.clone(),
-            model_provider: start.model_provider.clone(),
-            service_tier: Some("flex".into()),
-            cwd: start.cwd.clone(),
-            instruction_sources: vec![],
-            approval_policy,
-            approvals_reviewer: ApprovalsReviewer::GuardianSubagent,
-            sandbox,
-            reasoning_effort: None,
-            disabled_plugin_ids: vec![],
+            settings: ThreadEffectiveSettings {
+                service_tier: Some("flex".into()),
+                approvals_reviewer: ApprovalsReviewer::GuardianSubagent,
+                reasoning_effort: None,
+                ..settings
+            },
             initial_turns_page: None,
             turns_backwards_cursor: None,
             items_backwards_cursor: None,
@@ -88,7 +87,7 @@ fn responses_validate_and_write_every_key() {
             }),
             active_permission_profile: None,
         };
-        schemas.check_serialized("v2/ThreadResumeResponse.json", &resume, "thread/resume");
+        schemas.check_result::<methods::ThreadResume>(&resume);
     }
     let init = InitializeResponse {
         user_agent: "x/0.1.0".into(),
@@ -109,63 +108,31 @@ fn responses_validate_and_write_every_key() {
             .into(),
         ),
     };
-    schemas.check_serialized("v2/ThreadListResponse.json", &list, "thread/list");
-    schemas.check(
-        "v2/ThreadReadResponse.json",
-        &to_value(&ThreadReadResponse {
-            thread: thread.clone(),
-            read_state: Some(ThreadReadState {
-                first_unread: Some(ThreadUnreadPosition::ThreadStart),
-                revision: "r".into(),
-            }),
+    schemas.check_result::<methods::ThreadList>(&list);
+    schemas.check_result::<methods::ThreadRead>(&ThreadReadResponse {
+        thread: thread.clone(),
+        read_state: Some(ThreadReadState {
+            first_unread: Some(ThreadUnreadPosition::ThreadStart),
+            revision: "r".into(),
         }),
-        "thread/read",
-    );
-    schemas.check(
-        "v2/ThreadUnarchiveResponse.json",
-        &to_value(&ThreadUnarchiveResponse { thread }),
-        "thread/unarchive",
-    );
+    });
+    schemas.check_result::<methods::ThreadUnarchive>(&ThreadUnarchiveResponse { thread });
     let loaded = ThreadLoadedListResponse {
         data: vec!["a".into()],
         next_cursor: None,
     };
-    schemas.check_serialized(
-        "v2/ThreadLoadedListResponse.json",
-        &loaded,
-        "thread/loaded/list",
-    );
+    schemas.check_result::<methods::ThreadLoadedList>(&loaded);
     for status in [
         ThreadUnsubscribeStatus::NotLoaded,
         ThreadUnsubscribeStatus::NotSubscribed,
         ThreadUnsubscribeStatus::Unsubscribed,
     ] {
-        schemas.check(
-            "v2/ThreadUnsubscribeResponse.json",
-            &to_value(&ThreadUnsubscribeResponse { status }),
-            "thread/unsubscribe",
-        );
+        schemas.check_result::<methods::ThreadUnsubscribe>(&ThreadUnsubscribeResponse { status });
     }
-    schemas.check(
-        "v2/ThreadArchiveResponse.json",
-        &to_value(&ThreadArchiveResponse {}),
-        "thread/archive",
-    );
-    schemas.check(
-        "v2/ThreadSetNameResponse.json",
-        &to_value(&ThreadSetNameResponse {}),
-        "thread/name/set",
-    );
-    schemas.check(
-        "v2/ThreadCompactStartResponse.json",
-        &to_value(&ThreadCompactStartResponse {}),
-        "thread/compact/start",
-    );
-    schemas.check(
-        "v2/TurnInterruptResponse.json",
-        &to_value(&TurnInterruptResponse {}),
-        "turn/interrupt",
-    );
+    schemas.check_result::<methods::ThreadArchive>(&ThreadArchiveResponse {});
+    schemas.check_result::<methods::ThreadSetName>(&ThreadSetNameResponse {});
+    schemas.check_result::<methods::ThreadCompactStart>(&ThreadCompactStartResponse {});
+    schemas.check_result::<methods::TurnInterrupt>(&TurnInterruptResponse {});
     let turn = Turn {
         items_view: TurnItemsView::NotLoaded,
         started_at: None,
@@ -178,16 +145,12 @@ fn responses_validate_and_write_every_key() {
             "status": "inProgress", "error": null, "startedAt": null, "completedAt": null, "durationMs": null}})
     );
     schemas.check("v2/TurnStartResponse.json", &turn_json, "turn/start");
-    schemas.check(
-        "v2/TurnSteerResponse.json",
-        &to_value(&TurnSteerResponse {
-            turn_id: "t".into(),
-        }),
-        "turn/steer",
-    );
+    schemas.check_result::<methods::TurnSteer>(&TurnSteerResponse {
+        turn_id: "t".into(),
+    });
     let models = ModelListResponse {
         data: vec![sample_model()],
         next_cursor: None,
     };
-    schemas.check_serialized("v2/ModelListResponse.json", &models, "model/list");
+    schemas.check_result::<methods::ModelList>(&models);
 }

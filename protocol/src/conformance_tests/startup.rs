@@ -20,7 +20,7 @@ use crate::skills_api::{
     SkillToolDependency, SkillsListEntry, SkillsListResponse,
 };
 use crate::test_support::read_reference_json;
-use crate::{AskForApproval, SandboxMode};
+use crate::{AskForApproval, SandboxMode, methods};
 
 /// Like [`Schemas::check`], against the experimental reference (for methods the stable one
 /// lacks).
@@ -45,11 +45,7 @@ fn check_experimental(schemas: &mut Schemas, file: &str, instance: &Value, what:
 #[test]
 fn account_and_requirements_answers_validate() {
     let mut schemas = Schemas::load();
-    schemas.check(
-        "v2/GetAccountResponse.json",
-        &to_value(&GetAccountResponse::no_account()),
-        "account/read",
-    );
+    schemas.check_result::<methods::AccountRead>(&GetAccountResponse::no_account());
     check_experimental(
         &mut schemas,
         "v2/BedrockCheckGovCloudRequirementsResponse.json",
@@ -59,14 +55,10 @@ fn account_and_requirements_answers_validate() {
         }),
         "account/bedrock/checkGovCloudRequirements",
     );
-    schemas.check(
-        "v2/ConfigRequirementsReadResponse.json",
-        &to_value(&ConfigRequirementsReadResponse {
-            supports_independent_speed_modes: Some(false),
-            requirements: None,
-        }),
-        "configRequirements/read",
-    );
+    schemas.check_result::<methods::ConfigRequirementsRead>(&ConfigRequirementsReadResponse {
+        supports_independent_speed_modes: Some(false),
+        requirements: None,
+    });
 }
 
 #[test]
@@ -119,7 +111,7 @@ fn config_read_answer_validates() {
             origins: origins.clone(),
             layers,
         };
-        schemas.check_serialized("v2/ConfigReadResponse.json", &response, "config/read");
+        schemas.check_result::<methods::ConfigRead>(&response);
     }
 }
 
@@ -160,7 +152,7 @@ fn hooks_list_answer_validates() {
             }],
         }],
     };
-    schemas.check_serialized("v2/HooksListResponse.json", &response, "hooks/list");
+    schemas.check_result::<methods::HooksList>(&response);
 }
 
 #[test]
@@ -210,5 +202,5 @@ fn skills_list_answer_validates() {
             }],
         }],
     };
-    schemas.check_serialized("v2/SkillsListResponse.json", &response, "skills/list");
+    schemas.check_result::<methods::SkillsList>(&response);
 }
