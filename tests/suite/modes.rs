@@ -67,6 +67,12 @@ impl Modes {
         result
     }
 
+    /// `thread/start` with no extra params; the thread id.
+    pub async fn plain_thread(&mut self) -> String {
+        let started = self.thread(json!({})).await;
+        str_at(&started, "/thread/id")
+    }
+
     /// Queue a mock reply.
     pub fn push(&self, reply: Reply) {
         self.h.push(reply);
@@ -107,6 +113,11 @@ pub fn mode(kind: &str, instructions: Option<&str>) -> Value {
         "mode": kind,
         "settings": {"model": "mock-model", "reasoning_effort": null, "developer_instructions": instructions}
     })
+}
+
+/// `turn/start` params choosing the collaboration mode `kind` with its built-in instructions.
+pub fn in_mode(kind: &str) -> Value {
+    json!({"collaborationMode": mode(kind, None)})
 }
 
 /// The developer messages of a model request that carry a collaboration mode.

@@ -23,7 +23,8 @@ use weft_mock_model::{RecordedRequest, Reply};
 use weft_test_support::{Client, Transport};
 
 pub use crate::turns::{
-    Harness, TurnRun, label, read_through, read_through_turn_completed, str_at,
+    Harness, TurnRun, label, read_through, read_through_turn_completed, read_through_turn_ending,
+    str_at,
 };
 
 /// A harness (Responses API mock) plus the workspace the thread runs in.
@@ -64,9 +65,61 @@ impl Tools {
         self.ws.join(relative)
     }
 
+    /// Check that `value` (a `commandExecution` item, a command approval request's params)
+    /// shows the shell running `script` in the workspace.
+    pub fn assert_command(&self, value: &Value, script: &str) {
+        assert_eq!(value["cwd"], self.ws.display().to_string(), "{value}");
+        let command = value["command"].as_str().expect("a command line");
+        assert!(command.ends_with(&format!("'{script}'")), "{value}");
+    }
+
+    /// The text of the workspace file at `relative`, which must exist.
+    pub fn read(&self, relative: &str) -> String {
+        let path = self.path(relative);
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+    }
+
+    /// Write the workspace file at `relative`.
+    pub fn write(&self, relative: &str, contents: &str) {
+        std::fs::write(self.path(relative), contents).expect("write a workspace file");
+    }
+
     /// Queue a mock reply.
     pub fn push(&self, reply: Reply) {
         self.h.push(reply);
+    }
+
+    /// Queue a mock reply running the shell `script` through `exec_command`.
+    pub fn push_command(&self, call_id: &str, script: &str) {
+        self.push(exec_call(call_id, cmd(script)));
+    }
+
+    /// A new `never` thread under `sandbox` and a turn on it in which the model applies
+    /// `patch` (call `call_id`) and then says `answer`; the turn must complete.
+    pub async fn patch_turn(
+        &mut self,
+        sandbox: &str,
+        call_id: &str,
+        patch: &str,
+        answer: &str,
+    ) -> TurnRun {
+        self.push(patch_call(call_id, patch));
+        self.push(Reply::new().text(answer));
+        self.completed_turn("never", sandbox, "apply the patch")
+            .await
+    }
+
+    /// `turn/start` on `thread` with `text`, and the turn's first `method` approval request.
+    pub async fn turn_asking(&mut self, thread: &str, text: &str, method: &str) -> Value {
+        self.h.start_turn(thread, text).await;
+        wait_request(&mut self.h.client, method).await
+    }
+
+    /// Answer the approval `request` with `decision`; then every message through the end of
+    /// the turn, which must end `status`.
+    pub async fn decide(&mut self, request: &Value, decision: &str, status: &str) -> Vec<Value> {
+        answer(&mut self.h.client, request, json!({"decision": decision})).await;
+        read_through_turn_ending(&mut self.h.client, status).await
     }
 
     /// Stop the daemon and check that nothing it started is still running.
@@ -141,7 +194,6 @@ pub fn processes_in(dir: &Path) -> Vec<(u32, String)> {
     found
 }
 
-/// A mock reply calling `exec_command` with these arguments.
 /// A fresh directory that a `workspace-write` sandbox must not let a command write to: not
 /// under `/tmp` or `$TMPDIR` (both writable under that policy) nor under the workspace, which
 /// the test's target directory may be (a clone under /tmp). `/var/tmp`, else `$HOME`.
@@ -166,8 +218,25 @@ pub fn outside_dir() -> tempfile::TempDir {
     panic!("no directory outside /tmp and $TMPDIR to test the sandbox with");
 }
 
+/// A path `name` in a fresh [`outside_dir`], with the directory (which removes it when
+/// dropped).
+pub fn outside_file(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = outside_dir();
+    let path = dir.path().join(name);
+    (dir, path)
+}
+
+/// A mock reply calling `exec_command` with these arguments.
 pub fn exec_call(call_id: &str, args: Value) -> Reply {
     Reply::new().function_call(call_id, "exec_command", args.to_string())
+}
+
+/// A mock reply calling `write_stdin`: `chars` to the command session `session` (its id as
+/// the item's `processId` shows it), waiting up to five seconds for its output.
+pub fn write_stdin_call(call_id: &str, session: &str, chars: &str) -> Reply {
+    let session: u64 = session.parse().expect("a numeric session id");
+    let args = json!({"session_id": session, "chars": chars, "yield_time_ms": 5000});
+    Reply::new().function_call(call_id, "write_stdin", args.to_string())
 }
 
 /// `{"cmd": cmd}`.
@@ -215,6 +284,11 @@ pub fn item_event<'a>(messages: &'a [Value], method: &str, id: &str) -> &'a Valu
 /// The completed item `id`.
 pub fn completed_item<'a>(messages: &'a [Value], id: &str) -> &'a Value {
     &item_event(messages, "item/completed", id)["params"]["item"]
+}
+
+/// The status of the completed item `id`.
+pub fn item_status<'a>(messages: &'a [Value], id: &str) -> &'a Value {
+    &completed_item(messages, id)["status"]
 }
 
 /// The index of the first message matching `pred`.

@@ -263,6 +263,13 @@ impl Harness {
         (thread, run)
     }
 
+    /// The text output the model got for `call_id` in its `n`th request (1-based), waiting
+    /// for that request.
+    pub async fn output_in(&self, n: usize, call_id: &str) -> String {
+        let requests = self.wait_for_requests(n).await;
+        crate::tools::output_of(&requests[n - 1], call_id)
+    }
+
     /// Wait for the mock to have seen `n` model requests.
     pub async fn wait_for_requests(&self, n: usize) -> Vec<RecordedRequest> {
         self.mock

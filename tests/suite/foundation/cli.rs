@@ -59,20 +59,12 @@ async fn help_everywhere() {
 #[tokio::test]
 async fn unknown_overrides_and_features_warn_but_run() {
     let home = TestHome::new();
-    let mut daemon = Daemon::stdio(
-        &home,
-        &[
-            "-c",
-            "foo.bar=1",
-            "-c",
-            "web_search=\"live\"",
-            "--enable",
-            "guardian_approval",
-            "--disable",
-            "some_unknown_feature",
-        ],
-    )
-    .await;
+    let mut daemon = Daemon::builder(&home)
+        .overrides(&["foo.bar=1", "web_search=\"live\""])
+        .args(&["--enable", "guardian_approval"])
+        .args(&["--disable", "some_unknown_feature"])
+        .start()
+        .await;
     let mut client = daemon.initialized_client().await;
     assert_still_serving(&mut client, true).await;
     for name in ["foo.bar", "guardian_approval", "some_unknown_feature"] {
@@ -92,18 +84,12 @@ async fn unknown_overrides_and_features_warn_but_run() {
 #[tokio::test]
 async fn known_overrides_are_accepted() {
     let home = TestHome::new();
-    let mut daemon = Daemon::stdio(
-        &home,
-        &[
-            "-c",
-            "model=gpt-test",
-            "-c",
-            "model_context_window=200000",
-            "-c",
-            "approval_policy=never",
-        ],
-    )
-    .await;
+    let overrides = [
+        "model=gpt-test",
+        "model_context_window=200000",
+        "approval_policy=never",
+    ];
+    let mut daemon = Daemon::builder(&home).overrides(&overrides).start().await;
     let _client = daemon.initialized_client().await;
 }
 

@@ -251,16 +251,15 @@ async fn missing_params_are_invalid_requests(transport: Transport) {
         client.response_to(&json!(2)).await,
         "Invalid request: missing field `params`",
     );
-    assert_invalid_request(
-        client.request("turn/interrupt", json!({})).await,
-        "Invalid request: missing field `threadId`",
-    );
-    assert_invalid_request(
-        client
-            .request("turn/interrupt", json!({"threadId": "x"}))
-            .await,
-        "Invalid request: missing field `turnId`",
-    );
+    for (params, field) in [
+        (json!({}), "threadId"),
+        (json!({"threadId": "x"}), "turnId"),
+    ] {
+        assert_invalid_request(
+            client.request("turn/interrupt", params).await,
+            &format!("Invalid request: missing field `{field}`"),
+        );
+    }
 }
 
 /// A 10 MB line or frame: garbage is ignored, a valid request (with a 10 MB unknown field) is

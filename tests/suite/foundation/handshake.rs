@@ -168,9 +168,7 @@ async fn experimental_field_requires_opt_in(transport: Transport) {
 /// Each WebSocket connection has its own handshake state; capability variants are accepted.
 #[tokio::test]
 async fn websocket_connections_have_their_own_handshake() {
-    let home = TestHome::new();
-    let mut daemon = Daemon::ws(&home, &[]).await;
-    let mut first = daemon.initialized_client().await;
+    let (_home, mut daemon, mut first) = initialized(Transport::Ws).await;
     let mut second = daemon.client().await;
     assert_invalid_request(
         second.request("thread/start", json!({})).await,

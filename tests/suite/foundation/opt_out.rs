@@ -8,9 +8,9 @@
 //! and still reaches the others. EXTEND when more notifications exist.
 
 use serde_json::{Value, json};
-use weft_test_support::{Client, Daemon, QUIET_PERIOD, RpcError, TestHome};
+use weft_test_support::{Client, Daemon, QUIET_PERIOD, RpcError, TestHome, Transport};
 
-use super::INVALID_REQUEST;
+use super::{INVALID_REQUEST, initialized};
 
 fn params_opting_out(methods: Value) -> Value {
     json!({
@@ -46,6 +46,14 @@ fn thread_start_available(answer: &Result<Value, RpcError>) -> bool {
     }
 }
 
+/// `thread/start` (ephemeral) on `client`: whether it worked ([`thread_start_available`]).
+async fn start_ephemeral(client: &mut Client) -> bool {
+    let answer = client
+        .request("thread/start", json!({"ephemeral": true}))
+        .await;
+    thread_start_available(&answer)
+}
+
 #[tokio::test]
 async fn opt_out_over_websocket() {
     let home = TestHome::new();
@@ -64,10 +72,7 @@ async fn opt_out_over_websocket() {
     let mut wildcard = opting_out(&url, json!(["thread/*", "Thread/Started", "thread/"])).await;
     let mut plain = opting_out(&url, json!(null)).await;
 
-    let answer = opted_out
-        .request("thread/start", json!({"ephemeral": true}))
-        .await;
-    if !thread_start_available(&answer) {
+    if !start_ephemeral(&mut opted_out).await {
         return;
     }
     // `thread/started` is broadcast to every initialized connection minus opt-outs.
@@ -84,10 +89,7 @@ async fn opt_out_over_stdio() {
     client
         .initialize_with(params_opting_out(json!(["thread/started"])))
         .await;
-    let answer = client
-        .request("thread/start", json!({"ephemeral": true}))
-        .await;
-    if !thread_start_available(&answer) {
+    if !start_ephemeral(&mut client).await {
         return;
     }
     client.expect_no_message_within(QUIET_PERIOD).await;
@@ -100,13 +102,8 @@ async fn opt_out_over_stdio() {
 /// Without the opt-out the caller does get `thread/started` (so the tests above can fail).
 #[tokio::test]
 async fn without_opt_out_thread_started_arrives() {
-    let home = TestHome::new();
-    let mut daemon = Daemon::stdio(&home, &[]).await;
-    let mut client = daemon.initialized_client().await;
-    let answer = client
-        .request("thread/start", json!({"ephemeral": true}))
-        .await;
-    if !thread_start_available(&answer) {
+    let (_home, _daemon, mut client) = initialized(Transport::Stdio).await;
+    if !start_ephemeral(&mut client).await {
         return;
     }
     client.wait_for_notification("thread/started").await;

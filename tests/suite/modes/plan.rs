@@ -7,8 +7,8 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Modes, mode, mode_messages, tool_names};
-use crate::tools::{completed_item, output_of, sandbox_unavailable};
+use super::{Modes, in_mode, mode, mode_messages, tool_names};
+use crate::tools::{cmd, completed_item, exec_call, output_of, patch_call, sandbox_unavailable};
 use crate::turns::str_at;
 
 async fn plan_mode_is_read_only(transport: Transport) {
@@ -18,29 +18,14 @@ async fn plan_mode_is_read_only(transport: Transport) {
         .await;
     let thread = str_at(&started, "/thread/id");
     let patch = "*** Begin Patch\n*** Add File: planned.txt\n+no\n*** End Patch\n";
-    m.push(Reply::new().function_call(
-        "call_patch",
-        "apply_patch",
-        json!({ "input": patch }).to_string(),
-    ));
-    m.push(Reply::new().function_call(
+    m.push(patch_call("call_patch", patch));
+    m.push(exec_call(
         "call_escalate",
-        "exec_command",
-        json!({"cmd": "touch escalated.txt", "sandbox_permissions": "require_escalated", "justification": "need it"}).to_string(),
+        json!({"cmd": "touch escalated.txt", "sandbox_permissions": "require_escalated", "justification": "need it"}),
     ));
-    m.push(Reply::new().function_call(
-        "call_touch",
-        "exec_command",
-        json!({"cmd": "touch touched.txt"}).to_string(),
-    ));
+    m.push(exec_call("call_touch", cmd("touch touched.txt")));
     m.push(Reply::new().text("<proposed_plan>Write the files.</proposed_plan>"));
-    let messages = m
-        .turn(
-            &thread,
-            "make the files",
-            json!({"collaborationMode": mode("plan", None)}),
-        )
-        .await;
+    let messages = m.turn(&thread, "make the files", in_mode("plan")).await;
     let completed = messages.last().unwrap();
     assert_eq!(completed["params"]["turn"]["status"], "completed");
     // No approval was asked for: the escalation is refused outright.
@@ -83,11 +68,7 @@ async fn plan_mode_is_read_only(transport: Transport) {
         assert!(!m.ws.join(name).exists(), "{name} was written in Plan mode");
     }
     // The mode is sticky: the next turn needs no new mode message, and stays read-only.
-    m.push(Reply::new().function_call(
-        "call_patch2",
-        "apply_patch",
-        json!({ "input": patch }).to_string(),
-    ));
+    m.push(patch_call("call_patch2", patch));
     m.push(Reply::new().text("Still planning."));
     m.turn(&thread, "go on", json!({})).await;
     let requests = m.h.wait_for_requests(6).await;
@@ -109,19 +90,9 @@ async fn plan_mode_is_read_only(transport: Transport) {
             .starts_with("# Weft collaboration mode: Plan")
     );
     // Back to Default: a new mode message, and apply_patch works again.
-    m.push(Reply::new().function_call(
-        "call_patch3",
-        "apply_patch",
-        json!({ "input": patch }).to_string(),
-    ));
+    m.push(patch_call("call_patch3", patch));
     m.push(Reply::new().text("Done."));
-    let messages = m
-        .turn(
-            &thread,
-            "now do it",
-            json!({"collaborationMode": mode("default", None)}),
-        )
-        .await;
+    let messages = m.turn(&thread, "now do it", in_mode("default")).await;
     assert_eq!(
         completed_item(&messages, "call_patch3")["status"],
         "completed"
@@ -136,8 +107,7 @@ async fn plan_mode_is_read_only(transport: Transport) {
 
 async fn own_instructions_replace_the_mode_text(transport: Transport) {
     let mut m = Modes::start(transport).await;
-    let started = m.thread(json!({})).await;
-    let thread = str_at(&started, "/thread/id");
+    let thread = m.plain_thread().await;
     m.push(Reply::new().text("Planning my way."));
     m.turn(
         &thread,
@@ -163,8 +133,7 @@ async fn own_instructions_replace_the_mode_text(transport: Transport) {
 
 async fn threads_without_a_mode_get_no_mode_message(transport: Transport) {
     let mut m = Modes::start(transport).await;
-    let started = m.thread(json!({})).await;
-    let thread = str_at(&started, "/thread/id");
+    let thread = m.plain_thread().await;
     m.push(Reply::new().text("Hi."));
     m.turn(&thread, "hello", json!({})).await;
     let requests = m.h.wait_for_requests(1).await;

@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Modes, mode, send_turn};
+use super::{Modes, in_mode, send_turn};
 use crate::requests::interrupt_params;
 use crate::tools::{answer, output_of, wait_request};
 use crate::turns::read_through_turn_ending;
-use crate::turns::{read_through_turn_completed, str_at};
+use crate::turns::read_through_turn_completed;
 
 fn ask_call(call_id: &str) -> Reply {
     Reply::new().function_call(
@@ -29,20 +29,20 @@ fn ask_call(call_id: &str) -> Reply {
     )
 }
 
+/// `turn/start` on `thread` with `text` in the collaboration mode `kind`, and the turn's
+/// questions: the `turn/start` request id and the `item/tool/requestUserInput` request.
+async fn asked(m: &mut Modes, thread: &str, text: &str, kind: &str) -> (Value, Value) {
+    let id = send_turn(&mut m.h.client, thread, text, in_mode(kind)).await;
+    let request = wait_request(&mut m.h.client, "item/tool/requestUserInput").await;
+    (id, request)
+}
+
 async fn questions_reach_the_client_and_answers_the_model(transport: Transport) {
     let mut m = Modes::start(transport).await;
-    let started = m.thread(json!({})).await;
-    let thread = str_at(&started, "/thread/id");
+    let thread = m.plain_thread().await;
     m.push(ask_call("call_ask"));
     m.push(Reply::new().text("SQLite it is."));
-    let id = send_turn(
-        &mut m.h.client,
-        &thread,
-        "plan the storage",
-        json!({"collaborationMode": mode("plan", None)}),
-    )
-    .await;
-    let request = wait_request(&mut m.h.client, "item/tool/requestUserInput").await;
+    let (id, request) = asked(&mut m, &thread, "plan the storage", "plan").await;
     let params = &request["params"];
     assert_eq!(params["threadId"], thread.as_str());
     assert_eq!(params["itemId"], "call_ask");
@@ -85,8 +85,7 @@ async fn questions_reach_the_client_and_answers_the_model(transport: Transport) 
                 && msg["params"]["requestId"] == request_id),
         "{messages:?}"
     );
-    let requests = m.h.wait_for_requests(2).await;
-    let output: Value = serde_json::from_str(&output_of(&requests[1], "call_ask")).unwrap();
+    let output: Value = serde_json::from_str(&m.h.output_in(2, "call_ask").await).unwrap();
     assert_eq!(
         output,
         json!({"answers": {"storage": {"answers": ["SQLite (Recommended)"]}}})
@@ -95,17 +94,9 @@ async fn questions_reach_the_client_and_answers_the_model(transport: Transport) 
 
 async fn an_interrupt_withdraws_the_questions(transport: Transport) {
     let mut m = Modes::start(transport).await;
-    let started = m.thread(json!({})).await;
-    let thread = str_at(&started, "/thread/id");
+    let thread = m.plain_thread().await;
     m.push(ask_call("call_ask"));
-    send_turn(
-        &mut m.h.client,
-        &thread,
-        "plan",
-        json!({"collaborationMode": mode("default", None)}),
-    )
-    .await;
-    let request = wait_request(&mut m.h.client, "item/tool/requestUserInput").await;
+    let (_id, request) = asked(&mut m, &thread, "plan", "default").await;
     let turn = request["params"]["turnId"].as_str().unwrap().to_string();
     m.h.client
         .send_request("turn/interrupt", interrupt_params(&thread, &turn))

@@ -6,7 +6,7 @@ use serde_json::json;
 use weft_mock_model::{MockModel, Reply, WireApi};
 use weft_test_support::{Daemon, TestHome, Transport, mock_model_config};
 
-use crate::tools::{Tools, answer, cmd, exec_call, output_of, wait_request};
+use crate::tools::{Tools, answer, cmd, exec_call, wait_request};
 use crate::turns::Harness;
 use crate::turns::read_through_turn_ending;
 
@@ -63,8 +63,7 @@ async fn env_seen_by_the_model(t: &mut Tools) -> String {
     let thread = t.thread("never", "danger-full-access").await;
     t.h.start_turn(&thread, "print the environment").await;
     read_through_turn_ending(&mut t.h.client, "completed").await;
-    let requests = t.h.wait_for_requests(2).await;
-    output_of(&requests[1], "call_env")
+    t.h.output_in(2, "call_env").await
 }
 
 fn assert_no_secrets(output: &str) {

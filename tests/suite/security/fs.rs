@@ -8,10 +8,7 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use crate::tools::{
-    Tools, answer, cmd, exec_call, output_of, outside_dir, patch_call, sandbox_unavailable,
-    wait_request,
-};
+use crate::tools::{Tools, output_of, outside_dir, patch_call, sandbox_unavailable};
 use crate::turns::{Harness, read_through_turn_completed};
 
 const FILE_APPROVAL: &str = "item/fileChange/requestApproval";
@@ -27,16 +24,11 @@ async fn a_patch_through_a_symlink_to_the_outside_writes_nothing_there() {
     let mut t = Tools::start(Transport::Stdio).await;
     let outside = outside_dir();
     symlink(outside.path(), t.path("link")).unwrap();
-    t.push(patch_call(
-        "call_link",
-        &wrap("*** Add File: link/x.txt\n+escaped"),
-    ));
-    t.push(Reply::new().text("Refused."));
-    t.completed_turn("never", "workspace-write", "write through the link")
+    let patch = wrap("*** Add File: link/x.txt\n+escaped");
+    t.patch_turn("workspace-write", "call_link", &patch, "Refused.")
         .await;
     assert!(!outside.path().join("x.txt").exists(), "the patch escaped");
-    let requests = t.h.wait_for_requests(2).await;
-    let output = output_of(&requests[1], "call_link");
+    let output = t.h.output_in(2, "call_link").await;
     assert_eq!(
         output,
         format!(
@@ -64,12 +56,10 @@ async fn a_symlink_swapped_during_the_approval_does_not_redirect_the_patch() {
     t.push(patch_call("call_race", &patch));
     t.push(Reply::new().text("Done."));
     let thread = t.thread("on-request", "workspace-write").await;
-    t.h.start_turn(&thread, "patch it").await;
-    let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
+    let request = t.turn_asking(&thread, "patch it", FILE_APPROVAL).await;
     std::fs::remove_file(t.path("d")).unwrap();
     symlink(outside.path(), t.path("d")).unwrap();
-    answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let messages = t.decide(&request, "accept", "completed").await;
     assert!(
         !outside.path().join("raced.txt").exists(),
         "the patch followed the swapped symlink out of the workspace"
@@ -80,8 +70,7 @@ async fn a_symlink_swapped_during_the_approval_does_not_redirect_the_patch() {
         .find(|m| m["method"] == "item/completed" && m["params"]["item"]["id"] == "call_race")
         .expect("the fileChange item completes");
     assert_eq!(completed["params"]["item"]["status"], "failed");
-    let requests = t.h.wait_for_requests(2).await;
-    let output = output_of(&requests[1], "call_race");
+    let output = t.h.output_in(2, "call_race").await;
     assert!(
         output.starts_with("patch rejected: writing outside of the sandbox's writable roots: "),
         "{output}"
@@ -91,12 +80,17 @@ async fn a_symlink_swapped_during_the_approval_does_not_redirect_the_patch() {
     t.finish().await;
 }
 
+/// A repository's `.git` in the workspace: `.git/hooks/` and `.git/config` (`[core]`).
+fn git_repository(t: &Tools) {
+    std::fs::create_dir_all(t.path(".git/hooks")).unwrap();
+    t.write(".git/config", "[core]\n");
+}
+
 /// A repository's `.git` inside the workspace is protected from `apply_patch`.
 #[tokio::test]
 async fn apply_patch_cannot_write_into_git() {
     let mut t = Tools::start(Transport::Stdio).await;
-    std::fs::create_dir_all(t.path(".git/hooks")).unwrap();
-    std::fs::write(t.path(".git/config"), "[core]\n").unwrap();
+    git_repository(&t);
     t.push(patch_call(
         "call_config",
         &wrap("*** Update File: .git/config\n@@\n-[core]\n+[core]\n+\thooksPath = /tmp"),
@@ -108,10 +102,7 @@ async fn apply_patch_cannot_write_into_git() {
     t.push(Reply::new().text("Refused."));
     t.completed_turn("never", "workspace-write", "change the repository")
         .await;
-    assert_eq!(
-        std::fs::read_to_string(t.path(".git/config")).unwrap(),
-        "[core]\n"
-    );
+    assert_eq!(t.read(".git/config"), "[core]\n");
     assert!(!t.path(".git/hooks/pre-commit").exists());
     let requests = t.h.wait_for_requests(3).await;
     for (call, index, path) in [
@@ -154,22 +145,17 @@ async fn a_local_image_that_is_a_device_is_not_read() {
 #[tokio::test]
 async fn a_command_cannot_write_into_git() {
     let mut t = Tools::start(Transport::Stdio).await;
-    std::fs::create_dir_all(t.path(".git/hooks")).unwrap();
-    std::fs::write(t.path(".git/config"), "[core]\n").unwrap();
+    git_repository(&t);
     let script = "echo '#!/bin/sh' > .git/hooks/x; echo y >> .git/config; mv .git g2; \
                   echo ok > ok.txt && echo wrote-ok";
-    t.push(exec_call("call_git", cmd(script)));
+    t.push_command("call_git", script);
     t.push(Reply::new().text("Tried."));
     t.completed_turn("never", "workspace-write", "write the hook")
         .await;
-    let requests = t.h.wait_for_requests(2).await;
-    let output = output_of(&requests[1], "call_git");
+    let output = t.h.output_in(2, "call_git").await;
     assert!(!t.path(".git/hooks/x").exists(), "{output}");
     assert!(!t.path("g2").exists(), "{output}");
-    assert_eq!(
-        std::fs::read_to_string(t.path(".git/config")).unwrap(),
-        "[core]\n"
-    );
+    assert_eq!(t.read(".git/config"), "[core]\n");
     if sandbox_unavailable(&output) {
         assert!(!t.path("ok.txt").exists());
         t.finish().await;
@@ -177,6 +163,6 @@ async fn a_command_cannot_write_into_git() {
     }
     assert!(output.contains("Read-only file system"), "{output}");
     assert!(output.contains("wrote-ok\n"), "{output}");
-    assert_eq!(std::fs::read_to_string(t.path("ok.txt")).unwrap(), "ok\n");
+    assert_eq!(t.read("ok.txt"), "ok\n");
     t.finish().await;
 }

@@ -93,22 +93,20 @@ async fn skills_list_reports_hostile_files_without_reading_them() {
         .map(|skill| skill["name"].as_str().expect("name"))
         .collect();
     assert_eq!(names, ["fine", "pipe", "zero"], "{entry}");
-    assert_eq!(
-        errors_for(entry, &zero_yaml),
-        ["failed to read file: not a regular file (a character device)"]
-    );
-    assert_eq!(
-        errors_for(entry, &pipe_yaml),
-        ["failed to read file: not a regular file (a FIFO)"]
-    );
-    assert_eq!(
-        errors_for(entry, &fifo_skill),
-        ["failed to read file: not a regular file (a FIFO)"]
-    );
-    assert_eq!(
-        errors_for(entry, &sparse_skill),
-        ["failed to read file: larger than 1048576 bytes (limits.max_skill_file_bytes)"]
-    );
+    for (path, error) in [
+        (&zero_yaml, "not a regular file (a character device)"),
+        (&pipe_yaml, "not a regular file (a FIFO)"),
+        (&fifo_skill, "not a regular file (a FIFO)"),
+        (
+            &sparse_skill,
+            "larger than 1048576 bytes (limits.max_skill_file_bytes)",
+        ),
+    ] {
+        assert_eq!(
+            errors_for(entry, path),
+            [format!("failed to read file: {error}")]
+        );
+    }
     assert_eq!(entry["errors"].as_array().map(Vec::len), Some(4), "{entry}");
     // A generous bound: reading any of these files whole would add about 1 GiB.
     let grown_mib = peak.saturating_sub(rss_before) / 1024;

@@ -6,8 +6,8 @@ use weft_mock_model::Reply;
 use weft_test_support::{DEFAULT_TIMEOUT, Transport};
 
 use super::{
-    Tools, answer, cmd, completed_item, exec_call, output_of, patch_call, read_through,
-    read_through_turn_completed, wait_request,
+    Tools, answer, completed_item, exec_call, item_status, output_of, outside_file, patch_call,
+    read_through, wait_request,
 };
 use crate::requests::{interrupt_params, thread_status};
 use crate::turns::read_through_turn_ending;
@@ -22,10 +22,7 @@ const FILE_APPROVAL: &str = "item/fileChange/requestApproval";
 /// and returns it with the thread id, the turn id and the approval request.
 async fn pending_command(transport: Transport, file: &str) -> (Tools, String, String, Value) {
     let mut t = Tools::start(transport).await;
-    t.push(exec_call(
-        "call_touch",
-        cmd(&format!("touch {file} && echo created")),
-    ));
+    t.push_command("call_touch", &format!("touch {file} && echo created"));
     let thread = t.thread("untrusted", "danger-full-access").await;
     let turn = t.h.start_turn(&thread, "create a file please").await;
     let request = wait_request(&mut t.h.client, COMMAND_APPROVAL).await;
@@ -69,18 +66,16 @@ fn approval_labels(messages: &[Value]) -> Vec<String> {
 async fn command_accept(transport: Transport) {
     let (mut t, thread, turn, request) = pending_command(transport, "approved.txt").await;
     let params = &request["params"];
-    assert_eq!(params["threadId"], thread.as_str());
-    assert_eq!(params["turnId"], turn.as_str());
-    assert_eq!(params["itemId"], "call_touch");
-    assert_eq!(params["kind"], "command");
-    assert_eq!(params["environmentId"], "local");
-    assert_eq!(params["cwd"], t.ws.display().to_string());
-    assert!(
-        params["command"]
-            .as_str()
-            .unwrap()
-            .ends_with("'touch approved.txt && echo created'")
-    );
+    for (field, expected) in [
+        ("threadId", thread.as_str()),
+        ("turnId", turn.as_str()),
+        ("itemId", "call_touch"),
+        ("kind", "command"),
+        ("environmentId", "local"),
+    ] {
+        assert_eq!(params[field], expected, "{field}");
+    }
+    t.assert_command(params, "touch approved.txt && echo created");
     assert!(!t.path("approved.txt").exists(), "ran before the approval");
     // The thread's own status says what it waits on, not only the notification.
     let status = thread_status(&mut t.h.client, &thread).await;
@@ -89,8 +84,7 @@ async fn command_accept(transport: Transport) {
         json!({"type": "active", "activeFlags": ["waitingOnApproval"]})
     );
     t.push(Reply::new().text("Done after approval decision."));
-    answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    read_through_turn_ending(&mut t.h.client, "completed").await;
+    t.decide(&request, "accept", "completed").await;
     assert!(t.path("approved.txt").exists());
     let all = t.h.client.log().to_vec();
     assert_eq!(
@@ -114,16 +108,18 @@ async fn command_accept(transport: Transport) {
     let item = completed_item(&all, "call_touch");
     assert_eq!(item["status"], "completed");
     assert_eq!(item["exitCode"], 0);
-    let requests = t.h.wait_for_requests(2).await;
-    assert!(output_of(&requests[1], "call_touch").ends_with("Output:\ncreated\n"));
+    assert!(
+        t.h.output_in(2, "call_touch")
+            .await
+            .ends_with("Output:\ncreated\n")
+    );
     t.finish().await;
 }
 
 async fn command_decline(transport: Transport) {
     let (mut t, _thread, _turn, request) = pending_command(transport, "declined.txt").await;
     t.push(Reply::new().text("Done after approval decision."));
-    answer(&mut t.h.client, &request, json!({"decision": "decline"})).await;
-    read_through_turn_ending(&mut t.h.client, "completed").await;
+    t.decide(&request, "decline", "completed").await;
     assert!(!t.path("declined.txt").exists());
     let all = t.h.client.log().to_vec();
     assert_eq!(
@@ -139,15 +135,13 @@ async fn command_decline(transport: Transport) {
     let item = completed_item(&all, "call_touch");
     assert_eq!(item["status"], "declined");
     assert_eq!(item["exitCode"], Value::Null);
-    let requests = t.h.wait_for_requests(2).await;
-    assert_eq!(output_of(&requests[1], "call_touch"), COMMAND_REJECTED);
+    assert_eq!(t.h.output_in(2, "call_touch").await, COMMAND_REJECTED);
     t.finish().await;
 }
 
 async fn command_cancel(transport: Transport) {
     let (mut t, _thread, _turn, request) = pending_command(transport, "cancelled.txt").await;
-    answer(&mut t.h.client, &request, json!({"decision": "cancel"})).await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let messages = t.decide(&request, "cancel", "interrupted").await;
     let completed = &messages.last().unwrap()["params"]["turn"];
     assert_eq!(completed["status"], "interrupted");
     assert_eq!(completed["error"], Value::Null);
@@ -179,8 +173,7 @@ async fn command_approval_errors() {
         assert!(!t.path(file).exists());
         let all = t.h.client.log().to_vec();
         assert_eq!(completed_item(&all, "call_touch")["status"], "failed");
-        let requests = t.h.wait_for_requests(2).await;
-        let output = output_of(&requests[1], "call_touch");
+        let output = t.h.output_in(2, "call_touch").await;
         assert!(
             output.starts_with("exec_command failed: the approval request failed"),
             "{output}"
@@ -195,42 +188,29 @@ async fn command_approval_errors() {
 async fn command_accept_for_session() {
     let (mut t, thread, _turn, request) = pending_command(Transport::Stdio, "again.txt").await;
     t.push(Reply::new().text("First."));
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"decision": "acceptForSession"}),
-    )
-    .await;
-    read_through_turn_completed(&mut t.h.client).await;
+    t.decide(&request, "acceptForSession", "completed").await;
     assert!(t.path("again.txt").exists());
     std::fs::remove_file(t.path("again.txt")).unwrap();
 
     // The same command in the next turn runs without asking.
-    t.push(exec_call(
-        "call_again",
-        cmd("touch again.txt && echo created"),
-    ));
+    t.push_command("call_again", "touch again.txt && echo created");
     t.push(Reply::new().text("Second."));
     let run = t.h.run_turn(&thread, "once more").await;
     assert!(
         !run.messages.iter().any(|m| m["method"] == COMMAND_APPROVAL),
         "asked again"
     );
-    assert_eq!(
-        completed_item(&run.messages, "call_again")["status"],
-        "completed"
-    );
+    assert_eq!(item_status(&run.messages, "call_again"), "completed");
     assert!(t.path("again.txt").exists());
 
     // Another command asks.
-    t.push(exec_call("call_other", cmd("touch other.txt")));
+    t.push_command("call_other", "touch other.txt");
     t.push(Reply::new().text("Third."));
     let turn = t.h.start_turn(&thread, "something else").await;
     let request = wait_request(&mut t.h.client, COMMAND_APPROVAL).await;
     assert_eq!(request["params"]["itemId"], "call_other");
     assert_eq!(request["params"]["turnId"], turn.as_str());
-    answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    read_through_turn_completed(&mut t.h.client).await;
+    t.decide(&request, "accept", "completed").await;
     assert!(t.path("other.txt").exists());
     t.finish().await;
 }
@@ -240,8 +220,7 @@ async fn command_accept_for_session() {
 #[tokio::test]
 async fn on_request_escalation() {
     let mut t = Tools::start(Transport::Stdio).await;
-    let outside = crate::tools::outside_dir();
-    let target = outside.path().join("escalated.txt");
+    let (_outside, target) = outside_file("escalated.txt");
     t.push(exec_call(
         "call_escalate",
         json!({"cmd": format!("touch {} && echo written", target.display()),
@@ -250,14 +229,14 @@ async fn on_request_escalation() {
     ));
     t.push(Reply::new().text("Written."));
     let thread = t.thread("on-request", "workspace-write").await;
-    t.h.start_turn(&thread, "write outside").await;
-    let request = wait_request(&mut t.h.client, COMMAND_APPROVAL).await;
+    let request = t
+        .turn_asking(&thread, "write outside", COMMAND_APPROVAL)
+        .await;
     assert_eq!(
         request["params"]["reason"],
         "The file lives outside the workspace."
     );
-    answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    read_through_turn_ending(&mut t.h.client, "completed").await;
+    t.decide(&request, "accept", "completed").await;
     assert!(target.exists());
     // The escalation parameters are offered under on-request.
     let requests = t.h.wait_for_requests(2).await;
@@ -275,16 +254,13 @@ async fn patch_decisions(transport: Transport) {
     t.push(patch_call("call_patch", add));
     t.push(Reply::new().text("Patched."));
     let thread = t.thread("on-request", "read-only").await;
-    t.h.start_turn(&thread, "add a hello file").await;
-    let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
+    let request = t
+        .turn_asking(&thread, "add a hello file", FILE_APPROVAL)
+        .await;
     assert_eq!(request["params"]["itemId"], "call_patch");
     assert!(!t.path("hello.txt").exists());
-    answer(&mut t.h.client, &request, json!({"decision": "accept"})).await;
-    read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        std::fs::read_to_string(t.path("hello.txt")).unwrap(),
-        "hello from apply_patch\n"
-    );
+    t.decide(&request, "accept", "completed").await;
+    assert_eq!(t.read("hello.txt"), "hello from apply_patch\n");
     let all = t.h.client.log().to_vec();
     assert_eq!(
         approval_labels(&all),
@@ -316,18 +292,10 @@ async fn patch_decisions(transport: Transport) {
     let update = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello from apply_patch\n+changed\n*** End Patch\n";
     t.push(patch_call("call_declined", update));
     t.push(Reply::new().text("Not patched."));
-    t.h.start_turn(&thread, "change it").await;
-    let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
-    answer(&mut t.h.client, &request, json!({"decision": "decline"})).await;
-    let messages = read_through_turn_ending(&mut t.h.client, "completed").await;
-    assert_eq!(
-        completed_item(&messages, "call_declined")["status"],
-        "declined"
-    );
-    assert_eq!(
-        std::fs::read_to_string(t.path("hello.txt")).unwrap(),
-        "hello from apply_patch\n"
-    );
+    let request = t.turn_asking(&thread, "change it", FILE_APPROVAL).await;
+    let messages = t.decide(&request, "decline", "completed").await;
+    assert_eq!(item_status(&messages, "call_declined"), "declined");
+    assert_eq!(t.read("hello.txt"), "hello from apply_patch\n");
     let requests = t.h.wait_for_requests(4).await;
     assert_eq!(
         output_of(&requests[3], "call_declined"),
@@ -341,44 +309,28 @@ async fn patch_decisions(transport: Transport) {
         "*** Begin Patch\n*** Update File: hello.txt\n@@\n-changed\n+changed again\n*** End Patch\n",
     ));
     t.push(Reply::new().text("Patched twice."));
-    t.h.start_turn(&thread, "change it twice").await;
-    let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
+    let request = t
+        .turn_asking(&thread, "change it twice", FILE_APPROVAL)
+        .await;
     assert_eq!(request["params"]["itemId"], "call_session");
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"decision": "acceptForSession"}),
-    )
-    .await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let messages = t.decide(&request, "acceptForSession", "completed").await;
     assert!(
         !messages
             .iter()
             .any(|m| m["method"] == FILE_APPROVAL && m["params"]["itemId"] == "call_again"),
         "asked again for the same file"
     );
-    assert_eq!(
-        completed_item(&messages, "call_again")["status"],
-        "completed"
-    );
-    assert_eq!(
-        std::fs::read_to_string(t.path("hello.txt")).unwrap(),
-        "changed again\n"
-    );
+    assert_eq!(item_status(&messages, "call_again"), "completed");
+    assert_eq!(t.read("hello.txt"), "changed again\n");
 
     // cancel: nothing written, the turn is interrupted.
     t.push(patch_call(
         "call_cancel",
         "*** Begin Patch\n*** Add File: other.txt\n+x\n*** End Patch\n",
     ));
-    t.h.start_turn(&thread, "add another").await;
-    let request = wait_request(&mut t.h.client, FILE_APPROVAL).await;
-    answer(&mut t.h.client, &request, json!({"decision": "cancel"})).await;
-    let messages = read_through_turn_ending(&mut t.h.client, "interrupted").await;
-    assert_eq!(
-        completed_item(&messages, "call_cancel")["status"],
-        "declined"
-    );
+    let request = t.turn_asking(&thread, "add another", FILE_APPROVAL).await;
+    let messages = t.decide(&request, "cancel", "interrupted").await;
+    assert_eq!(item_status(&messages, "call_cancel"), "declined");
     assert!(!t.path("other.txt").exists());
     t.finish().await;
 }
@@ -391,16 +343,9 @@ async fn approval_pending_during_interrupt(transport: Transport) {
         t.h.client
             .send_request("turn/interrupt", interrupt_params(&thread, &turn))
             .await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let messages = read_through_turn_ending(&mut t.h.client, "interrupted").await;
     assert!(messages.iter().any(|m| m.get("id") == Some(&answer_id)));
-    assert_eq!(
-        messages.last().unwrap()["params"]["turn"]["status"],
-        "interrupted"
-    );
-    assert_eq!(
-        completed_item(&messages, "call_touch")["status"],
-        "declined"
-    );
+    assert_eq!(item_status(&messages, "call_touch"), "declined");
     // The withdrawal is announced (possibly just after turn/completed).
     let request_id = request["id"].clone();
     let resolved = |m: &Value| {

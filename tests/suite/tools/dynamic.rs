@@ -76,6 +76,22 @@ async fn start_thread(client: &mut Client, cwd: &str) -> String {
     thread
 }
 
+/// A thread with [`tools`] in the home folder and a turn on it with `text`: the thread, the
+/// turn, and the turn's first `item/tool/call` request.
+async fn tool_call_turn(h: &mut Harness, text: &str) -> (String, String, Value) {
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd).await;
+    let turn = h.start_turn(&thread, text).await;
+    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    (thread, turn, request)
+}
+
+/// Answer an `item/tool/call` request with these content items and `success`.
+async fn answer_call(client: &mut Client, request: &Value, items: Value, success: bool) {
+    let result = json!({"contentItems": items, "success": success});
+    answer(client, request, result).await;
+}
+
 /// The dynamic tools of a model request.
 fn dynamic_tools_of(tools: &[Value]) -> Vec<Value> {
     tools
@@ -94,19 +110,17 @@ async fn plain_call_answered(transport: Transport) {
     let mut h = harness(transport).await;
     h.push(Reply::new().function_call("call_1", "lookup", r#"{"q": "abc"}"#));
     h.push(Reply::new().text("The tool finished."));
-    let cwd = h.home.path().display().to_string();
-    let thread = start_thread(&mut h.client, &cwd).await;
-    let turn = h.start_turn(&thread, "look it up").await;
-    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    let (thread, turn, request) = tool_call_turn(&mut h, "look it up").await;
     assert_eq!(
         request["params"],
         json!({"threadId": thread, "turnId": turn, "callId": "call_1", "namespace": null,
                "tool": "lookup", "arguments": {"q": "abc"}})
     );
-    answer(
+    answer_call(
         &mut h.client,
         &request,
-        json!({"contentItems": [{"type": "inputText", "text": "answer text"}], "success": true}),
+        json!([{"type": "inputText", "text": "answer text"}]),
+        true,
     )
     .await;
     read_through_turn_ending(&mut h.client, "completed").await;
@@ -146,20 +160,12 @@ async fn namespaced_call_failed(transport: Transport) {
     let mut h = harness(transport).await;
     h.push(namespaced_call("call_ns", "myns", "ns_tool", r#"{"x": 1}"#));
     h.push(Reply::new().text("The tool finished."));
-    let cwd = h.home.path().display().to_string();
-    let thread = start_thread(&mut h.client, &cwd).await;
-    h.start_turn(&thread, "use the namespace").await;
-    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    let (_thread, _turn, request) = tool_call_turn(&mut h, "use the namespace").await;
     assert_eq!(request["params"]["namespace"], "myns");
     assert_eq!(request["params"]["tool"], "ns_tool");
     assert_eq!(request["params"]["arguments"], json!({"x": 1}));
     let parts = json!([{"type": "inputText", "text": "one"}, {"type": "inputText", "text": "two"}]);
-    answer(
-        &mut h.client,
-        &request,
-        json!({"contentItems": parts, "success": false}),
-    )
-    .await;
+    answer_call(&mut h.client, &request, parts.clone(), false).await;
     read_through_turn_completed(&mut h.client).await;
     let all = h.client.log().to_vec();
     let done = completed_item(&all, "call_ns");
@@ -193,10 +199,7 @@ async fn error_answers() {
         let mut h = harness(Transport::Stdio).await;
         h.push(Reply::new().function_call("call_e", "lookup", "{}"));
         h.push(Reply::new().text("Moving on."));
-        let cwd = h.home.path().display().to_string();
-        let thread = start_thread(&mut h.client, &cwd).await;
-        h.start_turn(&thread, "try it").await;
-        let request = wait_request(&mut h.client, TOOL_CALL).await;
+        let (_thread, _turn, request) = tool_call_turn(&mut h, "try it").await;
         let mut reply = reply;
         reply["id"] = request["id"].clone();
         h.client.send_json(reply).await;
@@ -209,8 +212,7 @@ async fn error_answers() {
             done["contentItems"],
             json!([{"type": "inputText", "text": text}])
         );
-        let requests = h.wait_for_requests(2).await;
-        assert_eq!(output_of(&requests[1], "call_e"), text);
+        assert_eq!(h.output_in(2, "call_e").await, text);
     }
 }
 
@@ -219,10 +221,7 @@ async fn error_answers() {
 async fn interrupt_withdraws(transport: Transport) {
     let mut h = harness(transport).await;
     h.push(Reply::new().function_call("call_i", "lookup", "{}"));
-    let cwd = h.home.path().display().to_string();
-    let thread = start_thread(&mut h.client, &cwd).await;
-    let turn = h.start_turn(&thread, "wait for it").await;
-    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    let (thread, turn, request) = tool_call_turn(&mut h, "wait for it").await;
     h.client.interrupt(&thread, &turn).await.unwrap();
     read_through_turn_ending(&mut h.client, "interrupted").await;
     let all = h.client.log().to_vec();
@@ -232,17 +231,11 @@ async fn interrupt_withdraws(transport: Transport) {
     assert_eq!(done["success"], false);
     assert!(all.iter().all(|m| m["method"] != "serverRequest/resolved"));
     // A late answer changes nothing.
-    answer(
-        &mut h.client,
-        &request,
-        json!({"contentItems": [], "success": true}),
-    )
-    .await;
+    answer_call(&mut h.client, &request, json!([]), true).await;
     h.push(Reply::new().text("Next."));
     let next = h.run_turn(&thread, "next").await;
     assert_eq!(next.completed_turn()["status"], "completed");
-    let requests = h.wait_for_requests(2).await;
-    assert_eq!(output_of(&requests[1], "call_i"), CANCELLED);
+    assert_eq!(h.output_in(2, "call_i").await, CANCELLED);
 }
 
 /// The only connection asked goes away while another subscriber stays: the request is
@@ -252,10 +245,7 @@ async fn asked_connection_closes() {
     let mut h = harness(Transport::Ws).await;
     h.push(Reply::new().function_call("call_c", "lookup", "{}"));
     h.push(Reply::new().text("Without an answer."));
-    let cwd = h.home.path().display().to_string();
-    let thread = start_thread(&mut h.client, &cwd).await;
-    h.start_turn(&thread, "ask and leave").await;
-    wait_request(&mut h.client, TOOL_CALL).await;
+    let (thread, _turn, _request) = tool_call_turn(&mut h, "ask and leave").await;
     let mut other = h.second_client().await;
     other
         .request("thread/resume", json!({"threadId": thread}))
@@ -265,8 +255,7 @@ async fn asked_connection_closes() {
     let messages = read_through_turn_ending(&mut other, "completed").await;
     let done = completed_item(&messages, "call_c");
     assert_eq!(done["status"], "failed");
-    let requests = h.wait_for_requests(2).await;
-    assert_eq!(output_of(&requests[1], "call_c"), CANCELLED);
+    assert_eq!(h.output_in(2, "call_c").await, CANCELLED);
 }
 
 /// `dynamicTools` needs `experimentalApi`; bad lists are refused with the reference's texts.
@@ -341,10 +330,11 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
         .await
         .unwrap();
     let request = wait_request(&mut client, TOOL_CALL).await;
-    answer(
+    answer_call(
         &mut client,
         &request,
-        json!({"contentItems": [{"type": "inputText", "text": "x!"}], "success": true}),
+        json!([{"type": "inputText", "text": "x!"}]),
+        true,
     )
     .await;
     read_through_turn_completed(&mut client).await;
@@ -398,12 +388,7 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
         .unwrap();
     let request = wait_request(&mut client, TOOL_CALL).await;
     assert_eq!(request["params"]["threadId"], fork.as_str());
-    answer(
-        &mut client,
-        &request,
-        json!({"contentItems": [], "success": true}),
-    )
-    .await;
+    answer_call(&mut client, &request, json!([]), true).await;
     read_through_turn_completed(&mut client).await;
     let requests = mock
         .wait_for_requests(5, weft_test_support::DEFAULT_TIMEOUT)
@@ -427,16 +412,14 @@ async fn chat_flattens_namespaces() {
     .await;
     h.push(Reply::new().function_call("call_chat", "myns__ns_tool", r#"{"x": 2}"#));
     h.push(Reply::new().text("Flat."));
-    let cwd = h.home.path().display().to_string();
-    let thread = start_thread(&mut h.client, &cwd).await;
-    h.start_turn(&thread, "chat").await;
-    let request = wait_request(&mut h.client, TOOL_CALL).await;
+    let (_thread, _turn, request) = tool_call_turn(&mut h, "chat").await;
     assert_eq!(request["params"]["namespace"], "myns");
     assert_eq!(request["params"]["tool"], "ns_tool");
-    answer(
+    answer_call(
         &mut h.client,
         &request,
-        json!({"contentItems": [{"type": "inputText", "text": "ok"}], "success": true}),
+        json!([{"type": "inputText", "text": "ok"}]),
+        true,
     )
     .await;
     read_through_turn_completed(&mut h.client).await;

@@ -6,16 +6,16 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{
-    Tools, cmd, completed_item, exec_call, input_position, item_event, output_of, patch_call,
-    position,
+    Tools, completed_item, exec_call, input_position, item_event, output_of, patch_call, position,
+    write_stdin_call,
 };
+
+/// A command that prints to both streams over a while.
+const LOOP: &str = "for i in 1 2 3; do echo line$i; sleep 0.05; done; echo oops >&2";
 
 async fn command_output_streams_as_deltas(transport: Transport) {
     let mut t = Tools::start(transport).await;
-    t.push(exec_call(
-        "call_echo",
-        cmd("for i in 1 2 3; do echo line$i; sleep 0.05; done; echo oops >&2"),
-    ));
+    t.push_command("call_echo", LOOP);
     t.push(Reply::new().text("The command printed three lines."));
     let run = t
         .completed_turn("never", "danger-full-access", "run the loop")
@@ -26,20 +26,12 @@ async fn command_output_streams_as_deltas(transport: Transport) {
     assert_eq!(started["type"], "commandExecution");
     assert_eq!(started["status"], "inProgress");
     assert_eq!(started["source"], "unifiedExecStartup");
-    assert_eq!(started["cwd"], t.ws.display().to_string());
-    assert!(
-        started["command"]
-            .as_str()
-            .unwrap()
-            .ends_with("'for i in 1 2 3; do echo line$i; sleep 0.05; done; echo oops >&2'"),
-        "{started}"
-    );
+    t.assert_command(started, LOOP);
     assert_eq!(started["aggregatedOutput"], Value::Null);
     assert_eq!(started["exitCode"], Value::Null);
     assert_eq!(
         started["commandActions"],
-        json!([{"type": "unknown",
-                "command": "for i in 1 2 3; do echo line$i; sleep 0.05; done; echo oops >&2"}])
+        json!([{"type": "unknown", "command": LOOP}])
     );
 
     // Deltas come between the item's start and completion, and add up to its output.
@@ -111,10 +103,10 @@ async fn command_output_streams_as_deltas(transport: Transport) {
 
 async fn command_then_patch_then_answer(transport: Transport) {
     let mut t = Tools::start(transport).await;
-    t.push(exec_call(
+    t.push_command(
         "call_cmd",
-        cmd("printf 'alpha\\nbeta\\n' > notes.txt && cat notes.txt"),
-    ));
+        "printf 'alpha\\nbeta\\n' > notes.txt && cat notes.txt",
+    );
     t.push(patch_call(
         "call_patch",
         "*** Begin Patch\n*** Update File: notes.txt\n@@\n alpha\n-beta\n+gamma\n*** End Patch\n",
@@ -123,10 +115,7 @@ async fn command_then_patch_then_answer(transport: Transport) {
     let run = t
         .completed_turn("never", "danger-full-access", "make notes")
         .await;
-    assert_eq!(
-        std::fs::read_to_string(t.path("notes.txt")).unwrap(),
-        "alpha\ngamma\n"
-    );
+    assert_eq!(t.read("notes.txt"), "alpha\ngamma\n");
     let messages = &run.messages;
     // The command completes before the patch starts; the answer comes last.
     let labels: Vec<String> = messages
@@ -210,22 +199,13 @@ async fn background_session_and_write_stdin() {
         .as_str()
         .expect("a process id")
         .to_string();
-    let requests = t.h.wait_for_requests(2).await;
-    let output = output_of(&requests[1], "call_bg");
+    let output = t.h.output_in(2, "call_bg").await;
     assert!(
         output.contains(&format!("\nProcess running with session ID {session}\n")),
         "{output}"
     );
 
-    t.push(
-        Reply::new().function_call(
-            "call_write",
-            "write_stdin",
-            json!({"session_id": session.parse::<u64>().unwrap(), "chars": "hello\n",
-               "yield_time_ms": 5000})
-            .to_string(),
-        ),
-    );
+    t.push(write_stdin_call("call_write", &session, "hello\n"));
     t.push(Reply::new().text("It answered."));
     let run = t.h.run_turn(&thread, "say hello to it").await;
     let started = &item_event(&run.messages, "item/started", "call_write")["params"]["item"];
@@ -235,8 +215,7 @@ async fn background_session_and_write_stdin() {
     assert_eq!(item["status"], "completed");
     assert_eq!(item["exitCode"], 0);
     assert_eq!(item["aggregatedOutput"], "got hello\n");
-    let requests = t.h.wait_for_requests(4).await;
-    let output = output_of(&requests[3], "call_write");
+    let output = t.h.output_in(4, "call_write").await;
     assert!(
         output.contains("\nProcess exited with code 0\n"),
         "{output}"

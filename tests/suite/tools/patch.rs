@@ -5,30 +5,22 @@ use serde_json::{Value, json};
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Tools, completed_item, output_of, patch_call};
+use super::{Tools, completed_item};
 
 #[tokio::test]
 async fn a_patch_that_fails_verification_writes_nothing() {
     let mut t = Tools::start(Transport::Stdio).await;
-    std::fs::write(t.path("keep.txt"), "one\ntwo\n").unwrap();
-    t.push(patch_call(
-        "call_bad",
-        "*** Begin Patch\n*** Add File: new.txt\n+new\n*** Delete File: keep.txt\n*** Update File: keep.txt\n@@\n-three\n+four\n*** End Patch\n",
-    ));
-    t.push(Reply::new().text("That did not apply."));
+    t.write("keep.txt", "one\ntwo\n");
+    let patch = "*** Begin Patch\n*** Add File: new.txt\n+new\n*** Delete File: keep.txt\n*** Update File: keep.txt\n@@\n-three\n+four\n*** End Patch\n";
     let run = t
-        .completed_turn("never", "workspace-write", "patch it")
+        .patch_turn("workspace-write", "call_bad", patch, "That did not apply.")
         .await;
     // Nothing was written, and no fileChange item was shown for a patch that never applied.
     assert!(!t.path("new.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(t.path("keep.txt")).unwrap(),
-        "one\ntwo\n"
-    );
+    assert_eq!(t.read("keep.txt"), "one\ntwo\n");
     assert!(run.completed_items_of("fileChange").is_empty());
     assert!(run.notifications("turn/diff/updated").is_empty());
-    let requests = t.h.wait_for_requests(2).await;
-    let output = output_of(&requests[1], "call_bad");
+    let output = t.h.output_in(2, "call_bad").await;
     assert!(
         output.starts_with("apply_patch verification failed: "),
         "{output}"
@@ -38,22 +30,15 @@ async fn a_patch_that_fails_verification_writes_nothing() {
 
 async fn a_patch_with_a_move_and_a_delete(transport: Transport) {
     let mut t = Tools::start(transport).await;
-    std::fs::write(t.path("src.txt"), "fn one() {}\nfn two() {}\n").unwrap();
-    std::fs::write(t.path("old.txt"), "obsolete\n").unwrap();
-    t.push(patch_call(
-        "call_move",
-        "*** Begin Patch\n*** Update File: src.txt\n*** Move to: lib/moved.txt\n@@\n fn one() {}\n-fn two() {}\n+fn three() {}\n*** Delete File: old.txt\n*** End Patch\n",
-    ));
-    t.push(Reply::new().text("Moved and deleted."));
+    t.write("src.txt", "fn one() {}\nfn two() {}\n");
+    t.write("old.txt", "obsolete\n");
+    let patch = "*** Begin Patch\n*** Update File: src.txt\n*** Move to: lib/moved.txt\n@@\n fn one() {}\n-fn two() {}\n+fn three() {}\n*** Delete File: old.txt\n*** End Patch\n";
     let run = t
-        .completed_turn("never", "workspace-write", "reorganize")
+        .patch_turn("workspace-write", "call_move", patch, "Moved and deleted.")
         .await;
     assert!(!t.path("src.txt").exists());
     assert!(!t.path("old.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(t.path("lib/moved.txt")).unwrap(),
-        "fn one() {}\nfn three() {}\n"
-    );
+    assert_eq!(t.read("lib/moved.txt"), "fn one() {}\nfn three() {}\n");
     let item = completed_item(&run.messages, "call_move");
     assert_eq!(item["status"], "completed");
     let moved = t.path("lib/moved.txt").display().to_string();
@@ -79,8 +64,7 @@ async fn a_patch_with_a_move_and_a_delete(transport: Transport) {
         diff.contains("diff --git a/src.txt b/lib/moved.txt\n"),
         "{diff}"
     );
-    let requests = t.h.wait_for_requests(2).await;
-    let output: Value = serde_json::from_str(&output_of(&requests[1], "call_move")).unwrap();
+    let output: Value = serde_json::from_str(&t.h.output_in(2, "call_move").await).unwrap();
     assert_eq!(
         output["output"],
         "Success. Updated the following files:\nM lib/moved.txt\nD old.txt\n"
@@ -101,10 +85,7 @@ async fn the_freeform_variant_is_accepted() {
     t.push(Reply::new().text("Patched."));
     let thread = t.thread("never", "workspace-write").await;
     let run = t.h.run_turn(&thread, "add a hello file").await;
-    assert_eq!(
-        std::fs::read_to_string(t.path("hello.txt")).unwrap(),
-        "hello from apply_patch\n"
-    );
+    assert_eq!(t.read("hello.txt"), "hello from apply_patch\n");
     let item = completed_item(&run.messages, "call_free");
     assert_eq!(
         item["changes"],

@@ -4,7 +4,7 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Tools, completed_item, output_of};
+use super::{Tools, completed_item};
 
 async fn update_plan_reports_the_plan(transport: Transport) {
     let mut t = Tools::start(transport).await;
@@ -44,8 +44,7 @@ async fn update_plan_reports_the_plan(transport: Transport) {
         item["text"],
         "Starting with the parser.\n\n- [x] Read the parser\n- [~] Fix the bug\n- [ ] Add a test\n"
     );
-    let requests = t.h.wait_for_requests(2).await;
-    assert_eq!(output_of(&requests[1], "call_plan"), "Plan updated");
+    assert_eq!(t.h.output_in(2, "call_plan").await, "Plan updated");
     t.finish().await;
 }
 

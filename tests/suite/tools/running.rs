@@ -8,8 +8,8 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{
-    Tools, cmd, completed_item, exec_call, input_position, item_event, output_of, position,
-    read_through_turn_completed,
+    Tools, completed_item, exec_call, input_position, item_event, item_status, output_of, position,
+    read_through_turn_completed, write_stdin_call,
 };
 use crate::requests::interrupt_params;
 use crate::turns::read_through_turn_ending;
@@ -18,18 +18,14 @@ use crate::turns::{text_input, user_texts};
 async fn steer_while_a_command_runs(transport: Transport) {
     let mut t = Tools::start(transport).await;
     // The command runs until the test creates `go`: the steer surely lands while it runs.
-    t.push(exec_call(
+    t.push_command(
         "call_wait",
-        cmd("while [ ! -e go ]; do sleep 0.02; done; echo finished"),
-    ));
+        "while [ ! -e go ]; do sleep 0.02; done; echo finished",
+    );
     t.push(Reply::new().text("Finished, and saw your steer."));
     let thread = t.thread("never", "danger-full-access").await;
     let turn = t.h.start_turn(&thread, "wait for it").await;
-    t.h.client
-        .wait_for("the command's item/started", |m| {
-            m["method"] == "item/started" && m["params"]["item"]["id"] == "call_wait"
-        })
-        .await;
+    t.h.client.wait_for_item_started("call_wait").await;
     let answer =
         t.h.client
             .request(
@@ -52,10 +48,7 @@ async fn steer_while_a_command_runs(transport: Transport) {
             && m["params"]["item"]["content"][0]["text"] == "steer during tool"
     });
     assert!(command_done < steered);
-    assert_eq!(
-        completed_item(&messages, "call_wait")["status"],
-        "completed"
-    );
+    assert_eq!(item_status(&messages, "call_wait"), "completed");
 
     // One follow-up request, carrying the tool output and then the steered input.
     let requests = t.h.wait_for_requests(2).await;
@@ -85,14 +78,10 @@ async fn interrupt_during_a_long_command(transport: Transport) {
         "call_bg",
         json!({"cmd": "read line; echo \"got $line\"", "yield_time_ms": 300}),
     ));
-    t.push(exec_call("call_sleep", cmd("sleep 30")));
+    t.push_command("call_sleep", "sleep 30");
     let thread = t.thread("never", "danger-full-access").await;
     let turn = t.h.start_turn(&thread, "run sleep 30").await;
-    t.h.client
-        .wait_for("the sleep's item/started", |m| {
-            m["method"] == "item/started" && m["params"]["item"]["id"] == "call_sleep"
-        })
-        .await;
+    t.h.client.wait_for_item_started("call_sleep").await;
     let interrupted = Instant::now();
     let id =
         t.h.client
@@ -116,15 +105,7 @@ async fn interrupt_during_a_long_command(transport: Transport) {
         .to_string();
 
     // The next turn: the model saw the aborted command, and the session still answers.
-    t.push(
-        Reply::new().function_call(
-            "call_write",
-            "write_stdin",
-            json!({"session_id": session.parse::<u64>().unwrap(), "chars": "hello\n",
-               "yield_time_ms": 5000})
-            .to_string(),
-        ),
-    );
+    t.push(write_stdin_call("call_write", &session, "hello\n"));
     t.push(Reply::new().text("The session answered."));
     let run = t.h.run_turn(&thread, "is it still there?").await;
     assert_eq!(run.completed_turn()["status"], "completed");

@@ -8,12 +8,16 @@
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
 
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Tools, cmd, completed_item, exec_call, output_of, patch_call, sandbox_unavailable};
+use super::{
+    Tools, cmd, exec_call, item_status, output_of, outside_file, patch_call, sandbox_unavailable,
+};
 
 /// A listener on 127.0.0.1 that tells whether anyone connected.
 struct Listener(TcpListener);
@@ -48,44 +52,56 @@ fn connect_script(port: u16) -> String {
     format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")
 }
 
-/// Runs a turn with two commands — write `target`, connect to `port` — under `sandbox`, and
-/// returns what the model got for each.
-async fn write_and_connect(
-    t: &mut Tools,
-    sandbox: &str,
-    target: &Path,
-    port: u16,
-) -> (String, String) {
-    t.push(exec_call("call_write", cmd(&write_script(target))));
-    t.push(exec_call("call_connect", cmd(&connect_script(port))));
+/// What [`write_and_connect`] tried, and what the model got for each command.
+struct Attempt {
+    /// The directory outside the workspace (removed when dropped).
+    _outside: TempDir,
+    /// The file the first command writes, in `_outside`.
+    target: PathBuf,
+    /// The listener the second command connects to.
+    listener: Listener,
+    /// The model's view of the write.
+    write: String,
+    /// The model's view of the connection.
+    connect: String,
+}
+
+/// Runs a turn with two commands under `sandbox` — write `file` in a fresh directory outside
+/// the workspace, connect to a fresh listener — and returns what was tried and what the model
+/// got for each.
+async fn write_and_connect(t: &mut Tools, sandbox: &str, file: &str) -> Attempt {
+    let (outside, target) = outside_file(file);
+    let listener = Listener::bind();
+    t.push_command("call_write", &write_script(&target));
+    t.push_command("call_connect", &connect_script(listener.port()));
     t.push(Reply::new().text("Tried both."));
     let thread = t.thread("never", sandbox).await;
     let run = t.h.run_turn(&thread, "write and connect").await;
     assert_eq!(run.completed_turn()["status"], "completed");
     let requests = t.h.wait_for_requests(3).await;
-    (
-        output_of(&requests[2], "call_write"),
-        output_of(&requests[2], "call_connect"),
-    )
+    Attempt {
+        _outside: outside,
+        target,
+        listener,
+        write: output_of(&requests[2], "call_write"),
+        connect: output_of(&requests[2], "call_connect"),
+    }
 }
 
 #[tokio::test]
 async fn workspace_write_cannot_write_outside_or_connect() {
     let mut t = Tools::start(Transport::Stdio).await;
-    let outside = crate::tools::outside_dir();
-    let target = outside.path().join("escaped.txt");
-    let listener = Listener::bind();
-    let (write, connect) =
-        write_and_connect(&mut t, "workspace-write", &target, listener.port()).await;
+    let tried = write_and_connect(&mut t, "workspace-write", "escaped.txt").await;
+    let (write, connect) = (&tried.write, &tried.connect);
     assert!(
-        !target.exists(),
+        !tried.target.exists(),
         "the sandbox let a write outside the workspace through"
     );
     assert!(
-        !listener.was_connected(),
+        !tried.listener.was_connected(),
         "the sandbox let a TCP connection through"
     );
-    if sandbox_unavailable(&write) {
+    if sandbox_unavailable(write) {
         assert!(
             write.starts_with("exec_command failed: sandbox unavailable"),
             "{write}"
@@ -107,14 +123,11 @@ async fn workspace_write_cannot_write_outside_or_connect() {
 
     // Inside the workspace the same command works.
     let inside = t.path("inside.txt");
-    t.push(exec_call("call_inside", cmd(&write_script(&inside))));
+    t.push_command("call_inside", &write_script(&inside));
     t.push(Reply::new().text("Wrote it."));
     let thread = t.thread("never", "workspace-write").await;
     let run = t.h.run_turn(&thread, "write inside").await;
-    assert_eq!(
-        completed_item(&run.messages, "call_inside")["status"],
-        "completed"
-    );
+    assert_eq!(item_status(&run.messages, "call_inside"), "completed");
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "written\n");
     t.finish().await;
 }
@@ -122,15 +135,12 @@ async fn workspace_write_cannot_write_outside_or_connect() {
 #[tokio::test]
 async fn danger_full_access_can_write_and_connect() {
     let mut t = Tools::start(Transport::Stdio).await;
-    let outside = crate::tools::outside_dir();
-    let target = outside.path().join("allowed.txt");
-    let listener = Listener::bind();
-    let (write, connect) =
-        write_and_connect(&mut t, "danger-full-access", &target, listener.port()).await;
+    let tried = write_and_connect(&mut t, "danger-full-access", "allowed.txt").await;
+    let (write, connect) = (&tried.write, &tried.connect);
     assert!(write.contains("\nProcess exited with code 0\n"), "{write}");
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "written\n");
+    assert_eq!(std::fs::read_to_string(&tried.target).unwrap(), "written\n");
     assert!(connect.ends_with("Output:\nconnected\n"), "{connect}");
-    assert!(listener.was_connected());
+    assert!(tried.listener.was_connected());
     t.finish().await;
 }
 
@@ -166,10 +176,7 @@ async fn read_only_cannot_write_anywhere() {
             write.contains("Warning: the command may have been blocked by the sandbox (read-only filesystem; network denied)"),
             "{write}"
         );
-        assert_eq!(
-            completed_item(&run.messages, "call_write")["status"],
-            "failed"
-        );
+        assert_eq!(item_status(&run.messages, "call_write"), "failed");
     }
     // A patch under read-only + never is refused without asking.
     let patch = output_of(&requests[2], "call_patch");

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tempfile::TempDir;
 use tokio::process::Command;
 
-use crate::workspace_root;
+use crate::{output_within, workspace_root};
 
 /// The `config.toml` of the client's `CODEX_HOME`: nothing that reaches the network, nothing
 /// that changes the screen between runs (animations, tooltips, the screen-reader probe), and
@@ -195,16 +195,7 @@ pub async fn run_codex(home: &ClientHome, args: &[&str], timeout: Duration) -> C
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let child = cmd
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawn {}: {err}", bin.display()));
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(output) => output.expect("wait for codex"),
-        Err(_) => panic!(
-            "`codex {}` did not finish within {timeout:?}",
-            args.join(" ")
-        ),
-    };
+    let output = output_within(cmd, &bin, "codex", args, timeout).await;
     ClientOutput {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

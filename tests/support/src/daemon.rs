@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 
 use crate::client::Client;
 use crate::home::TestHome;
-use crate::{DEFAULT_TIMEOUT, clip, weft_bin};
+use crate::{DEFAULT_TIMEOUT, clip, output_within, weft_bin};
 
 /// Which transport a test drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +83,14 @@ impl DaemonBuilder {
     /// Append arguments after `app-server`.
     pub fn args(mut self, args: &[&str]) -> Self {
         self.args.extend(args.iter().map(|a| (*a).to_owned()));
+        self
+    }
+
+    /// `-c KEY=VALUE` for each of these config overrides.
+    pub fn overrides(mut self, overrides: &[&str]) -> Self {
+        for kv in overrides {
+            self.args.extend(["-c".to_owned(), (*kv).to_owned()]);
+        }
         self
     }
 
@@ -456,16 +464,7 @@ pub async fn run_weft_with_env(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let child = cmd
-        .spawn()
-        .unwrap_or_else(|err| panic!("spawn {}: {err}", weft_bin().display()));
-    let output = match tokio::time::timeout(DEFAULT_TIMEOUT, child.wait_with_output()).await {
-        Ok(output) => output.expect("wait for weft"),
-        Err(_) => panic!(
-            "`weft {}` did not finish within {DEFAULT_TIMEOUT:?}",
-            args.join(" ")
-        ),
-    };
+    let output = output_within(cmd, weft_bin(), "weft", args, DEFAULT_TIMEOUT).await;
     CommandOutput {
         status: output.status,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -37,7 +37,11 @@ pub mod mcp;
 pub mod schema;
 pub mod tui;
 
+use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
+
+use tokio::process::Command;
 
 pub use binary::{weft_bin, workspace_root};
 pub use client::{Client, Recv, RpcError, WsHandshakeError};
@@ -65,4 +69,25 @@ pub(crate) fn clip(text: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+/// Spawn `cmd` (the program `bin`, run as `name ARGS…`) and wait at most `timeout` for it to
+/// finish; panics if it cannot be spawned or runs longer.
+pub(crate) async fn output_within(
+    mut cmd: Command,
+    bin: &Path,
+    name: &str,
+    args: &[&str],
+    timeout: Duration,
+) -> Output {
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|err| panic!("spawn {}: {err}", bin.display()));
+    match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(output) => output.unwrap_or_else(|err| panic!("wait for {name}: {err}")),
+        Err(_) => panic!(
+            "`{name} {}` did not finish within {timeout:?}",
+            args.join(" ")
+        ),
+    }
 }

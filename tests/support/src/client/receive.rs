@@ -89,6 +89,16 @@ impl Client {
         .await
     }
 
+    /// Wait for the `item/started` notification of the item with this id; returns the whole
+    /// message.
+    pub async fn wait_for_item_started(&mut self, item_id: &str) -> Value {
+        let what = format!("`{item_id}`'s item/started");
+        self.wait_for(&what, |m| {
+            m["method"] == "item/started" && m["params"]["item"]["id"] == item_id
+        })
+        .await
+    }
+
     /// Assert that nothing arrives within `within` (keep it short: this is the one
     /// time-based check, for "no reply" rules).
     pub async fn expect_no_message_within(&mut self, within: Duration) {
