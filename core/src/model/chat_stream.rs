@@ -90,6 +90,13 @@ impl Building {
         }
     }
 
+    /// Append `text` to the item in `slot`, opening one of `kind` when there is none; its id.
+    fn append(slot: &mut Option<Building>, kind: TextKind, text: &str, out: &mut Events) -> String {
+        let item = slot.get_or_insert_with(|| Building::open(kind, out));
+        item.text.push_str(text);
+        item.id.clone()
+    }
+
     /// `response.output_item.done`, with the text streamed.
     fn done(self) -> ResponseEvent {
         ResponseEvent::OutputItemDone(self.kind.item(self.id, Some(self.text)))
@@ -249,12 +256,9 @@ impl ChatDecoder {
     fn apply(&mut self, delta: Delta, out: &mut Events) -> Flow {
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(FlexText(text)) = reasoning.filter(|t| !t.0.is_empty()) {
-            let item = self
-                .reasoning
-                .get_or_insert_with(|| Building::open(TextKind::Reasoning, out));
-            item.text.push_str(&text);
+            let item_id = Building::append(&mut self.reasoning, TextKind::Reasoning, &text, out);
             out.push_back(Ok(ResponseEvent::ReasoningContentDelta {
-                item_id: item.id.clone(),
+                item_id,
                 content_index: 0,
                 delta: text,
             }));
@@ -265,12 +269,9 @@ impl ChatDecoder {
             self.finish_reasoning(out);
         }
         if let Some(FlexText(text)) = content {
-            let item = self
-                .message
-                .get_or_insert_with(|| Building::open(TextKind::Message, out));
-            item.text.push_str(&text);
+            let item_id = Building::append(&mut self.message, TextKind::Message, &text, out);
             out.push_back(Ok(ResponseEvent::OutputTextDelta {
-                item_id: item.id.clone(),
+                item_id,
                 delta: text,
             }));
         }
