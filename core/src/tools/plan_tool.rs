@@ -2,42 +2,28 @@
 //! `turn/plan/updated` and a `plan` item (id = the call id) whose text is the plan as a
 //! checklist. The model gets `Plan updated`.
 
-use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{ItemId, PlanItem, ThreadItem, TurnPlanStep, TurnPlanStepStatus};
 
-use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Effects, Tool};
+use super::context::ToolTurn;
+use super::tool::{Concurrency, Effects, FunctionTool};
 use crate::events::ThreadEvent;
-use crate::model::ToolOutput;
 use crate::time::now_ms;
 
 /// The name of the plan tool.
 pub const UPDATE_PLAN_TOOL: &str = "update_plan";
 
 /// `update_plan`: exclusive; changes nothing but the plan.
-pub(crate) struct UpdatePlanTool;
-
-#[async_trait]
-impl Tool for UpdatePlanTool {
-    fn name(&self) -> &str {
-        UPDATE_PLAN_TOOL
-    }
-
-    fn specs(&self) -> Vec<Value> {
-        vec![update_plan_tool_spec()]
-    }
-
-    fn effects(&self) -> Effects {
-        Effects {
+pub(crate) fn update_plan_tool() -> FunctionTool {
+    FunctionTool {
+        name: UPDATE_PLAN_TOOL,
+        spec: update_plan_tool_spec,
+        effects: Effects {
             mutates: false,
             concurrency: Concurrency::Exclusive,
-        }
-    }
-
-    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
-        ToolOutput::Text(update_plan(&call.call_id, call.arguments(), turn).await)
+        },
+        run: |call_id, arguments, turn| Box::pin(update_plan(call_id, arguments, turn)),
     }
 }
 

@@ -41,9 +41,9 @@ use super::goal_tool::{GOAL_TOOLS, GoalTool};
 use super::mcp_tool::{McpTools, SessionGrants};
 use super::offer::ToolOffer;
 use super::patch_tool::{ApplyPatchTool, TurnDiff};
-use super::plan_tool::UpdatePlanTool;
+use super::plan_tool::update_plan_tool;
 use super::tool::{CallLock, ToolSet};
-use super::user_input_tool::{REQUEST_USER_INPUT_TOOL, RequestUserInputTool};
+use super::user_input_tool::{REQUEST_USER_INPUT_TOOL, request_user_input_tool};
 use crate::exec::{ExecSessions, ShellEnvironmentPolicy};
 
 /// The tools of one thread. Shared by its turns; what outlives a turn (background command
@@ -137,9 +137,9 @@ impl ToolRuntime {
             diff: Arc::clone(&self.diff),
             plan_mode: offer.plan_mode,
         }));
-        set.builtin(Arc::new(UpdatePlanTool));
+        set.builtin(Arc::new(update_plan_tool()));
         if offer.user_input {
-            set.builtin(Arc::new(RequestUserInputTool));
+            set.builtin(Arc::new(request_user_input_tool()));
         } else {
             set.reserve(REQUEST_USER_INPUT_TOOL);
         }

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::context::{ToolCall, ToolInput, ToolTurn};
@@ -53,6 +54,35 @@ pub enum Concurrency {
     Parallel,
     /// Alone: after every other call of the thread, and before the next.
     Exclusive,
+}
+
+/// A tool that is one async function and holds nothing of its own: its name, its one
+/// definition, what its calls may do, and the text a call answers (from the call's id and
+/// arguments).
+pub(crate) struct FunctionTool {
+    pub name: &'static str,
+    pub spec: fn() -> Value,
+    pub effects: Effects,
+    pub run: for<'a> fn(&'a str, &'a str, &'a ToolTurn) -> BoxFuture<'a, String>,
+}
+
+#[async_trait]
+impl Tool for FunctionTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn specs(&self) -> Vec<Value> {
+        vec![(self.spec)()]
+    }
+
+    fn effects(&self) -> Effects {
+        self.effects
+    }
+
+    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
+        ToolOutput::Text((self.run)(&call.call_id, call.arguments(), turn).await)
+    }
 }
 
 /// What the model is told of a call the user interrupted `elapsed` after it began.

@@ -5,7 +5,6 @@
 //! for the answer; an interrupt withdraws the request (clients get `serverRequest/resolved`)
 //! and the call ends as aborted.
 
-use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use weft_protocol::{
@@ -14,36 +13,23 @@ use weft_protocol::{
 };
 
 use super::approval;
-use super::context::{ToolCall, ToolTurn};
-use super::tool::{Concurrency, Effects, Tool};
+use super::context::ToolTurn;
+use super::tool::{Concurrency, Effects, FunctionTool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams};
-use crate::model::ToolOutput;
 
 /// The tool's name.
 pub const REQUEST_USER_INPUT_TOOL: &str = "request_user_input";
 
 /// `request_user_input`, offered once a client chose a collaboration mode. Exclusive.
-pub(crate) struct RequestUserInputTool;
-
-#[async_trait]
-impl Tool for RequestUserInputTool {
-    fn name(&self) -> &str {
-        REQUEST_USER_INPUT_TOOL
-    }
-
-    fn specs(&self) -> Vec<Value> {
-        vec![request_user_input_tool_spec()]
-    }
-
-    fn effects(&self) -> Effects {
-        Effects {
+pub(crate) fn request_user_input_tool() -> FunctionTool {
+    FunctionTool {
+        name: REQUEST_USER_INPUT_TOOL,
+        spec: request_user_input_tool_spec,
+        effects: Effects {
             mutates: false,
             concurrency: Concurrency::Exclusive,
-        }
-    }
-
-    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
-        ToolOutput::Text(request_user_input(&call.call_id, call.arguments(), turn).await)
+        },
+        run: |call_id, arguments, turn| Box::pin(request_user_input(call_id, arguments, turn)),
     }
 }
 
