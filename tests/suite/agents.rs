@@ -10,11 +10,12 @@ mod v1_tree;
 mod v2;
 
 use serde_json::{Value, json};
-use weft_mock_model::{RecordedRequest, Reply};
+use weft_mock_model::{Gate, RecordedRequest, Reply};
 use weft_test_support::{Client, Transport};
 
+use crate::persistence::ids;
 pub use crate::tools::{completed_item, item_event, namespaced_call, output_of};
-pub use crate::turns::{Harness, Setup, read_through, str_at};
+pub use crate::turns::{Harness, Setup, read_through, str_at, wait_gate};
 
 /// The `initialize` params of an experimental client (`thread/list`'s lineage filters).
 pub fn experimental_init() -> Value {
@@ -206,6 +207,78 @@ pub async fn wait_turn_completed(client: &mut Client, seen: &[Value], thread: &s
     .await
 }
 
+/// [`turn_completed_of`] `thread`, checked to have completed.
+pub async fn completes(client: &mut Client, thread: &str) -> Value {
+    let done = turn_completed_of(client, thread).await;
+    assert_eq!(done["params"]["turn"]["status"], "completed", "{done}");
+    done
+}
+
+/// Queue a parent turn's replies ([`parent_calls`]: `calls`, then the text `then`), and run
+/// it on `parent` with the user's `text` ([`run_parent_turn`]).
+pub async fn parent_turn(
+    h: &mut Harness,
+    parent: &str,
+    text: &str,
+    calls: impl IntoIterator<Item = Reply>,
+    then: &str,
+) -> Vec<Value> {
+    parent_calls(h, calls, then);
+    run_parent_turn(&mut h.client, parent, text).await
+}
+
+/// One parent turn (`text`) whose model calls v1 `tool` with `args` as `call_id`, then says
+/// `then`: the turn's messages, and the call's output as the model got it.
+pub async fn v1_step(
+    h: &mut Harness,
+    parent: &str,
+    text: &str,
+    (call_id, tool, args): (&str, &str, Value),
+    then: &str,
+) -> (Vec<Value>, Value) {
+    let messages = parent_turn(h, parent, text, [v1_call(call_id, tool, args)], then).await;
+    let output = parent_output(h, call_id);
+    (messages, output)
+}
+
+/// Queue a sub-agent turn's replies for `task` ([`task_says`]): `calls`, then the text `then`.
+pub fn task_calls(h: &Harness, task: &str, calls: impl IntoIterator<Item = Reply>, then: &str) {
+    for reply in calls {
+        task_says(h, task, reply);
+    }
+    task_says(h, task, Reply::new().text(then));
+}
+
+/// One parent turn that spawns a child with `task` (`call_spawn_1`), the child answering with
+/// `reply`; the child's id.
+pub async fn spawn_one(h: &mut Harness, parent: &str, task: &str, reply: Reply) -> String {
+    task_says(h, task, reply);
+    let calls = [spawn_call("call_spawn_1", task)];
+    let messages = parent_turn(h, parent, "spawn a worker", calls, "spawned").await;
+    spawned(&messages, "call_spawn_1")
+}
+
+/// [`spawn_one`] with the task "Work slowly.", whose reply (`text`) is held at the gate
+/// returned; the child's model request has reached the gate.
+pub async fn held_child(h: &mut Harness, parent: &str, text: &str) -> (Gate, String) {
+    let gate = Gate::new();
+    let held = Reply::new().gate(&gate).text(text);
+    let child = spawn_one(h, parent, "Work slowly.", held).await;
+    wait_gate(&gate).await;
+    (gate, child)
+}
+
+/// The ids a listing request answers, sorted.
+pub async fn listed(client: &mut Client, method: &str, params: Value) -> Vec<String> {
+    sorted(ids(&client.request(method, params).await.unwrap()))
+}
+
+/// `ids`, sorted.
+pub fn sorted(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort();
+    ids
+}
+
 /// The model output of `call_id` in the parent's requests, parsed as JSON when it is.
 pub fn parent_output(h: &Harness, call_id: &str) -> Value {
     let request = h
@@ -225,6 +298,13 @@ pub fn spawned(messages: &[Value], call_id: &str) -> String {
     str_at(item, "/receiverThreadIds/0")
 }
 
+/// [`spawned`], checked to be the `agent_id` the parent's model was told.
+pub fn spawned_and_told(h: &Harness, messages: &[Value], call_id: &str) -> String {
+    let child = spawned(messages, call_id);
+    assert_eq!(parent_output(h, call_id)["agent_id"], child.as_str());
+    child
+}
+
 /// The first request of the sub-agent whose input mentions `text`.
 pub fn first_child_request(h: &Harness, text: &str) -> RecordedRequest {
     h.mock
@@ -232,6 +312,15 @@ pub fn first_child_request(h: &Harness, text: &str) -> RecordedRequest {
         .into_iter()
         .find(|r| child_with(r, text))
         .unwrap_or_else(|| panic!("no sub-agent request mentioning {text:?}"))
+}
+
+/// The types of a request's input items, in order.
+pub fn input_types(request: &RecordedRequest) -> Vec<String> {
+    request
+        .input()
+        .iter()
+        .filter_map(|item| item["type"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// The names of the tools a request offers (a namespace's name for a namespace).

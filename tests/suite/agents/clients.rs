@@ -7,9 +7,9 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
 use super::{
-    child_says, completed_item, first_child_request, harness, is_child, parent_calls,
-    parent_output, parent_says, read_through_turn_of, run_parent_turn, seen_or_wait, spawn_call,
-    str_at, tool_names, v1_call, wait_turn_completed,
+    child_says, completed_item, first_child_request, harness, input_types, is_child, parent_says,
+    parent_turn, read_through_turn_of, run_parent_turn, seen_or_wait, spawn_call, spawned,
+    spawned_and_told, str_at, tool_names, v1_call, wait_turn_completed,
 };
 use crate::mcp::tool_search::search_call;
 use crate::requests::Requests;
@@ -19,24 +19,17 @@ use crate::requests::Requests;
 async fn deferred_behind_tool_search(transport: Transport) {
     let mut h = harness(transport, "[features]\ntool_search = true\n").await;
     let parent = h.start_thread().await;
-    parent_calls(
-        &h,
-        [
-            search_call("call_ts_1", json!({"query": "spawn sub-agent", "limit": 8})),
-            v1_call(
-                "call_spawn_1",
-                "spawn_agent",
-                json!({"message": "Summarize what the user asked.", "fork_context": true}),
-            ),
-        ],
-        "done",
-    );
     child_says(
         &h,
         "Summarize what the user asked",
         Reply::new().text("A worker."),
     );
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn a worker, please").await;
+    let task = json!({"message": "Summarize what the user asked.", "fork_context": true});
+    let calls = [
+        search_call("call_ts_1", json!({"query": "spawn sub-agent", "limit": 8})),
+        v1_call("call_spawn_1", "spawn_agent", task),
+    ];
+    let messages = parent_turn(&mut h, &parent, "spawn a worker, please", calls, "done").await;
 
     let requests: Vec<_> = h
         .mock
@@ -72,22 +65,11 @@ async fn deferred_behind_tool_search(transport: Transport) {
     assert!(found.contains(&"spawn_agent"), "{found:?}");
     assert_eq!(output["tools"][0]["tools"][0]["defer_loading"], true);
 
-    let child = str_at(
-        completed_item(&messages, "call_spawn_1"),
-        "/receiverThreadIds/0",
-    );
-    assert_eq!(
-        parent_output(&h, "call_spawn_1")["agent_id"],
-        child.as_str()
-    );
+    let child = spawned_and_told(&h, &messages, "call_spawn_1");
     wait_turn_completed(&mut h.client, &messages, &child).await;
     // The fork: the parent's messages, no tool calls or searches, the removal note, the task.
     let fork = first_child_request(&h, "Summarize what the user asked");
-    let kinds: Vec<&str> = fork
-        .input()
-        .iter()
-        .filter_map(|i| i["type"].as_str())
-        .collect();
+    let kinds = input_types(&fork);
     assert!(
         !kinds
             .iter()
@@ -116,21 +98,14 @@ async fn clients_drive_a_child(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 2\n").await;
     let parent = h.start_thread().await;
     let held = Gate::new();
-    parent_calls(
-        &h,
-        [spawn_call("call_spawn_a", "Hold on, worker A.")],
-        "spawned",
-    );
     child_says(
         &h,
         "Hold on, worker A",
         Reply::new().text("held").gate(&held),
     );
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn one").await;
-    let child = str_at(
-        completed_item(&messages, "call_spawn_a"),
-        "/receiverThreadIds/0",
-    );
+    let spawn = [spawn_call("call_spawn_a", "Hold on, worker A.")];
+    let messages = parent_turn(&mut h, &parent, "spawn one", spawn, "spawned").await;
+    let child = spawned(&messages, "call_spawn_a");
     let started = seen_or_wait(&mut h.client, &messages, "the child's turn/started", |m| {
         m["method"] == "turn/started" && m["params"]["threadId"] == child.as_str()
     })

@@ -6,14 +6,42 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{
-    child_says, completed_item, first_child_request, harness, item_event, parent_output,
-    run_parent_turn, seen_or_wait, str_at, tool_names, v1_call, wait_turn_completed,
+    Harness, child_says, completed_item, first_child_request, harness, item_event, listed,
+    parent_output, seen_or_wait, str_at, tool_names, v1_step, wait_turn_completed,
 };
 use crate::requests::Requests;
 
-/// One parent turn that calls `tool` with `args`, then says "ok".
-fn parent_calls_v1(h: &super::Harness, call_id: &str, tool: &str, args: Value) {
-    super::parent_calls(h, [v1_call(call_id, tool, args)], "ok");
+/// One parent turn (`text`) whose model calls `tool` with `args` as `call_id`, then says "ok";
+/// the turn's messages.
+async fn v1_turn(
+    h: &mut Harness,
+    parent: &str,
+    text: &str,
+    call: (&str, &str, Value),
+) -> Vec<Value> {
+    v1_step(h, parent, text, call, "ok").await.0
+}
+
+/// [`v1_turn`], whose item shows the tool as `item_tool` and whose output to the model is
+/// `told`; the turn's messages.
+async fn v1_turn_told(
+    h: &mut Harness,
+    parent: &str,
+    text: &str,
+    call: (&str, &str, Value),
+    (item_tool, told): (&str, Value),
+) -> Vec<Value> {
+    let call_id = call.0;
+    let (messages, output) = v1_step(h, parent, text, call, "ok").await;
+    assert_eq!(completed_item(&messages, call_id)["tool"], item_tool);
+    assert_eq!(output, told);
+    messages
+}
+
+/// Whether `thread/loaded/list` has `thread`.
+async fn is_loaded(h: &mut Harness, thread: &str) -> bool {
+    let loaded = listed(&mut h.client, "thread/loaded/list", json!({})).await;
+    loaded.iter().any(|id| id == thread)
 }
 
 async fn spawn_wait_send_close_resume(transport: Transport) {
@@ -21,14 +49,10 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     let parent = h.start_thread().await;
 
     // spawn_agent: the item, the child announced idle, its own turn with the task.
-    parent_calls_v1(
-        &h,
-        "call_spawn_1",
-        "spawn_agent",
-        json!({"message": "Reply with the single word PONG."}),
-    );
     child_says(&h, "single word PONG", Reply::new().text("PONG"));
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn a worker, please").await;
+    let task = json!({"message": "Reply with the single word PONG."});
+    let spawn = ("call_spawn_1", "spawn_agent", task);
+    let messages = v1_turn(&mut h, &parent, "spawn a worker, please", spawn).await;
     let started = item_event(&messages, "item/started", "call_spawn_1");
     let item = &started["params"]["item"];
     assert_eq!(item["type"], "collabAgentToolCall");
@@ -102,18 +126,14 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
 
     // wait_agent: the child's final status; the parent's next request also carries the
     // `<subagent_notification>` queued while it was idle.
-    parent_calls_v1(&h, "call_wait_1", "wait_agent", json!({"targets": [child]}));
-    let messages = run_parent_turn(&mut h.client, &parent, "wait for it").await;
+    let call = ("call_wait_1", "wait_agent", json!({"targets": [child]}));
+    let told = json!({"status": { child.clone(): {"completed": "PONG"} }, "timed_out": false});
+    let messages = v1_turn_told(&mut h, &parent, "wait for it", call, ("wait", told)).await;
     let wait = completed_item(&messages, "call_wait_1");
-    assert_eq!(wait["tool"], "wait");
     assert_eq!(wait["receiverThreadIds"], json!([child]));
     assert_eq!(
         wait["agentsStates"],
         json!({ child.clone(): {"status": "completed", "message": "PONG"} })
-    );
-    assert_eq!(
-        parent_output(&h, "call_wait_1"),
-        json!({"status": { child.clone(): {"completed": "PONG"} }, "timed_out": false})
     );
     let notified = h.mock.requests().into_iter().any(|r| {
         !super::is_child(&r)
@@ -126,14 +146,15 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     assert!(notified, "the parent was told the child completed");
 
     // send_input: a new turn of the child, with its userMessage.
-    parent_calls_v1(
-        &h,
-        "call_send_1",
-        "send_input",
-        json!({"target": child, "message": "Now reply with PING."}),
-    );
     child_says(&h, "Now reply with PING", Reply::new().text("PING"));
-    let messages = run_parent_turn(&mut h.client, &parent, "send more").await;
+    let input = json!({"target": child, "message": "Now reply with PING."});
+    let messages = v1_turn(
+        &mut h,
+        &parent,
+        "send more",
+        ("call_send_1", "send_input", input),
+    )
+    .await;
     let send = completed_item(&messages, "call_send_1");
     assert_eq!(send["tool"], "sendInput");
     assert_eq!(send["prompt"], "Now reply with PING.");
@@ -149,16 +170,9 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     wait_turn_completed(&mut h.client, &messages, &child).await;
 
     // close_agent: its status before; the child is unloaded.
-    parent_calls_v1(&h, "call_close_1", "close_agent", json!({"target": child}));
-    let messages = run_parent_turn(&mut h.client, &parent, "close it").await;
-    assert_eq!(
-        completed_item(&messages, "call_close_1")["tool"],
-        "closeAgent"
-    );
-    assert_eq!(
-        parent_output(&h, "call_close_1"),
-        json!({"previous_status": {"completed": "PING"}})
-    );
+    let close = ("call_close_1", "close_agent", json!({"target": child}));
+    let told = json!({"previous_status": {"completed": "PING"}});
+    let messages = v1_turn_told(&mut h, &parent, "close it", close, ("closeAgent", told)).await;
     assert!(
         messages
             .iter()
@@ -166,30 +180,13 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
                 && m["params"]["threadId"] == child.as_str()
                 && m["params"]["status"]["type"] == "notLoaded")
     );
-    let loaded = h
-        .client
-        .request("thread/loaded/list", json!({}))
-        .await
-        .unwrap();
-    assert!(!loaded["data"].as_array().unwrap().contains(&json!(child)));
+    assert!(!is_loaded(&mut h, &child).await);
 
     // resume_agent: loaded again, pending.
-    parent_calls_v1(&h, "call_resume_1", "resume_agent", json!({"id": child}));
-    let messages = run_parent_turn(&mut h.client, &parent, "resume it").await;
-    assert_eq!(
-        completed_item(&messages, "call_resume_1")["tool"],
-        "resumeAgent"
-    );
-    assert_eq!(
-        parent_output(&h, "call_resume_1"),
-        json!({"status": "pending_init"})
-    );
-    let loaded = h
-        .client
-        .request("thread/loaded/list", json!({}))
-        .await
-        .unwrap();
-    assert!(loaded["data"].as_array().unwrap().contains(&json!(child)));
+    let resume = ("call_resume_1", "resume_agent", json!({"id": child}));
+    let told = json!({"status": "pending_init"});
+    v1_turn_told(&mut h, &parent, "resume it", resume, ("resumeAgent", told)).await;
+    assert!(is_loaded(&mut h, &child).await);
 
     // The child is an ordinary stored thread: listed under its parent, readable.
     let listed = h

@@ -11,21 +11,17 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::{Client, Transport};
 
 use super::{
-    child_requests, completed_item, gated_harness, harness, logged_or_wait, output_of,
-    parent_calls, parent_output, run_parent_turn, spawn_call, spawn_calls, spawned, task_says,
-    tool_names, turn_completed_of, v1_call,
+    child_requests, completed_item, completes, gated_harness, harness, logged_or_wait, output_of,
+    parent_output, parent_turn, sorted, spawn_call, spawn_calls, spawned, spawned_and_told,
+    task_calls, task_says, tool_names, v1_call, v1_step,
 };
-use crate::persistence::ids;
 use crate::turns::wait_gate;
 
 const NAMESPACE: &str = "multi_agent_v1";
 
 /// `thread/list` with these params: the ids listed, sorted.
 async fn listed(client: &mut Client, params: Value) -> Vec<String> {
-    let result = client.request("thread/list", params).await.unwrap();
-    let mut listed = ids(&result);
-    listed.sort();
-    listed
+    super::listed(client, "thread/list", params).await
 }
 
 /// `[agents] max_threads = 1`: the second spawn of a turn is refused with the reference's
@@ -33,21 +29,14 @@ async fn listed(client: &mut Client, params: Value) -> Vec<String> {
 async fn thread_cap_and_a_closed_slot(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 1\n").await;
     let parent = h.start_thread().await;
-    parent_calls(
-        &h,
-        [
-            spawn_call("call_spawn_1", "Say A."),
-            spawn_call("call_spawn_2", "Say B."),
-        ],
-        "Only one worker could be spawned.",
-    );
     task_says(&h, "Say A.", Reply::new().text("A"));
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers").await;
-    let child = spawned(&messages, "call_spawn_1");
-    assert_eq!(
-        parent_output(&h, "call_spawn_1")["agent_id"],
-        child.as_str()
-    );
+    let calls = [
+        spawn_call("call_spawn_1", "Say A."),
+        spawn_call("call_spawn_2", "Say B."),
+    ];
+    let then = "Only one worker could be spawned.";
+    let messages = parent_turn(&mut h, &parent, "spawn two workers", calls, then).await;
+    let child = spawned_and_told(&h, &messages, "call_spawn_1");
     assert_eq!(
         parent_output(&h, "call_spawn_2"),
         json!("collab spawn failed: agent thread limit reached")
@@ -62,32 +51,23 @@ async fn thread_cap_and_a_closed_slot(transport: Transport) {
         listed(&mut h.client, json!({"parentThreadId": parent})).await,
         [child.as_str()]
     );
-    let done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &child).await;
 
     // close_agent frees the slot: a spawn in the same turn succeeds.
-    parent_calls(
-        &h,
-        [
-            v1_call("call_close_1", "close_agent", json!({"target": child})),
-            spawn_call("call_spawn_3", "Say C."),
-        ],
-        "replaced",
-    );
     task_says(&h, "Say C.", Reply::new().text("C"));
-    let messages = run_parent_turn(&mut h.client, &parent, "close it, spawn another").await;
+    let calls = [
+        v1_call("call_close_1", "close_agent", json!({"target": child})),
+        spawn_call("call_spawn_3", "Say C."),
+    ];
+    let text = "close it, spawn another";
+    let messages = parent_turn(&mut h, &parent, text, calls, "replaced").await;
     assert_eq!(
         parent_output(&h, "call_close_1"),
         json!({"previous_status": {"completed": "A"}})
     );
-    let replacement = spawned(&messages, "call_spawn_3");
+    let replacement = spawned_and_told(&h, &messages, "call_spawn_3");
     assert_ne!(replacement, child);
-    assert_eq!(
-        parent_output(&h, "call_spawn_3")["agent_id"],
-        replacement.as_str()
-    );
-    let done = turn_completed_of(&mut h.client, &replacement).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &replacement).await;
 }
 
 /// The default `max_depth` (1): the child is offered no multi-agent tool, and a spawn it
@@ -95,21 +75,12 @@ async fn thread_cap_and_a_closed_slot(transport: Transport) {
 async fn depth_limit_by_default(transport: Transport) {
     let mut h = harness(transport, "").await;
     let parent = h.start_thread().await;
-    parent_calls(&h, [spawn_call("call_spawn_1", "Spawn a helper.")], "ok");
-    task_says(
-        &h,
-        "Spawn a helper.",
-        spawn_call("call_child_spawn", "Help me."),
-    );
-    task_says(
-        &h,
-        "Spawn a helper.",
-        Reply::new().text("I could not spawn a helper."),
-    );
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn a worker").await;
+    let spawn = [spawn_call("call_child_spawn", "Help me.")];
+    task_calls(&h, "Spawn a helper.", spawn, "I could not spawn a helper.");
+    let spawn = [spawn_call("call_spawn_1", "Spawn a helper.")];
+    let messages = parent_turn(&mut h, &parent, "spawn a worker", spawn, "ok").await;
     let child = spawned(&messages, "call_spawn_1");
-    let done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &child).await;
 
     let requests = child_requests(&h, "Spawn a helper.");
     assert_eq!(requests.len(), 2);
@@ -130,24 +101,13 @@ async fn depth_limit_by_default(transport: Transport) {
 async fn depth_two_grandchild(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_depth = 2\n").await;
     let parent = h.start_thread().await;
-    parent_calls(&h, [spawn_call("call_spawn_1", "Spawn a helper.")], "ok");
-    task_says(
-        &h,
-        "Spawn a helper.",
-        spawn_call("call_child_spawn", "Go deeper."),
-    );
-    task_says(&h, "Spawn a helper.", Reply::new().text("Helper spawned."));
-    task_says(
-        &h,
-        "Go deeper.",
-        spawn_call("call_gc_spawn", "Deeper still."),
-    );
-    task_says(
-        &h,
-        "Go deeper.",
-        Reply::new().text("I could not go deeper."),
-    );
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn a worker that spawns").await;
+    let spawn = [spawn_call("call_child_spawn", "Go deeper.")];
+    task_calls(&h, "Spawn a helper.", spawn, "Helper spawned.");
+    let spawn = [spawn_call("call_gc_spawn", "Deeper still.")];
+    task_calls(&h, "Go deeper.", spawn, "I could not go deeper.");
+    let spawn = [spawn_call("call_spawn_1", "Spawn a helper.")];
+    let text = "spawn a worker that spawns";
+    let messages = parent_turn(&mut h, &parent, text, spawn, "ok").await;
     let child = spawned(&messages, "call_spawn_1");
     let item = logged_or_wait(&mut h.client, "the child's spawn item", |m| {
         m["method"] == "item/completed" && m["params"]["item"]["id"] == "call_child_spawn"
@@ -157,8 +117,7 @@ async fn depth_two_grandchild(transport: Transport) {
     assert_eq!(item["params"]["item"]["senderThreadId"], child.as_str());
     let grandchild = spawned(std::slice::from_ref(&item), "call_child_spawn");
     for thread in [&child, &grandchild] {
-        let done = turn_completed_of(&mut h.client, thread).await;
-        assert_eq!(done["params"]["turn"]["status"], "completed");
+        completes(&mut h.client, thread).await;
     }
 
     let middle = child_requests(&h, "Spawn a helper.");
@@ -186,11 +145,9 @@ async fn depth_two_grandchild(transport: Transport) {
     assert_eq!(spawn["depth"], 2, "{read}");
     assert_eq!(spawn["parent_thread_id"], child.as_str());
     assert_eq!(read["thread"]["parentThreadId"], child.as_str());
-    let mut tree = vec![child.clone(), grandchild.clone()];
-    tree.sort();
     assert_eq!(
         listed(&mut h.client, json!({"ancestorThreadId": parent})).await,
-        tree
+        sorted(vec![child.clone(), grandchild.clone()])
     );
     assert_eq!(
         listed(&mut h.client, json!({"parentThreadId": parent})).await,
@@ -212,8 +169,8 @@ async fn a_failed_spawn_gives_its_slot_back(transport: Transport) {
     let away = h.home.path().join("sessions.away");
     std::fs::rename(&sessions, &away).unwrap();
     std::fs::write(&sessions, "not a folder").unwrap();
-    parent_calls(&h, [spawn_call("call_spawn_1", "Say A.")], "it failed");
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn a worker").await;
+    let spawn = [spawn_call("call_spawn_1", "Say A.")];
+    let messages = parent_turn(&mut h, &parent, "spawn a worker", spawn, "it failed").await;
     std::fs::remove_file(&sessions).unwrap();
     std::fs::rename(&away, &sessions).unwrap();
     let output = parent_output(&h, "call_spawn_1");
@@ -239,16 +196,11 @@ async fn a_failed_spawn_gives_its_slot_back(transport: Transport) {
             .is_empty()
     );
 
-    parent_calls(&h, [spawn_call("call_spawn_2", "Say B.")], "spawned");
     task_says(&h, "Say B.", Reply::new().text("B"));
-    let messages = run_parent_turn(&mut h.client, &parent, "try again").await;
-    let child = spawned(&messages, "call_spawn_2");
-    assert_eq!(
-        parent_output(&h, "call_spawn_2")["agent_id"],
-        child.as_str()
-    );
-    let done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    let spawn = [spawn_call("call_spawn_2", "Say B.")];
+    let messages = parent_turn(&mut h, &parent, "try again", spawn, "spawned").await;
+    let child = spawned_and_told(&h, &messages, "call_spawn_2");
+    completes(&mut h.client, &child).await;
 }
 
 /// `wait_agent` on a child whose reply is held: after its timeout (10 s, the least the tool
@@ -258,23 +210,17 @@ async fn wait_times_out(transport: Transport) {
     h.client.set_timeout(Duration::from_secs(40));
     let gate = Gate::new();
     let parent = h.start_thread().await;
-    parent_calls(&h, [spawn_call("call_spawn_1", "Work slowly.")], "spawned");
     task_says(&h, "Work slowly.", Reply::new().gate(&gate).text("finally"));
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn a slow worker").await;
+    let spawn = [spawn_call("call_spawn_1", "Work slowly.")];
+    let text = "spawn a slow worker";
+    let messages = parent_turn(&mut h, &parent, text, spawn, "spawned").await;
     let child = spawned(&messages, "call_spawn_1");
     wait_gate(&gate).await;
 
     let args = json!({"targets": [child], "timeout_ms": 10000});
-    parent_calls(
-        &h,
-        [v1_call("call_wait_1", "wait_agent", args)],
-        "still working",
-    );
-    let messages = run_parent_turn(&mut h.client, &parent, "wait for it").await;
-    assert_eq!(
-        parent_output(&h, "call_wait_1"),
-        json!({"status": {}, "timed_out": true})
-    );
+    let wait = ("call_wait_1", "wait_agent", args);
+    let (messages, output) = v1_step(&mut h, &parent, "wait for it", wait, "still working").await;
+    assert_eq!(output, json!({"status": {}, "timed_out": true}));
     let wait = completed_item(&messages, "call_wait_1");
     assert_eq!(
         (&wait["tool"], &wait["status"]),
@@ -289,8 +235,7 @@ async fn wait_times_out(transport: Transport) {
         "the child still runs"
     );
     gate.release();
-    let done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &child).await;
 }
 
 /// Twenty sub-agents spawned by one reply finish together: every turn completes, every spawn
@@ -300,43 +245,29 @@ async fn twenty_children_at_once(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 20\n").await;
     let parent = h.start_thread().await;
     let tasks: Vec<String> = (1..=N).map(|n| format!("Task number {n:02}.")).collect();
-    let spawn = spawn_calls(&tasks, |n| format!("call_spawn_{n:02}"));
-    parent_calls(&h, [spawn], "all spawned");
+    let spawn = [spawn_calls(&tasks, |n| format!("call_spawn_{n:02}"))];
     for (n, task) in tasks.iter().enumerate() {
         task_says(&h, task, Reply::new().text(format!("done {n:02}")));
     }
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn twenty workers").await;
+    let text = "spawn twenty workers";
+    let messages = parent_turn(&mut h, &parent, text, spawn, "all spawned").await;
     let children: Vec<String> = (0..N)
-        .map(|n| spawned(&messages, &format!("call_spawn_{n:02}")))
+        .map(|n| spawned_and_told(&h, &messages, &format!("call_spawn_{n:02}")))
         .collect();
     assert_eq!(children.iter().collect::<BTreeSet<_>>().len(), N);
     let mut expected = serde_json::Map::new();
     for (n, child) in children.iter().enumerate() {
-        let output = parent_output(&h, &format!("call_spawn_{n:02}"));
-        assert_eq!(output["agent_id"], child.as_str());
-        let done = turn_completed_of(&mut h.client, child).await;
-        assert_eq!(done["params"]["turn"]["status"], "completed", "{done}");
+        completes(&mut h.client, child).await;
         expected.insert(child.clone(), json!({"completed": format!("done {n:02}")}));
     }
 
-    parent_calls(
-        &h,
-        [v1_call(
-            "call_wait_1",
-            "wait_agent",
-            json!({"targets": children}),
-        )],
-        "all done",
-    );
-    let messages = run_parent_turn(&mut h.client, &parent, "wait for them").await;
+    let wait = ("call_wait_1", "wait_agent", json!({"targets": children}));
+    let (messages, output) = v1_step(&mut h, &parent, "wait for them", wait, "all done").await;
     assert_eq!(
         completed_item(&messages, "call_wait_1")["status"],
         "completed"
     );
-    assert_eq!(
-        parent_output(&h, "call_wait_1"),
-        json!({"status": expected, "timed_out": false})
-    );
+    assert_eq!(output, json!({"status": expected, "timed_out": false}));
 
     let mut open: BTreeMap<(String, String), usize> = BTreeMap::new();
     for message in h.client.log() {

@@ -9,27 +9,26 @@ use weft_mock_model::{Gate, MockModel, Reply, WireApi};
 use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config};
 
 use super::{
-    Harness, child_requests, completed_item, experimental_init, gated_harness, harness,
-    logged_or_wait, parent_calls, parent_output, parent_says, run_parent_turn, spawn_call,
-    spawn_calls, spawned, str_at, task_says, turn_completed_of, v1_call, v1_calls,
+    Harness, child_requests, completed_item, completes, experimental_init, gated_harness, harness,
+    held_child, input_types, listed, logged_or_wait, parent_output, parent_says, parent_turn,
+    run_parent_turn, sorted, spawn_call, spawn_calls, spawn_one, spawned, spawned_and_told, str_at,
+    task_says, turn_completed_of, v1_call, v1_calls, v1_step,
 };
-use crate::persistence::ids;
 use crate::requests::Requests;
 use crate::turns::{assistant_texts, read_through, user_texts, wait_gate};
 
-/// One parent turn that spawns a child with `task`; the child's id.
-async fn spawn_one(h: &mut Harness, parent: &str, task: &str, reply: Reply) -> String {
-    parent_calls(h, [spawn_call("call_spawn_1", task)], "spawned");
-    task_says(h, task, reply);
-    let messages = run_parent_turn(&mut h.client, parent, "spawn a worker").await;
-    spawned(&messages, "call_spawn_1")
+/// The ids `thread/loaded/list` answers, sorted.
+async fn loaded(client: &mut Client) -> Vec<String> {
+    listed(client, "thread/loaded/list", json!({})).await
 }
 
-/// The ids a listing request answers, sorted.
-async fn listed(client: &mut Client, method: &str, params: Value) -> Vec<String> {
-    let mut listed = ids(&client.request(method, params).await.unwrap());
-    listed.sort();
-    listed
+/// A parent thread and its child that was told "Reply with PONG." and has answered PONG.
+async fn parent_and_pong_child(h: &mut Harness) -> (String, String) {
+    let parent = h.start_thread().await;
+    let pong = Reply::new().text("PONG");
+    let child = spawn_one(h, &parent, "Reply with PONG.", pong).await;
+    completes(&mut h.client, &child).await;
+    (parent, child)
 }
 
 /// A `thread/status/changed {notLoaded}` of `thread`, received or still to come.
@@ -67,17 +66,15 @@ async fn fork_context(transport: Transport) {
             json!({"message": "Fresh task."}),
         ),
     ];
-    parent_calls(&h, [v1_calls(&calls)], "spawned");
     task_says(&h, "Forked task.", Reply::new().text("forked done"));
     task_says(&h, "Fresh task.", Reply::new().text("fresh done"));
     let said = "The secret word is BANANA. Spawn two workers.";
-    let messages = run_parent_turn(&mut h.client, &parent, said).await;
+    let messages = parent_turn(&mut h, &parent, said, [v1_calls(&calls)], "spawned").await;
     for child in [
         spawned(&messages, "call_fork"),
         spawned(&messages, "call_fresh"),
     ] {
-        let done = turn_completed_of(&mut h.client, &child).await;
-        assert_eq!(done["params"]["turn"]["status"], "completed");
+        completes(&mut h.client, &child).await;
     }
 
     let forked = &child_requests(&h, "Forked task.")[0];
@@ -86,15 +83,11 @@ async fn fork_context(transport: Transport) {
         "{:?}",
         forked.input()
     );
-    let types: Vec<&str> = forked
-        .input()
-        .iter()
-        .filter_map(|item| item["type"].as_str())
-        .collect();
+    let types = input_types(forked);
     assert!(
         !types
             .iter()
-            .any(|t| *t == "function_call" || *t == "function_call_output"),
+            .any(|t| t == "function_call" || t == "function_call_output"),
         "{types:?}"
     );
     let last = forked.input().last().unwrap();
@@ -120,11 +113,8 @@ async fn fork_context(transport: Transport) {
 /// `interrupted`, and its next request ends with the interruption marker and the new input.
 async fn send_input_interrupts_the_child(transport: Transport) {
     let mut h = gated_harness(transport, "").await;
-    let gate = Gate::new();
     let parent = h.start_thread().await;
-    let held = Reply::new().gate(&gate).text("slow result");
-    let child = spawn_one(&mut h, &parent, "Work slowly.", held).await;
-    wait_gate(&gate).await;
+    let (gate, child) = held_child(&mut h, &parent, "slow result").await;
     let started = logged_or_wait(&mut h.client, "the child's turn/started", |m| {
         m["method"] == "turn/started" && m["params"]["threadId"] == child.as_str()
     })
@@ -132,13 +122,9 @@ async fn send_input_interrupts_the_child(transport: Transport) {
     let first_turn = str_at(&started, "/params/turn/id");
 
     let args = json!({"target": child, "interrupt": true, "message": "Stop and reply STOPPED."});
-    parent_calls(
-        &h,
-        [v1_call("call_send_int", "send_input", args)],
-        "interrupted it",
-    );
     task_says(&h, "Stop and reply STOPPED.", Reply::new().text("STOPPED"));
-    let messages = run_parent_turn(&mut h.client, &parent, "stop the worker").await;
+    let send = [v1_call("call_send_int", "send_input", args)];
+    let messages = parent_turn(&mut h, &parent, "stop the worker", send, "interrupted it").await;
     let output = parent_output(&h, "call_send_int");
     assert!(
         output["submission_id"]
@@ -155,12 +141,7 @@ async fn send_input_interrupts_the_child(transport: Transport) {
     let interrupted = turn_completed_of(&mut h.client, &child).await;
     assert_eq!(interrupted["params"]["turn"]["id"], first_turn.as_str());
     assert_eq!(interrupted["params"]["turn"]["status"], "interrupted");
-    let next = logged_or_wait(&mut h.client, "the child's next turn/completed", |m| {
-        m["method"] == "turn/completed"
-            && m["params"]["threadId"] == child.as_str()
-            && m["params"]["turn"]["id"] != first_turn.as_str()
-    })
-    .await;
+    let next = next_turn_completed(&mut h.client, &child, &first_turn).await;
     assert_eq!(next["params"]["turn"]["status"], "completed");
 
     let request = &child_requests(&h, "Stop and reply STOPPED.")[0];
@@ -180,11 +161,8 @@ async fn send_input_interrupts_the_child(transport: Transport) {
 /// output.
 async fn parent_interrupt_during_wait(transport: Transport) {
     let mut h = gated_harness(transport, "").await;
-    let gate = Gate::new();
     let parent = h.start_thread().await;
-    let held = Reply::new().gate(&gate).text("slow result");
-    let child = spawn_one(&mut h, &parent, "Work slowly.", held).await;
-    wait_gate(&gate).await;
+    let (gate, child) = held_child(&mut h, &parent, "slow result").await;
 
     parent_says(
         &h,
@@ -226,8 +204,7 @@ async fn parent_interrupt_during_wait(transport: Transport) {
     );
 
     gate.release();
-    let child_done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(child_done["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &child).await;
     parent_says(&h, Reply::new().text("The wait was aborted."));
     run_parent_turn(&mut h.client, &parent, "what happened?").await;
     let output = parent_output(&h, "call_wait_2");
@@ -252,52 +229,58 @@ async fn restart(h: &mut Harness, transport: Transport) {
     h.client.initialize_with(experimental_init()).await;
 }
 
+/// `thread/resume` of `thread`, which must succeed.
+async fn resume(h: &mut Harness, thread: &str) {
+    let params = json!({"threadId": thread});
+    h.client.request("thread/resume", params).await.unwrap();
+}
+
+/// The next `turn/completed` of `thread` other than that of `turn`, received or still to come.
+async fn next_turn_completed(client: &mut Client, thread: &str, turn: &str) -> Value {
+    logged_or_wait(
+        client,
+        &format!("{thread}'s turn/completed after {turn}"),
+        |m| {
+            m["method"] == "turn/completed"
+                && m["params"]["threadId"] == thread
+                && m["params"]["turn"]["id"] != turn
+        },
+    )
+    .await
+}
+
 /// Resume `parent`, then one parent turn (`text`) whose model calls `wait_agent` on `child`
 /// (`call_wait_1`) and then says `then`; the wait's output as the model got it.
 async fn resumed_wait(h: &mut Harness, parent: &str, child: &str, text: &str, then: &str) -> Value {
-    let resumed = h
-        .client
-        .request("thread/resume", json!({"threadId": parent}));
-    resumed.await.unwrap();
-    let wait = v1_call("call_wait_1", "wait_agent", json!({"targets": [child]}));
-    parent_calls(h, [wait], then);
-    run_parent_turn(&mut h.client, parent, text).await;
-    parent_output(h, "call_wait_1")
+    resume(h, parent).await;
+    let wait = ("call_wait_1", "wait_agent", json!({"targets": [child]}));
+    v1_step(h, parent, text, wait, then).await.1
 }
 
 /// After a restart the tree comes back cold: a wait reads the child's status from its
 /// rollout, and `send_input` loads it again, with its history.
 async fn the_tree_after_a_restart(transport: Transport) {
     let mut h = harness(transport, "").await;
-    let parent = h.start_thread().await;
-    let child = spawn_one(
-        &mut h,
-        &parent,
-        "Reply with PONG.",
-        Reply::new().text("PONG"),
-    )
-    .await;
-    let done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    let (parent, child) = parent_and_pong_child(&mut h).await;
 
     restart(&mut h, transport).await;
     assert_eq!(
         resumed_wait(&mut h, &parent, &child, "how did it go?", "it said PONG").await,
         json!({"status": { child.clone(): {"completed": "PONG"} }, "timed_out": false})
     );
-    let loaded = listed(&mut h.client, "thread/loaded/list", json!({})).await;
-    assert_eq!(loaded, [parent.as_str()], "a wait does not load the child");
+    let loaded_now = loaded(&mut h.client).await;
+    assert_eq!(
+        loaded_now,
+        [parent.as_str()],
+        "a wait does not load the child"
+    );
 
     let args = json!({"target": child, "message": "Now reply with PING."});
-    parent_calls(&h, [v1_call("call_send_1", "send_input", args)], "sent");
     task_says(&h, "Now reply with PING.", Reply::new().text("PING"));
-    run_parent_turn(&mut h.client, &parent, "send more").await;
+    let send = [v1_call("call_send_1", "send_input", args)];
+    parent_turn(&mut h, &parent, "send more", send, "sent").await;
     assert!(parent_output(&h, "call_send_1")["submission_id"].is_string());
-    let again = logged_or_wait(&mut h.client, "the child's turn after the restart", |m| {
-        m["method"] == "turn/completed" && m["params"]["threadId"] == child.as_str()
-    })
-    .await;
-    assert_eq!(again["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &child).await;
     let request = &child_requests(&h, "Now reply with PING.")[0];
     let users = user_texts(request);
     assert!(users.contains(&"Reply with PONG.".to_string()), "{users:?}");
@@ -306,81 +289,38 @@ async fn the_tree_after_a_restart(transport: Transport) {
         Some("Now reply with PING.")
     );
     assert_eq!(assistant_texts(request), ["PONG"]);
-    let mut both = vec![parent, child];
-    both.sort();
-    assert_eq!(
-        listed(&mut h.client, "thread/loaded/list", json!({})).await,
-        both
-    );
+    assert_eq!(loaded(&mut h.client).await, sorted(vec![parent, child]));
 }
 
 /// A closed child stays closed after a restart: it takes no slot (with `max_threads = 1` a new
 /// spawn succeeds), a wait reports it `shutdown`, and `resume_agent` opens it again.
 async fn a_closed_child_stays_closed_after_a_restart(transport: Transport) {
     let mut h = harness(transport, "[agents]\nmax_threads = 1\n").await;
-    let parent = h.start_thread().await;
-    let child = spawn_one(
-        &mut h,
-        &parent,
-        "Reply with PONG.",
-        Reply::new().text("PONG"),
-    )
-    .await;
-    turn_completed_of(&mut h.client, &child).await;
-    parent_calls(
-        &h,
-        [v1_call(
-            "call_close_1",
-            "close_agent",
-            json!({"target": child}),
-        )],
-        "closed",
-    );
-    run_parent_turn(&mut h.client, &parent, "close it").await;
-    assert_eq!(
-        parent_output(&h, "call_close_1"),
-        json!({"previous_status": {"completed": "PONG"}})
-    );
+    let (parent, child) = parent_and_pong_child(&mut h).await;
+    let close = ("call_close_1", "close_agent", json!({"target": child}));
+    let (_, output) = v1_step(&mut h, &parent, "close it", close, "closed").await;
+    assert_eq!(output, json!({"previous_status": {"completed": "PONG"}}));
 
     restart(&mut h, transport).await;
-    h.client
-        .request("thread/resume", json!({"threadId": parent}))
-        .await
-        .unwrap();
-    parent_calls(
-        &h,
-        [
-            v1_call("call_wait_2", "wait_agent", json!({"targets": [child]})),
-            spawn_call("call_spawn_2", "Reply with PANG."),
-        ],
-        "spawned",
-    );
+    resume(&mut h, &parent).await;
     task_says(&h, "Reply with PANG.", Reply::new().text("PANG"));
-    let messages = run_parent_turn(&mut h.client, &parent, "after the restart").await;
+    let calls = [
+        v1_call("call_wait_2", "wait_agent", json!({"targets": [child]})),
+        spawn_call("call_spawn_2", "Reply with PANG."),
+    ];
+    let messages = parent_turn(&mut h, &parent, "after the restart", calls, "spawned").await;
     assert_eq!(
         parent_output(&h, "call_wait_2"),
         json!({"status": { child.clone(): "shutdown" }, "timed_out": false})
     );
-    let second = spawned(&messages, "call_spawn_2");
+    let second = spawned_and_told(&h, &messages, "call_spawn_2");
     assert_ne!(second, child);
-    assert_eq!(
-        parent_output(&h, "call_spawn_2")["agent_id"],
-        second.as_str()
-    );
 
     // The one slot is the new child's now: resuming the closed one is refused.
-    parent_calls(
-        &h,
-        [v1_call(
-            "call_resume_1",
-            "resume_agent",
-            json!({"id": child}),
-        )],
-        "refused",
-    );
-    run_parent_turn(&mut h.client, &parent, "resume the first").await;
+    let again = ("call_resume_1", "resume_agent", json!({"id": child}));
+    let (_, output) = v1_step(&mut h, &parent, "resume the first", again, "refused").await;
     assert_eq!(
-        parent_output(&h, "call_resume_1"),
+        output,
         json!("collab resume failed: agent thread limit reached")
     );
 }
@@ -391,15 +331,13 @@ async fn list_filters(transport: Transport) {
     let mut h = harness(transport, "").await;
     let parent = h.start_thread().await;
     let spawn = spawn_calls(&["Say A.", "Say B."], |n| format!("call_spawn_{n}"));
-    parent_calls(&h, [spawn], "spawned");
     task_says(&h, "Say A.", Reply::new().text("A"));
     task_says(&h, "Say B.", Reply::new().text("B"));
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers").await;
-    let mut children = vec![
+    let messages = parent_turn(&mut h, &parent, "spawn two workers", [spawn], "spawned").await;
+    let children = sorted(vec![
         spawned(&messages, "call_spawn_0"),
         spawned(&messages, "call_spawn_1"),
-    ];
-    children.sort();
+    ]);
     for kinds in [json!(["subAgentThreadSpawn"]), json!(["subAgent"])] {
         let params = json!({"sourceKinds": kinds});
         assert_eq!(listed(&mut h.client, "thread/list", params).await, children);
@@ -408,11 +346,7 @@ async fn list_filters(transport: Transport) {
     assert_eq!(roots, [parent.as_str()]);
     let mut all = children.clone();
     all.push(parent);
-    all.sort();
-    assert_eq!(
-        listed(&mut h.client, "thread/loaded/list", json!({})).await,
-        all
-    );
+    assert_eq!(loaded(&mut h.client).await, sorted(all));
     for child in &children {
         turn_completed_of(&mut h.client, child).await;
     }
@@ -425,26 +359,16 @@ async fn archiving_the_root_closes_its_tree(transport: Transport) {
     let mut h = gated_harness(transport, "").await;
     let gate = Gate::new();
     let parent = h.start_thread().await;
-    let calls = [
-        (
-            "call_idle".to_string(),
-            "spawn_agent",
-            json!({"message": "Say A."}),
-        ),
-        (
-            "call_busy".to_string(),
-            "spawn_agent",
-            json!({"message": "Work slowly."}),
-        ),
-    ];
-    parent_calls(&h, [v1_calls(&calls)], "spawned");
+    let spawn = spawn_calls(&["Say A.", "Work slowly."], |n| {
+        ["call_idle", "call_busy"][n].to_string()
+    });
     task_says(&h, "Say A.", Reply::new().text("A"));
     task_says(
         &h,
         "Work slowly.",
         Reply::new().gate(&gate).text("slow result"),
     );
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers").await;
+    let messages = parent_turn(&mut h, &parent, "spawn two workers", [spawn], "spawned").await;
     let (idle, busy) = (
         spawned(&messages, "call_idle"),
         spawned(&messages, "call_busy"),
@@ -475,8 +399,8 @@ async fn archiving_the_root_closes_its_tree(transport: Transport) {
     }
     let stopped = turn_completed_of(&mut h.client, &busy).await;
     assert_eq!(stopped["params"]["turn"]["status"], "interrupted");
-    let loaded = listed(&mut h.client, "thread/loaded/list", json!({})).await;
-    assert!(loaded.is_empty(), "{loaded:?}");
+    let loaded_now = loaded(&mut h.client).await;
+    assert!(loaded_now.is_empty(), "{loaded_now:?}");
     gate.release();
 }
 
@@ -508,11 +432,8 @@ async fn idle_harness(transport: Transport) -> Harness {
 /// goes with its tree, and the tree's statuses are there when it comes back.
 async fn an_idle_root_waits_for_its_running_child(transport: Transport) {
     let mut h = idle_harness(transport).await;
-    let gate = Gate::new();
     let parent = h.start_thread().await;
-    let held = Reply::new().gate(&gate).text("slow result");
-    let child = spawn_one(&mut h, &parent, "Work slowly.", held).await;
-    wait_gate(&gate).await;
+    let (gate, child) = held_child(&mut h, &parent, "slow result").await;
     let witness = h.start_thread().await;
     for thread in [&parent, &witness] {
         let answer = h
@@ -526,23 +447,18 @@ async fn an_idle_root_waits_for_its_running_child(transport: Transport) {
         m["method"] == "thread/closed" && m["params"]["threadId"] == witness.as_str()
     })
     .await;
-    let mut tree = vec![parent.clone(), child.clone()];
-    tree.sort();
-    assert_eq!(
-        listed(&mut h.client, "thread/loaded/list", json!({})).await,
-        tree
-    );
+    let tree = sorted(vec![parent.clone(), child.clone()]);
+    assert_eq!(loaded(&mut h.client).await, tree);
 
     gate.release();
-    let done = turn_completed_of(&mut h.client, &child).await;
-    assert_eq!(done["params"]["turn"]["status"], "completed");
+    completes(&mut h.client, &child).await;
     logged_or_wait(&mut h.client, "the root's thread/closed", |m| {
         m["method"] == "thread/closed" && m["params"]["threadId"] == parent.as_str()
     })
     .await;
     not_loaded(&mut h.client, &child).await;
-    let loaded = listed(&mut h.client, "thread/loaded/list", json!({})).await;
-    assert!(loaded.is_empty(), "{loaded:?}");
+    let loaded_now = loaded(&mut h.client).await;
+    assert!(loaded_now.is_empty(), "{loaded_now:?}");
 
     assert_eq!(
         resumed_wait(&mut h, &parent, &child, "is it done?", "it is done").await,

@@ -7,7 +7,7 @@ use weft_test_support::Transport;
 
 use super::{
     child_says, completed_item, first_child_request, harness, is_child, item_event,
-    namespaced_call, parent_calls, parent_output, parent_says, run_parent_turn, str_at, tool_names,
+    namespaced_call, parent_calls, parent_output, parent_says, parent_turn, str_at, tool_names,
     wait_turn_completed,
 };
 use crate::requests::Requests;
@@ -16,6 +16,14 @@ const V2: &str = "[features.multi_agent_v2]\nenabled = true\n";
 
 fn v2_call(call_id: &str, tool: &str, arguments: Value) -> Reply {
     namespaced_call(call_id, "collaboration", tool, &arguments.to_string())
+}
+
+/// The replies calling v2 tools, one a reply: `(call_id, tool, arguments)`.
+fn v2_calls(calls: &[(&str, &str, Value)]) -> Vec<Reply> {
+    calls
+        .iter()
+        .map(|(call_id, tool, arguments)| v2_call(call_id, tool, arguments.clone()))
+        .collect()
 }
 
 /// The `agent_message` items of a request.
@@ -35,31 +43,29 @@ fn developer_texts(request: &RecordedRequest) -> Vec<String> {
 async fn spawn_wait_list_fork_followup(transport: Transport) {
     let mut h = harness(transport, V2).await;
     let parent = h.start_thread().await;
-    parent_calls(
-        &h,
-        [
-            v2_call(
-                "call_spawn_a",
-                "spawn_agent",
-                json!({"task_name": "worker_a", "fork_turns": "none", "message": "Reply with the single word PONG."}),
-            ),
-            v2_call("call_wait_1", "wait_agent", json!({})),
-            v2_call("call_list_1", "list_agents", json!({})),
-            v2_call(
-                "call_spawn_b",
-                "spawn_agent",
-                json!({"task_name": "worker_b", "message": "Summarize what the user asked."}),
-            ),
-        ],
-        "spawned",
-    );
     child_says(&h, "single word PONG", Reply::new().text("PONG"));
     child_says(
         &h,
         "Summarize what the user asked",
         Reply::new().text("The user asked for two workers."),
     );
-    let messages = run_parent_turn(&mut h.client, &parent, "spawn two workers, please").await;
+    let calls = v2_calls(&[
+        (
+            "call_spawn_a",
+            "spawn_agent",
+            json!({"task_name": "worker_a", "fork_turns": "none",
+                   "message": "Reply with the single word PONG."}),
+        ),
+        ("call_wait_1", "wait_agent", json!({})),
+        ("call_list_1", "list_agents", json!({})),
+        (
+            "call_spawn_b",
+            "spawn_agent",
+            json!({"task_name": "worker_b", "message": "Summarize what the user asked."}),
+        ),
+    ]);
+    let text = "spawn two workers, please";
+    let messages = parent_turn(&mut h, &parent, text, calls, "spawned").await;
 
     // spawn_agent: its path; a `subAgentActivity` started item with the child's model.
     assert_eq!(
@@ -203,24 +209,20 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
     let child_b = str_at(completed_item(&messages, "call_spawn_b"), "/agentThreadId");
 
     // followup_task starts a turn of worker_a; send_message only queues mail on worker_b.
-    parent_calls(
-        &h,
-        [
-            v2_call(
-                "call_follow_1",
-                "followup_task",
-                json!({"target": "worker_a", "message": "Now reply with PING."}),
-            ),
-            v2_call(
-                "call_send_1",
-                "send_message",
-                json!({"target": "/root/worker_b", "message": "FYI"}),
-            ),
-        ],
-        "sent",
-    );
     child_says(&h, "Now reply with PING", Reply::new().text("PING"));
-    let messages = run_parent_turn(&mut h.client, &parent, "follow up").await;
+    let calls = v2_calls(&[
+        (
+            "call_follow_1",
+            "followup_task",
+            json!({"target": "worker_a", "message": "Now reply with PING."}),
+        ),
+        (
+            "call_send_1",
+            "send_message",
+            json!({"target": "/root/worker_b", "message": "FYI"}),
+        ),
+    ]);
+    let messages = parent_turn(&mut h, &parent, "follow up", calls, "sent").await;
     assert_eq!(parent_output(&h, "call_follow_1"), json!(""));
     assert_eq!(parent_output(&h, "call_send_1"), json!(""));
     assert_eq!(
@@ -245,17 +247,10 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
     );
 
     // The queued message is read with worker_b's next task, before it.
-    parent_calls(
-        &h,
-        [v2_call(
-            "call_follow_2",
-            "followup_task",
-            json!({"target": "worker_b", "message": "Now list the workers."}),
-        )],
-        "asked",
-    );
     child_says(&h, "Now list the workers", Reply::new().text("a and b"));
-    let messages = run_parent_turn(&mut h.client, &parent, "ask b").await;
+    let task = json!({"target": "worker_b", "message": "Now list the workers."});
+    let follow = [v2_call("call_follow_2", "followup_task", task)];
+    let messages = parent_turn(&mut h, &parent, "ask b", follow, "asked").await;
     wait_turn_completed(&mut h.client, &messages, &child_b).await;
     let next = first_child_request(&h, "Now list the workers");
     let mail: Vec<String> = agent_messages(&next)
@@ -295,28 +290,21 @@ async fn limits_and_interrupt(transport: Transport) {
         ),
     );
     // Held until the child is running (in its second request).
-    parent_calls(
-        &h,
-        [
-            v2_call(
-                "call_spawn_b",
-                "spawn_agent",
-                json!({"task_name": "worker_b", "fork_turns": "none", "message": "Never runs."}),
-            )
-            .gate(&parent_gate),
-            v2_call(
-                "call_int_a",
-                "interrupt_agent",
-                json!({"target": "worker_a"}),
-            ),
-            v2_call(
-                "call_list_1",
-                "list_agents",
-                json!({"path_prefix": "/root/worker_a"}),
-            ),
-        ],
-        "done",
-    );
+    let never = json!({"task_name": "worker_b", "fork_turns": "none", "message": "Never runs."});
+    let mut calls = vec![v2_call("call_spawn_b", "spawn_agent", never).gate(&parent_gate)];
+    calls.extend(v2_calls(&[
+        (
+            "call_int_a",
+            "interrupt_agent",
+            json!({"target": "worker_a"}),
+        ),
+        (
+            "call_list_1",
+            "list_agents",
+            json!({"path_prefix": "/root/worker_a"}),
+        ),
+    ]));
+    parent_calls(&h, calls, "done");
     // The child calls a tool it is not offered, then is held until interrupted.
     child_says(
         &h,
