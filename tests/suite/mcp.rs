@@ -13,17 +13,23 @@ mod questions;
 mod tool_names;
 pub mod tool_search;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use weft_mock_model::{Reply, WireApi};
+use weft_mock_model::{RecordedRequest, Reply, WireApi};
 use weft_test_support::mcp::toml_string;
 use weft_test_support::{Client, Transport, mcp_servers};
+
+use crate::agents::experimental_init;
 
 pub use crate::tools::{
     answer, completed_item, item_event, namespaced_call, output_of, start_thread, wait_request,
 };
 pub use crate::turns::{Harness, Setup, read_through_turn_completed, str_at};
+
+/// The method of a question to the client (a server's own, or an approval).
+pub const ELICITATION: &str = "mcpServer/elicitation/request";
 
 /// A daemon whose config has the FastMCP test server as `weft`, plus a workspace and the
 /// server's events file (`start <pid>` per process, `cancelled slow`, …).
@@ -73,10 +79,7 @@ impl Mcp {
         );
         let mut setup = Setup::new(transport)
             .wire_api(wire_api)
-            .init_params(
-                json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
-                                "capabilities": {"experimentalApi": true}}),
-            )
+            .init_params(experimental_init())
             .config(&server)
             .config(more);
         for (key, value) in env {
@@ -108,18 +111,45 @@ impl Mcp {
         thread
     }
 
+    /// `thread/start` with approvals `never` (read-only sandbox), without waiting for any
+    /// server; then `server`'s `failed` status for it. The thread and that notification.
+    pub async fn thread_failing(&mut self, server: &str) -> (String, Value) {
+        let cwd = self.ws.display().to_string();
+        let thread = start_thread(&mut self.h.client, &cwd, "never", "read-only").await;
+        let failed = wait_startup(&mut self.h.client, &thread, server, "failed").await;
+        (thread, failed)
+    }
+
     /// Queue a mock reply.
     pub fn push(&self, reply: Reply) {
         self.h.push(reply);
     }
 
+    /// Queue a turn's model replies: `calls`, one a reply, then the text `then`.
+    pub fn script(&self, calls: impl IntoIterator<Item = Reply>, then: &str) {
+        for reply in calls {
+            self.push(reply);
+        }
+        self.push(Reply::new().text(then));
+    }
+
+    /// `turn/start` of `text` on `thread`, then every message through its `turn/completed`.
+    pub async fn turn(&mut self, thread: &str, text: &str) -> Vec<Value> {
+        self.h.start_turn(thread, text).await;
+        read_through_turn_completed(&mut self.h.client).await
+    }
+
+    /// A [`thread`](Mcp::thread) under `approval` with one [`turn`](Mcp::turn) of `text`:
+    /// the thread and the turn's messages.
+    pub async fn thread_turn(&mut self, approval: &str, text: &str) -> (String, Vec<Value>) {
+        let thread = self.thread(approval).await;
+        let messages = self.turn(&thread, text).await;
+        (thread, messages)
+    }
+
     /// The lines of the events file.
     pub fn event_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.events)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        event_lines(&self.events)
     }
 
     /// How many server processes were started.
@@ -129,6 +159,89 @@ impl Mcp {
             .filter(|line| line.starts_with("start "))
             .count()
     }
+}
+
+/// The lines of a test server's events file (none before it exists).
+pub fn event_lines(events: &Path) -> Vec<String> {
+    std::fs::read_to_string(events)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Poll `check` (every 100 ms, for ten seconds) until it holds; panics naming `what`.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+/// Run a Python MCP test server `script` over streamable HTTP (`--http 0` and `args`, with
+/// `env`): the URL it says it listens on (its stderr line `<script stem>: listening on URL`),
+/// and its process (killed on drop; the rest of its stderr is drained).
+pub async fn serve_http(
+    script: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> (String, tokio::process::Child) {
+    use tokio::io::AsyncBufReadExt;
+    let mut command = tokio::process::Command::new(&mcp_servers().python);
+    command.arg(script).args(["--http", "0"]).args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|err| panic!("start {} over HTTP: {err}", script.display()));
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let stem = script.file_stem().unwrap_or_default().to_string_lossy();
+    let listening = format!("{stem}: listening on ");
+    let mut url = None;
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(rest) = line.strip_prefix(&listening) {
+            url = Some(rest.trim().to_string());
+            break;
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (url.expect("the HTTP server's address"), child)
+}
+
+/// Answer a question to the client ([`ELICITATION`]) with `action`, no content, no `_meta`.
+pub async fn answer_with(client: &mut Client, request: &Value, action: &str) {
+    let result = json!({"action": action, "content": null, "_meta": null});
+    answer(client, request, result).await;
+}
+
+/// `mcpServerStatus/list` with these params, which must succeed.
+pub async fn status(client: &mut Client, params: Value) -> Value {
+    client
+        .request("mcpServerStatus/list", params)
+        .await
+        .unwrap_or_else(|err| panic!("mcpServerStatus/list failed: {err}"))
+}
+
+/// The tools a request offers in the namespace `namespace` (none when it is not offered).
+pub fn namespace_tools(request: &RecordedRequest, namespace: &str) -> Vec<Value> {
+    request
+        .tools()
+        .iter()
+        .find(|tool| tool["name"] == namespace)
+        .and_then(|ns| ns["tools"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// The names of `tools` (a request's, or a namespace's).
+pub fn names(tools: &[Value]) -> Vec<&str> {
+    tools.iter().filter_map(|t| t["name"].as_str()).collect()
 }
 
 /// Waits for `mcpServer/startupStatus/updated` of `server` with `status` for `thread`.

@@ -2,20 +2,22 @@
 //! question (`elicitation/create`) forwarded to the client as `mcpServer/elicitation/request`.
 
 use serde_json::{Value, json};
-use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Mcp, answer, completed_item, read_through_turn_completed, weft_call};
+use super::{
+    ELICITATION, Mcp, answer, answer_with, completed_item, read_through_turn_completed, weft_call,
+};
 
-const ELICITATION: &str = "mcpServer/elicitation/request";
 const NEVER: &str = "MCP tool call requires approval, but approval policy is never";
 
 /// Runs one turn calling `echo` (read-only) then `add` (no annotations), accepting every
 /// approval; returns the tools that asked, and the two completed items.
 async fn run(t: &mut Mcp, policy: &str) -> (Vec<String>, Value, Value) {
-    t.push(weft_call("call_echo", "echo", json!({"text": "x"})));
-    t.push(weft_call("call_add", "add", json!({"a": 1, "b": 2})));
-    t.push(Reply::new().text("done"));
+    let calls = [
+        weft_call("call_echo", "echo", json!({"text": "x"})),
+        weft_call("call_add", "add", json!({"a": 1, "b": 2})),
+    ];
+    t.script(calls, "done");
     let thread = t.thread(policy).await;
     let start = t.h.client.log().len();
     t.h.start_turn(&thread, "both").await;
@@ -36,12 +38,7 @@ async fn run(t: &mut Mcp, policy: &str) -> (Vec<String>, Value, Value) {
                 .unwrap_or_default()
                 .to_string(),
         );
-        answer(
-            &mut t.h.client,
-            &message,
-            json!({"action": "accept", "content": null, "_meta": null}),
-        )
-        .await;
+        answer_with(&mut t.h.client, &message, "accept").await;
     }
     let log = t.h.client.log()[start..].to_vec();
     let echo = completed_item(&log, "call_echo").clone();
@@ -89,17 +86,11 @@ async fn every_mode_under_every_policy(transport: Transport) {
 async fn a_server_question_reaches_the_client(transport: Transport) {
     let extra = "default_tools_approval_mode = \"approve\"";
     let mut t = Mcp::start_with(transport, extra, "").await;
-    t.push(weft_call(
-        "call_ask",
-        "ask_user",
-        json!({"question": "Which colour?"}),
-    ));
-    t.push(weft_call(
-        "call_ask_2",
-        "ask_user",
-        json!({"question": "Again?"}),
-    ));
-    t.push(Reply::new().text("asked"));
+    let calls = [
+        weft_call("call_ask", "ask_user", json!({"question": "Which colour?"})),
+        weft_call("call_ask_2", "ask_user", json!({"question": "Again?"})),
+    ];
+    t.script(calls, "asked");
     let thread = t.thread("on-request").await;
     let turn = t.h.start_turn(&thread, "ask").await;
     let request = super::wait_request(&mut t.h.client, ELICITATION).await;
@@ -125,12 +116,7 @@ async fn a_server_question_reaches_the_client(transport: Transport) {
     )
     .await;
     let request = super::wait_request(&mut t.h.client, ELICITATION).await;
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"action": "decline", "content": null, "_meta": null}),
-    )
-    .await;
+    answer_with(&mut t.h.client, &request, "decline").await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
     let first = completed_item(&messages, "call_ask");
     let text = first["result"]["content"][0]["text"]

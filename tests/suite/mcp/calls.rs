@@ -7,24 +7,23 @@ use weft_mock_model::{Reply, WireApi};
 use weft_test_support::Transport;
 
 use super::{
-    Mcp, answer, assert_failure_output, assert_wall_time_output, completed_item, item_event,
-    output_of, read_through_turn_completed, wait_request, weft_call,
+    ELICITATION, Mcp, answer, answer_with, assert_failure_output, assert_wall_time_output,
+    completed_item, item_event, names, namespace_tools, output_of, read_through_turn_completed,
+    wait_request, weft_call,
 };
-
-const ELICITATION: &str = "mcpServer/elicitation/request";
 
 /// The namespace offered for the test server, and the resource tools.
 async fn tools_offered_and_a_call_answered(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(weft_call("call_echo", "echo", json!({"text": "hello mcp"})));
-    t.push(Reply::new().text("echoed"));
-    let thread = t.thread("on-request").await;
-    t.h.start_turn(&thread, "use the tools").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script(
+        [weft_call("call_echo", "echo", json!({"text": "hello mcp"}))],
+        "echoed",
+    );
+    let (_, messages) = t.thread_turn("on-request", "use the tools").await;
 
     let requests = t.h.wait_for_requests(2).await;
     let tools = requests[0].tools();
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    let names = names(tools);
     for name in [
         "list_mcp_resources",
         "list_mcp_resource_templates",
@@ -55,10 +54,8 @@ async fn tools_offered_and_a_call_answered(transport: Transport) {
                 "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
                                "required": ["text"]}})
     );
-    let tool_names: Vec<&str> = namespace["tools"]
-        .as_array()
-        .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
-        .unwrap_or_default();
+    let weft_tools = namespace_tools(&requests[0], "mcp__weft");
+    let tool_names = super::names(&weft_tools);
     for name in ["echo", "add", "fail", "slow", "crash", "pid"] {
         assert!(tool_names.contains(&name), "{name} in {tool_names:?}");
     }
@@ -91,16 +88,12 @@ async fn tools_offered_and_a_call_answered(transport: Transport) {
 /// reference's shapes and outputs.
 async fn tool_error_and_never(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(weft_call("call_add", "add", json!({"a": 2, "b": 3})));
-    t.push(weft_call(
-        "call_fail",
-        "fail",
-        json!({"reason": "on purpose"}),
-    ));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "use the tools").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let calls = [
+        weft_call("call_add", "add", json!({"a": 2, "b": 3})),
+        weft_call("call_fail", "fail", json!({"reason": "on purpose"})),
+    ];
+    t.script(calls, "done");
+    let (_, messages) = t.thread_turn("never", "use the tools").await;
     assert!(
         !messages.iter().any(|m| m["method"] == ELICITATION),
         "never asks"
@@ -135,12 +128,11 @@ async fn tool_error_and_never(transport: Transport) {
 /// remembered.
 async fn approvals_on_request(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(weft_call("call_1", "add", json!({"a": 1, "b": 2})));
-    t.push(weft_call("call_2", "add", json!({"a": 3, "b": 4})));
-    t.push(weft_call("call_3", "add", json!({"a": 5, "b": 6})));
-    t.push(weft_call("call_4", "add", json!({"a": 7, "b": 8})));
-    t.push(weft_call("call_5", "add", json!({"a": 9, "b": 10})));
-    t.push(Reply::new().text("done"));
+    let calls = (1..=5).map(|n| {
+        let call_id = format!("call_{n}");
+        weft_call(&call_id, "add", json!({"a": 2 * n - 1, "b": 2 * n}))
+    });
+    t.script(calls, "done");
     let thread = t.thread("on-request").await;
     let turn = t.h.start_turn(&thread, "add things").await;
 
@@ -169,26 +161,11 @@ async fn approvals_on_request(transport: Transport) {
         json!([{"name": "a", "value": 1, "display_name": "a"},
                {"name": "b", "value": 2, "display_name": "b"}])
     );
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"action": "accept", "content": null, "_meta": null}),
-    )
-    .await;
-    let request = wait_request(&mut t.h.client, ELICITATION).await;
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"action": "decline", "content": null, "_meta": null}),
-    )
-    .await;
-    let request = wait_request(&mut t.h.client, ELICITATION).await;
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"action": "cancel", "content": null, "_meta": null}),
-    )
-    .await;
+    answer_with(&mut t.h.client, &request, "accept").await;
+    for action in ["decline", "cancel"] {
+        let request = wait_request(&mut t.h.client, ELICITATION).await;
+        answer_with(&mut t.h.client, &request, action).await;
+    }
     let request = wait_request(&mut t.h.client, ELICITATION).await;
     answer(
         &mut t.h.client,
@@ -264,9 +241,11 @@ async fn approval_modes(transport: Transport) {
     let extra = "default_tools_approval_mode = \"approve\"\n\
                  [mcp_servers.weft.tools.echo]\napproval_mode = \"prompt\"\n";
     let mut t = Mcp::start_with(transport, extra, "").await;
-    t.push(weft_call("call_add", "add", json!({"a": 20, "b": 22})));
-    t.push(weft_call("call_echo", "echo", json!({"text": "asked"})));
-    t.push(Reply::new().text("done"));
+    let calls = [
+        weft_call("call_add", "add", json!({"a": 20, "b": 22})),
+        weft_call("call_echo", "echo", json!({"text": "asked"})),
+    ];
+    t.script(calls, "done");
     let thread = t.thread("untrusted").await;
     t.h.start_turn(&thread, "go").await;
     let request = wait_request(&mut t.h.client, ELICITATION).await;
@@ -274,12 +253,7 @@ async fn approval_modes(transport: Transport) {
         request["params"]["_meta"]["tool_name"], "echo",
         "add ran unasked"
     );
-    answer(
-        &mut t.h.client,
-        &request,
-        json!({"action": "accept", "content": null, "_meta": null}),
-    )
-    .await;
+    answer_with(&mut t.h.client, &request, "accept").await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
     assert_eq!(
         completed_item(&messages, "call_echo")["status"],
@@ -295,11 +269,9 @@ async fn approval_modes(transport: Transport) {
 /// name is served.
 async fn chat_completions_flat_names(transport: Transport) {
     let mut t = Mcp::start_on(transport, WireApi::Chat, "", "").await;
-    t.push(Reply::new().function_call("call_flat", "mcp__weft__echo", r#"{"text": "flat"}"#));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "go").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let flat = Reply::new().function_call("call_flat", "mcp__weft__echo", r#"{"text": "flat"}"#);
+    t.script([flat], "done");
+    let (_, messages) = t.thread_turn("never", "go").await;
     let done = completed_item(&messages, "call_flat");
     assert_eq!(done["tool"], "echo");
     assert_eq!(done["status"], "completed");

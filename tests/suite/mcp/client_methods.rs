@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use weft_mock_model::Reply;
 use weft_test_support::{Client, RpcError, Transport, mcp_servers};
 
-use super::{Mcp, completed_item, namespaced_call, read_through_turn_completed};
+use super::{Mcp, completed_item, names, namespace_tools, namespaced_call, status};
 
 /// Status with and without a thread, detail levels, paging and a server filter.
 /// `mcpServer/tool/call` of `tool` on `server`, for `thread`.
@@ -26,14 +26,9 @@ async fn status_list(transport: Transport) {
     let second = mcp_servers().test_server_toml("zeta", "enabled = false");
     let mut t = Mcp::start_with(transport, "", &second).await;
     let thread = t.thread("never").await;
-    let all =
-        t.h.client
-            .request("mcpServerStatus/list", json!({}))
-            .await
-            .expect("mcpServerStatus/list");
+    let all = status(&mut t.h.client, json!({})).await;
     let data = all["data"].as_array().cloned().unwrap_or_default();
-    let names: Vec<&str> = data.iter().filter_map(|s| s["name"].as_str()).collect();
-    assert_eq!(names, ["weft", "zeta"]);
+    assert_eq!(names(&data), ["weft", "zeta"]);
     assert_eq!(all["nextCursor"], Value::Null);
     let weft = &data[0];
     assert_eq!(
@@ -58,33 +53,20 @@ async fn status_list(transport: Transport) {
     );
     assert_eq!(data[1]["tools"], json!({}), "disabled: not started");
 
-    let page =
-        t.h.client
-            .request(
-                "mcpServerStatus/list",
-                json!({"limit": 1, "detail": "toolsAndAuthOnly", "threadId": thread}),
-            )
-            .await
-            .expect("paged");
+    let params = json!({"limit": 1, "detail": "toolsAndAuthOnly", "threadId": thread});
+    let page = status(&mut t.h.client, params).await;
     assert_eq!(page["data"].as_array().map(Vec::len), Some(1));
     assert_eq!(page["data"][0]["runtimeStatus"], "connected");
     assert_eq!(page["data"][0]["resources"], json!([]));
     assert_eq!(page["nextCursor"], "weft");
-    let next =
-        t.h.client
-            .request(
-                "mcpServerStatus/list",
-                json!({"cursor": "weft", "threadId": thread}),
-            )
-            .await
-            .expect("next page");
+    let next = status(
+        &mut t.h.client,
+        json!({"cursor": "weft", "threadId": thread}),
+    )
+    .await;
     assert_eq!(next["data"][0]["name"], "zeta");
     assert_eq!(next["data"][0]["runtimeStatus"], "disabled");
-    let one =
-        t.h.client
-            .request("mcpServerStatus/list", json!({"serverName": "zeta"}))
-            .await
-            .expect("by name");
+    let one = status(&mut t.h.client, json!({"serverName": "zeta"})).await;
     assert_eq!(one["data"].as_array().map(Vec::len), Some(1));
     assert_eq!(t.starts(), 1, "status requests share the running server");
 }
@@ -142,16 +124,16 @@ async fn tool_call_and_resource_read(transport: Transport) {
 /// The model's resource tools.
 async fn resource_tools(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(Reply::new().function_call("call_list", "list_mcp_resources", "{}"));
-    t.push(Reply::new().function_call(
-        "call_read",
-        "read_mcp_resource",
-        r#"{"server": "weft", "uri": "weft://items/7"}"#,
-    ));
-    t.push(Reply::new().text("read"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "resources").await;
-    read_through_turn_completed(&mut t.h.client).await;
+    let calls = [
+        Reply::new().function_call("call_list", "list_mcp_resources", "{}"),
+        Reply::new().function_call(
+            "call_read",
+            "read_mcp_resource",
+            r#"{"server": "weft", "uri": "weft://items/7"}"#,
+        ),
+    ];
+    t.script(calls, "read");
+    t.thread_turn("never", "resources").await;
     let requests = t.h.wait_for_requests(3).await;
     let listed: Value =
         serde_json::from_str(&super::output_of(&requests[1], "call_list")).expect("JSON output");
@@ -163,6 +145,12 @@ async fn resource_tools(transport: Transport) {
     assert_eq!(read["contents"][0]["uri"], "weft://items/7");
 }
 
+/// `config/mcpServer/reload`, which must succeed.
+async fn reload_config(client: &mut Client) -> Value {
+    let answer = client.request("config/mcpServer/reload", Value::Null).await;
+    answer.unwrap_or_else(|err| panic!("config/mcpServer/reload failed: {err}"))
+}
+
 /// `config/mcpServer/reload`: a server added to the file appears, a removed one is stopped,
 /// without restarting the daemon.
 async fn reload(transport: Transport) {
@@ -171,28 +159,13 @@ async fn reload(transport: Transport) {
     let config = std::fs::read_to_string(t.h.home.config_path()).expect("config");
     let added = format!("{config}\n{}", mcp_servers().test_server_toml("extra", ""));
     t.h.home.write_config(&added);
-    let answer =
-        t.h.client
-            .request("config/mcpServer/reload", Value::Null)
-            .await
-            .expect("reload");
-    assert_eq!(answer, json!({}));
-    let names = |status: &Value| -> Vec<String> {
-        status["data"]
-            .as_array()
-            .map(|d| {
-                d.iter()
-                    .filter_map(|s| s["name"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
+    assert_eq!(reload_config(&mut t.h.client).await, json!({}));
+    let listed = |status: &Value| -> Vec<String> {
+        let data = status["data"].as_array().cloned().unwrap_or_default();
+        names(&data).into_iter().map(str::to_owned).collect()
     };
-    let status =
-        t.h.client
-            .request("mcpServerStatus/list", json!({"threadId": thread}))
-            .await
-            .expect("status");
-    assert_eq!(names(&status), ["extra", "weft"]);
+    let now = status(&mut t.h.client, json!({"threadId": thread})).await;
+    assert_eq!(listed(&now), ["extra", "weft"]);
     assert_eq!(t.starts(), 1, "the unchanged server kept running");
     // Removing `weft` stops it; `extra` stays.
     let without_weft = format!(
@@ -204,16 +177,9 @@ async fn reload(transport: Transport) {
         mcp_servers().test_server_toml("extra", "")
     );
     t.h.home.write_config(&without_weft);
-    t.h.client
-        .request("config/mcpServer/reload", Value::Null)
-        .await
-        .expect("reload");
-    let status =
-        t.h.client
-            .request("mcpServerStatus/list", json!({}))
-            .await
-            .expect("status");
-    assert_eq!(names(&status), ["extra"]);
+    reload_config(&mut t.h.client).await;
+    let now = status(&mut t.h.client, json!({})).await;
+    assert_eq!(listed(&now), ["extra"]);
 }
 
 /// server-everything, the MCP project's reference server: its tools are offered and called.
@@ -234,17 +200,16 @@ async fn server_everything(transport: Transport) {
         &env,
     )
     .await;
-    t.push(namespaced_call(
+    let sum = namespaced_call(
         "call_sum",
         "mcp__everything",
         "get-sum",
         r#"{"a": 2, "b": 3}"#,
-    ));
-    t.push(Reply::new().text("summed"));
+    );
+    t.script([sum], "summed");
     let thread = t.thread("never").await;
     super::wait_startup(&mut t.h.client, &thread, "everything", "ready").await;
-    t.h.start_turn(&thread, "sum").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let messages = t.turn(&thread, "sum").await;
     let done = completed_item(&messages, "call_sum");
     assert_eq!(done["status"], "completed", "{done}");
     let text = done["result"]["content"][0]["text"]
@@ -252,21 +217,12 @@ async fn server_everything(transport: Transport) {
         .unwrap_or_default();
     assert!(text.contains('5'), "{text}");
     let requests = t.h.wait_for_requests(2).await;
-    let offered = requests[0]
-        .tools()
-        .iter()
-        .find(|t| t["name"] == "mcp__everything")
-        .and_then(|ns| ns["tools"].as_array().cloned())
-        .unwrap_or_default();
-    let names: Vec<&str> = offered.iter().filter_map(|t| t["name"].as_str()).collect();
+    let offered = namespace_tools(&requests[0], "mcp__everything");
+    let names = names(&offered);
     for name in ["echo", "get-sum", "trigger-long-running-operation"] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
-    let status =
-        t.h.client
-            .request("mcpServerStatus/list", json!({"serverName": "everything"}))
-            .await
-            .expect("status");
+    let status = status(&mut t.h.client, json!({"serverName": "everything"})).await;
     assert!(status["data"][0]["tools"]["echo"].is_object());
     // Its environment: the shell environment policy's (providers' keys removed), then `env`.
     let env = tool_call(&mut t.h.client, &thread, "everything", "get-env", json!({}))

@@ -4,22 +4,16 @@
 //! history, with the cut said.
 
 use serde_json::json;
-use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{
-    Mcp, completed_item, output_of, read_through_turn_completed, start_thread, wait_startup,
-    weft_call,
-};
+use super::{Mcp, completed_item, eventually, names, namespace_tools, output_of, weft_call};
 
 /// A "server" that never speaks: `failed` once `startup_timeout_sec` has passed.
 async fn startup_timeout(transport: Transport) {
     let silent =
         "[mcp_servers.silent]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_sec = 1\n";
     let mut t = Mcp::start_with(transport, "", silent).await;
-    let cwd = t.ws.display().to_string();
-    let thread = start_thread(&mut t.h.client, &cwd, "never", "read-only").await;
-    let failed = wait_startup(&mut t.h.client, &thread, "silent", "failed").await;
+    let (_, failed) = t.thread_failing("silent").await;
     assert_eq!(
         failed["params"]["error"],
         "MCP server did not start within 1.0 s"
@@ -30,28 +24,25 @@ async fn startup_timeout(transport: Transport) {
 /// stop (`notifications/cancelled`).
 async fn tool_timeout(transport: Transport) {
     let mut t = Mcp::start_with(transport, "tool_timeout_sec = 1", "").await;
-    t.push(weft_call(
-        "call_slow",
-        "slow",
-        json!({"seconds": 10, "steps": 20}),
-    ));
-    t.push(Reply::new().text("gave up"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "sleep").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script(
+        [weft_call(
+            "call_slow",
+            "slow",
+            json!({"seconds": 10, "steps": 20}),
+        )],
+        "gave up",
+    );
+    let (_, messages) = t.thread_turn("never", "sleep").await;
     let done = completed_item(&messages, "call_slow");
     assert_eq!(done["status"], "failed");
     assert_eq!(
         done["error"]["message"],
         "tool call error: timed out after 1.0 s awaiting the MCP server's answer"
     );
-    for _ in 0..50 {
-        if t.event_lines().iter().any(|line| line == "cancelled slow") {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("the server was not told: {:?}", t.event_lines());
+    eventually("the server was told to stop the call", || {
+        t.event_lines().iter().any(|line| line == "cancelled slow")
+    })
+    .await;
 }
 
 /// `enabled_tools` offers only the named tools, `disabled_tools` takes some away, and a call
@@ -63,22 +54,11 @@ async fn tool_filters(transport: Transport) {
         "",
     )
     .await;
-    t.push(weft_call("call_pid", "pid", json!({})));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "filters").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script([weft_call("call_pid", "pid", json!({}))], "done");
+    let (_, messages) = t.thread_turn("never", "filters").await;
     let requests = t.h.wait_for_requests(2).await;
-    let offered: Vec<String> = requests[0]
-        .tools()
-        .iter()
-        .find(|tool| tool["name"] == "mcp__weft")
-        .and_then(|ns| ns["tools"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
-        .collect();
-    assert_eq!(offered, ["echo", "add"], "in the server's order");
+    let offered = namespace_tools(&requests[0], "mcp__weft");
+    assert_eq!(names(&offered), ["echo", "add"], "in the server's order");
     assert!(
         !messages
             .iter()
@@ -94,11 +74,11 @@ async fn tool_filters(transport: Transport) {
 async fn oversized_result_is_truncated(transport: Transport) {
     let mut t = Mcp::start(transport).await;
     let big = "word ".repeat(40_000);
-    t.push(weft_call("call_big", "echo", json!({"text": big})));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "big").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script(
+        [weft_call("call_big", "echo", json!({"text": big}))],
+        "done",
+    );
+    let (_, messages) = t.thread_turn("never", "big").await;
     let item = completed_item(&messages, "call_big");
     let full = item["result"]["content"][0]["text"]
         .as_str()

@@ -10,8 +10,9 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{
-    Mcp, assert_failure_output, completed_item, output_of, read_through_turn_completed,
-    start_thread, str_at, wait_request, wait_startup, weft_call,
+    ELICITATION, Mcp, assert_failure_output, completed_item, eventually, names, namespace_tools,
+    output_of, read_through_turn_completed, serve_http, status, str_at, wait_request, wait_startup,
+    weft_call,
 };
 use crate::requests::Requests;
 
@@ -29,69 +30,46 @@ fn alive(pid: i64) -> bool {
             .contains(") Z ")
 }
 
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..100 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("timed out waiting until {what}");
+/// A server process started with a `pid` call, then the daemon stopped with `signal`: the
+/// process is gone once the daemon is.
+async fn no_server_outlives_the_daemon(t: &mut Mcp, pid: i64, signal: &str) {
+    assert!(alive(pid));
+    t.h.daemon.signal(signal);
+    t.h.daemon.wait_exit().await;
+    let what = format!("the server process is gone after {signal} of the daemon");
+    eventually(&what, || !alive(pid)).await;
 }
 
 /// Two threads call the same server: one process serves both, and stopping the daemon stops it.
 async fn two_threads_share_one_process(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(weft_call("call_a", "pid", json!({})));
-    t.push(Reply::new().text("a"));
-    t.push(weft_call("call_b", "pid", json!({})));
-    t.push(Reply::new().text("b"));
+    t.script([weft_call("call_a", "pid", json!({}))], "a");
+    t.script([weft_call("call_b", "pid", json!({}))], "b");
     let first = t.thread("never").await;
     let second = t.thread("never").await;
-    t.h.start_turn(&first, "pid").await;
-    let a = read_through_turn_completed(&mut t.h.client).await;
-    t.h.start_turn(&second, "pid").await;
-    let b = read_through_turn_completed(&mut t.h.client).await;
+    let a = t.turn(&first, "pid").await;
+    let b = t.turn(&second, "pid").await;
     let pid = pid_of(&a, "call_a");
     assert_eq!(pid, pid_of(&b, "call_b"), "both threads reach one process");
     assert_eq!(t.starts(), 1, "started once: {:?}", t.event_lines());
-    assert!(alive(pid));
-    t.h.daemon.sigterm();
-    t.h.daemon.wait_exit().await;
-    eventually(
-        "the server process is gone after the daemon stopped",
-        || !alive(pid),
-    )
-    .await;
+    no_server_outlives_the_daemon(&mut t, pid, "TERM").await;
 }
 
 /// A server killed with the daemon (SIGKILL, no clean-up) does not outlive it.
 async fn no_orphan_after_kill(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(weft_call("call_pid", "pid", json!({})));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "pid").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script([weft_call("call_pid", "pid", json!({}))], "done");
+    let (_, messages) = t.thread_turn("never", "pid").await;
     let pid = pid_of(&messages, "call_pid");
-    t.h.daemon.signal("KILL");
-    t.h.daemon.wait_exit().await;
-    eventually(
-        "the server process is gone after kill -9 of the daemon",
-        || !alive(pid),
-    )
-    .await;
+    no_server_outlives_the_daemon(&mut t, pid, "KILL").await;
 }
 
 /// A server that crashes mid-call: the call fails with a clear error, the status goes to
 /// failed, and the next call runs on a restarted process.
 async fn crash_mid_call_and_restart(transport: Transport) {
     let mut t = Mcp::start_with(transport, "default_tools_approval_mode = \"approve\"", "").await;
-    t.push(weft_call("call_crash", "crash", json!({})));
-    t.push(Reply::new().text("crashed"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "crash it").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script([weft_call("call_crash", "crash", json!({}))], "crashed");
+    let (thread, messages) = t.thread_turn("never", "crash it").await;
     let crashed = completed_item(&messages, "call_crash");
     assert_eq!(crashed["status"], "failed");
     let error = crashed["error"]["message"]
@@ -108,10 +86,11 @@ async fn crash_mid_call_and_restart(transport: Transport) {
         &error,
     );
     eventually("the server was started again", || t.starts() == 2).await;
-    t.push(weft_call("call_echo", "echo", json!({"text": "again"})));
-    t.push(Reply::new().text("back"));
-    t.h.start_turn(&thread, "again").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script(
+        [weft_call("call_echo", "echo", json!({"text": "again"}))],
+        "back",
+    );
+    let messages = t.turn(&thread, "again").await;
     assert_eq!(
         completed_item(&messages, "call_echo")["status"],
         "completed"
@@ -122,34 +101,16 @@ async fn crash_mid_call_and_restart(transport: Transport) {
 /// the new tool.
 async fn list_changed_reaches_the_next_step(transport: Transport) {
     let mut t = Mcp::start_with(transport, "default_tools_approval_mode = \"approve\"", "").await;
-    t.push(weft_call(
-        "call_add_tool",
-        "add_tool",
-        json!({"name": "brand_new"}),
-    ));
-    t.push(Reply::new().text("added"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "add a tool").await;
-    read_through_turn_completed(&mut t.h.client).await;
-    let offered = |tools: &[Value]| {
-        tools
-            .iter()
-            .find(|t| t["name"] == "mcp__weft")
-            .and_then(|ns| ns["tools"].as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .any(|t| t["name"] == "brand_new")
-    };
+    let add = weft_call("call_add_tool", "add_tool", json!({"name": "brand_new"}));
+    t.script([add], "added");
+    let (thread, _) = t.thread_turn("never", "add a tool").await;
+    let offered = |request| names(&namespace_tools(request, "mcp__weft")).contains(&"brand_new");
     let requests = t.h.wait_for_requests(2).await;
-    assert!(!offered(requests[0].tools()), "not there before");
+    assert!(!offered(&requests[0]), "not there before");
     // The refresh runs beside the call's answer: wait until the pool lists the new tool.
     let mut listed = false;
     for _ in 0..100 {
-        let status =
-            t.h.client
-                .request("mcpServerStatus/list", json!({"serverName": "weft"}))
-                .await
-                .expect("status");
+        let status = status(&mut t.h.client, json!({"serverName": "weft"})).await;
         if status["data"][0]["tools"]["brand_new"].is_object() {
             listed = true;
             break;
@@ -157,22 +118,23 @@ async fn list_changed_reaches_the_next_step(transport: Transport) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(listed, "the pool never listed the new tool");
-    t.push(Reply::new().text("seen"));
-    t.h.start_turn(&thread, "look").await;
-    read_through_turn_completed(&mut t.h.client).await;
+    t.script([], "seen");
+    t.turn(&thread, "look").await;
     let requests = t.h.wait_for_requests(3).await;
-    assert!(offered(requests[2].tools()), "offered after list_changed");
+    assert!(offered(&requests[2]), "offered after list_changed");
 }
 
 /// Progress of a call becomes `item/mcpToolCall/progress`.
 async fn progress_notifications(transport: Transport) {
     let mut t = Mcp::start(transport).await;
-    t.push(weft_call(
-        "call_slow",
-        "slow",
-        json!({"seconds": 0.6, "steps": 3}),
-    ));
-    t.push(Reply::new().text("slept"));
+    t.script(
+        [weft_call(
+            "call_slow",
+            "slow",
+            json!({"seconds": 0.6, "steps": 3}),
+        )],
+        "slept",
+    );
     let thread = t.thread("never").await;
     let turn = t.h.start_turn(&thread, "sleep").await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
@@ -231,7 +193,7 @@ async fn interrupt_during_an_approval(transport: Transport) {
     t.push(weft_call("call_add", "add", json!({"a": 1, "b": 1})));
     let thread = t.thread("on-request").await;
     let turn = t.h.start_turn(&thread, "add").await;
-    let request = wait_request(&mut t.h.client, "mcpServer/elicitation/request").await;
+    let request = wait_request(&mut t.h.client, ELICITATION).await;
     t.h.client
         .interrupt(&thread, &turn)
         .await
@@ -262,20 +224,14 @@ async fn a_server_that_fails_to_start(transport: Transport) {
     let broken = "[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n";
     let mut t = Mcp::start_with(transport, "", broken).await;
     t.push(Reply::new().text("still here"));
-    let cwd = t.ws.display().to_string();
-    let thread = start_thread(&mut t.h.client, &cwd, "never", "read-only").await;
-    let failed = wait_startup(&mut t.h.client, &thread, "broken", "failed").await;
+    let (thread, failed) = t.thread_failing("broken").await;
     let error = failed["params"]["error"].as_str().unwrap_or_default();
     assert!(error.contains("/nonexistent/mcp-server"), "{error}");
     wait_startup(&mut t.h.client, &thread, "weft", "ready").await;
     let run = t.h.run_turn(&thread, "hello").await;
     assert_eq!(str_at(run.completed_turn(), "/status"), "completed");
     let requests = t.h.wait_for_requests(1).await;
-    let names: Vec<&str> = requests[0]
-        .tools()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
+    let names = names(requests[0].tools());
     assert!(
         names.contains(&"mcp__weft") && !names.contains(&"mcp__broken"),
         "{names:?}"
@@ -290,23 +246,17 @@ async fn a_bad_entry_is_skipped(transport: Transport) {
     t.h.daemon
         .wait_for_stderr("skipping MCP server `nothing`")
         .await;
-    t.push(weft_call("call_echo", "echo", json!({"text": "ok"})));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "go").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script(
+        [weft_call("call_echo", "echo", json!({"text": "ok"}))],
+        "done",
+    );
+    let (thread, messages) = t.thread_turn("never", "go").await;
     assert_eq!(
         completed_item(&messages, "call_echo")["status"],
         "completed"
     );
-    let status =
-        t.h.client
-            .request(
-                "mcpServerStatus/list",
-                json!({"serverName": "nothing", "threadId": thread}),
-            )
-            .await
-            .expect("status");
+    let params = json!({"serverName": "nothing", "threadId": thread});
+    let status = status(&mut t.h.client, params).await;
     assert_eq!(status["data"][0]["name"], "nothing");
     assert_eq!(status["data"][0]["runtimeStatus"], "failed");
     let error = status["data"][0]["toolsError"].as_str().unwrap_or_default();
@@ -327,28 +277,8 @@ async fn eager_start(transport: Transport) {
 
 /// Streamable HTTP with a bearer token from the daemon's environment.
 async fn streamable_http_with_bearer(transport: Transport) {
-    let servers = weft_test_support::mcp_servers();
-    let mut child = tokio::process::Command::new(&servers.python)
-        .arg(&servers.test_server)
-        .args(["--http", "0", "--bearer", "s3cret-token"])
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start the HTTP test server");
-    let url = {
-        use tokio::io::AsyncBufReadExt;
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = tokio::io::BufReader::new(stderr).lines();
-        let mut url = None;
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(rest) = line.strip_prefix("weft_test_server: listening on ") {
-                url = Some(rest.trim().to_string());
-                break;
-            }
-        }
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        url.expect("the HTTP server's address")
-    };
+    let script = &weft_test_support::mcp_servers().test_server;
+    let (url, child) = serve_http(script, &["--bearer", "s3cret-token"], &[]).await;
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let http = format!(
         "[mcp_servers.remote]\nurl = \"{url}\"\nbearer_token_env_var = \"WEFT_E2E_MCP_TOKEN\"\n\
@@ -356,17 +286,11 @@ async fn streamable_http_with_bearer(transport: Transport) {
     );
     let mut t =
         Mcp::start_with_env(transport, &http, &[("WEFT_E2E_MCP_TOKEN", "s3cret-token")]).await;
-    t.push(super::namespaced_call(
-        "call_remote",
-        "mcp__remote",
-        "add",
-        r#"{"a": 40, "b": 2}"#,
-    ));
-    t.push(Reply::new().text("done"));
+    let add = super::namespaced_call("call_remote", "mcp__remote", "add", r#"{"a": 40, "b": 2}"#);
+    t.script([add], "done");
     let thread = t.thread("never").await;
     wait_startup(&mut t.h.client, &thread, "remote", "ready").await;
-    t.h.start_turn(&thread, "remote add").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let messages = t.turn(&thread, "remote add").await;
     let done = completed_item(&messages, "call_remote");
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["server"], "remote");

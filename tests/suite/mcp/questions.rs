@@ -13,12 +13,11 @@ use weft_test_support::mcp::toml_string;
 use weft_test_support::{Client, Transport, mcp_servers};
 
 use super::{
-    Harness, Setup, answer, completed_item, namespaced_call, read_through_turn_completed,
-    start_thread, wait_startup,
+    ELICITATION, Harness, Setup, answer, completed_item, event_lines, namespaced_call,
+    read_through_turn_completed, serve_http, start_thread, wait_startup,
 };
+use crate::agents::experimental_init;
 use crate::turns::turn_start_params;
-
-const ELICITATION: &str = "mcpServer/elicitation/request";
 
 /// The edge server's script.
 pub fn edge_server() -> PathBuf {
@@ -49,7 +48,8 @@ impl Two {
         let scratch = tempfile::tempdir().expect("scratch dir");
         let events = scratch.path().join("events.log");
         let (server, child) = if http {
-            let (url, child) = serve_http(&events).await;
+            let env = [("WEFT_TEST_EVENTS", events.as_path())];
+            let (url, child) = serve_http(&edge_server(), &[], &env).await;
             let server = format!(
                 "[mcp_servers.edge]\nurl = {}\ndefault_tools_approval_mode = \"approve\"\n",
                 toml_string(&url)
@@ -66,10 +66,7 @@ impl Two {
             (server, None)
         };
         let setup = Setup::new(Transport::Ws)
-            .init_params(
-                json!({"clientInfo": {"name": "weft-e2e", "version": "0.1.0"},
-                                "capabilities": {"experimentalApi": true}}),
-            )
+            .init_params(experimental_init())
             .config(&server)
             .config(more);
         let mut h = Harness::start(setup).await;
@@ -125,36 +122,8 @@ impl Two {
     }
 
     fn event_lines(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.events)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        event_lines(&self.events)
     }
-}
-
-/// Starts the edge server over streamable HTTP; its URL and process.
-async fn serve_http(events: &std::path::Path) -> (String, tokio::process::Child) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(&mcp_servers().python)
-        .arg(edge_server())
-        .args(["--http", "0"])
-        .env("WEFT_TEST_EVENTS", events)
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start the HTTP edge server");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    let mut url = None;
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(rest) = line.strip_prefix("weft_edge_server: listening on ") {
-            url = Some(rest.trim().to_string());
-            break;
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (url.expect("the HTTP server's address"), child)
 }
 
 fn elicitations(log: &[Value]) -> Vec<&Value> {
@@ -238,28 +207,29 @@ async fn overlap(
     (a_item, b_item)
 }
 
+/// [`overlap`] with a question that can be attributed (over HTTP, or with the token echoed),
+/// whichever call is the older: A's client is asked, and its answer reaches A's call.
+async fn attributed(http: bool, echo_token: bool) {
+    for a_first in [true, false] {
+        let mut t = Two::start_on("", http).await;
+        let (a_item, _) = overlap(&mut t, a_first, true, echo_token).await;
+        assert_eq!(a_item["status"], "completed", "a_first={a_first}: {a_item}");
+        assert_eq!(result_text(&a_item), "from A", "a_first={a_first}");
+    }
+}
+
 /// A server that echoes the call's progress token in its question gets it asked of the
 /// right thread, whether the asking call is the older or the newer one.
 #[tokio::test]
 async fn a_question_goes_to_the_thread_whose_call_asked() {
-    for a_first in [true, false] {
-        let mut t = Two::start("").await;
-        let (a_item, _) = overlap(&mut t, a_first, true, true).await;
-        assert_eq!(a_item["status"], "completed", "a_first={a_first}: {a_item}");
-        assert_eq!(result_text(&a_item), "from A", "a_first={a_first}");
-    }
+    attributed(false, true).await;
 }
 
 /// Over streamable HTTP the question comes on the response stream of the call that asked it
 /// (the SDK sends it as related to the call): it reaches that thread, no token needed.
 #[tokio::test]
 async fn over_http_the_stream_names_the_call() {
-    for a_first in [true, false] {
-        let mut t = Two::start_on("", true).await;
-        let (a_item, _) = overlap(&mut t, a_first, true, false).await;
-        assert_eq!(a_item["status"], "completed", "a_first={a_first}: {a_item}");
-        assert_eq!(result_text(&a_item), "from A", "a_first={a_first}");
-    }
+    attributed(true, false).await;
 }
 
 /// Nothing says which call asked (stdio, no token) while calls of two threads run: the

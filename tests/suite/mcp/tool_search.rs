@@ -46,15 +46,12 @@ fn tool_names(tools: &[Value]) -> Vec<String> {
 /// Deferred, searched, found, called: the whole exchange.
 async fn search_then_call(transport: Transport) {
     let mut t = Mcp::start_with(transport, "", FEATURE).await;
-    t.push(search_call(
-        "call_ts",
-        json!({"query": "echo text back", "limit": 3}),
-    ));
-    t.push(weft_call("call_echo", "echo", json!({"text": "deferred"})));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "use the weft tools").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    let calls = [
+        search_call("call_ts", json!({"query": "echo text back", "limit": 3})),
+        weft_call("call_echo", "echo", json!({"text": "deferred"})),
+    ];
+    t.script(calls, "done");
+    let (_, messages) = t.thread_turn("never", "use the weft tools").await;
     let requests = t.h.wait_for_requests(3).await;
 
     // First request: resource tools and `tool_search`, no namespace; the `<tools>` section.
@@ -152,11 +149,11 @@ async fn search_then_call(transport: Transport) {
 /// A deferred tool the model calls without searching is still served (the pool knows it).
 async fn a_deferred_tool_called_unsearched(transport: Transport) {
     let mut t = Mcp::start_with(transport, "", FEATURE).await;
-    t.push(weft_call("call_direct", "echo", json!({"text": "direct"})));
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "go").await;
-    let messages = read_through_turn_completed(&mut t.h.client).await;
+    t.script(
+        [weft_call("call_direct", "echo", json!({"text": "direct"}))],
+        "done",
+    );
+    let (_, messages) = t.thread_turn("never", "go").await;
     assert_eq!(
         completed_item(&messages, "call_direct")["status"],
         "completed"
@@ -171,10 +168,8 @@ async fn a_deferred_tool_called_unsearched(transport: Transport) {
 /// On Chat Completions the feature changes nothing: the flat functions, no `tool_search`.
 async fn chat_completions_stays_inline(transport: Transport) {
     let mut t = Mcp::start_on(transport, WireApi::Chat, "", FEATURE).await;
-    t.push(Reply::new().text("done"));
-    let thread = t.thread("never").await;
-    t.h.start_turn(&thread, "go").await;
-    read_through_turn_completed(&mut t.h.client).await;
+    t.script([], "done");
+    t.thread_turn("never", "go").await;
     let requests = t.h.wait_for_requests(1).await;
     let tools = requests[0].tools();
     let names: Vec<&str> = tools
