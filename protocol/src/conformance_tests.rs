@@ -115,21 +115,24 @@ impl Schemas {
         );
     }
 
-    /// Validates `instance` against `file` in the reference and in our schema, and checks that
-    /// every key the reference lists is present.
     /// [`Schemas::check`] of `value` as it is serialised.
     fn check_serialized<T: Serialize>(&mut self, file: &str, value: &T, what: &str) {
         self.check(file, &to_value(value), what);
     }
 
-    /// [`Schemas::check`] of a result of the client method `M`, against its
-    /// `v2/<Response>.json` (named after the type, as the schema files are).
-    fn check_result<M: Method>(&mut self, result: &M::Response) {
-        let type_name = std::any::type_name::<M::Response>();
-        let name = type_name.rsplit("::").next().unwrap_or(type_name);
-        self.check_serialized(&format!("v2/{name}.json"), result, M::NAME);
+    /// [`Schemas::check`] of params of the client method `M`, against its `v2/<Params>.json`.
+    fn check_params<M: Method>(&mut self, params: &M::Params) {
+        self.check_serialized(&v2_file::<M::Params>(), params, M::NAME);
     }
 
+    /// [`Schemas::check`] of a result of the client method `M`, against its
+    /// `v2/<Response>.json`.
+    fn check_result<M: Method>(&mut self, result: &M::Response) {
+        self.check_serialized(&v2_file::<M::Response>(), result, M::NAME);
+    }
+
+    /// Validates `instance` against `file` in the reference and in our schema, and checks that
+    /// every key the reference lists is present.
     fn check(&mut self, file: &str, instance: &Value, what: &str) {
         self.load_reference(file);
         let ours = self.ours(file);
@@ -198,6 +201,13 @@ impl Schemas {
             }
         }
     }
+}
+
+/// The `v2/` schema file of `T`, named after the type as the schema files are.
+fn v2_file<T>() -> String {
+    let type_name = std::any::type_name::<T>();
+    let name = type_name.rsplit("::").next().unwrap_or(type_name);
+    format!("v2/{name}.json")
 }
 
 fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {

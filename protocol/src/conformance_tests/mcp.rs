@@ -337,12 +337,8 @@ fn synthetic_values_validate_and_write_every_key() {
         data: vec![sample_status()],
         next_cursor: Some("c".into()),
     };
-    schemas.check_serialized("v2/ListMcpServerStatusResponse.json", &list, "list");
-    schemas.check(
-        "v2/ListMcpServerStatusParams.json",
-        &to_value(&ListMcpServerStatusParams::default()),
-        "list params",
-    );
+    schemas.check_result::<methods::McpServerStatusList>(&list);
+    schemas.check_params::<methods::McpServerStatusList>(&ListMcpServerStatusParams::default());
     let call = McpServerToolCallParams {
         thread_id: "th".into(),
         server: "anchor".into(),
@@ -351,14 +347,14 @@ fn synthetic_values_validate_and_write_every_key() {
         meta: Some(json!({"k": 1})),
         environment_id: Some("local".into()),
     };
-    schemas.check("v2/McpServerToolCallParams.json", &to_value(&call), "call");
+    schemas.check_params::<methods::McpServerToolCall>(&call);
     let answer = McpServerToolCallResponse {
         content: vec![json!({"type": "text", "text": "2"})],
         structured_content: Some(json!({"result": 2})),
         is_error: Some(false),
         meta: Some(json!({})),
     };
-    schemas.check_serialized("v2/McpServerToolCallResponse.json", &answer, "call result");
+    schemas.check_result::<methods::McpServerToolCall>(&answer);
     let read = McpResourceReadParams {
         thread_id: Some("th".into()),
         server: "anchor".into(),
@@ -372,7 +368,7 @@ fn synthetic_values_validate_and_write_every_key() {
             link_id: None,
         }),
     };
-    schemas.check("v2/McpResourceReadParams.json", &to_value(&read), "read");
+    schemas.check_params::<methods::McpResourceRead>(&read);
     let contents = McpResourceReadResponse {
         contents: vec![
             McpResourceContent::Text {
@@ -390,12 +386,8 @@ fn synthetic_values_validate_and_write_every_key() {
         ],
         origin_call_id: Some("call".into()),
     };
-    schemas.check_serialized("v2/McpResourceReadResponse.json", &contents, "read result");
-    schemas.check(
-        "v2/McpServerRefreshResponse.json",
-        &to_value(&McpServerRefreshResponse {}),
-        "reload",
-    );
+    schemas.check_result::<methods::McpResourceRead>(&contents);
+    schemas.check_result::<methods::McpServerReload>(&McpServerRefreshResponse {});
     let requests = [
         McpServerElicitationRequest::Form {
             meta: Some(json!({"codex_approval_kind": "mcp_tool_call"})),
