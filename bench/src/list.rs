@@ -46,7 +46,7 @@ struct SqlShape {
     column: &'static str,
     desc: bool,
     providers: Vec<String>,
-    kinds: Vec<&'static str>,
+    kinds: Vec<String>,
     archived: bool,
     cwd: Option<String>,
     search: Option<String>,
@@ -54,12 +54,43 @@ struct SqlShape {
     ancestor: Option<String>,
 }
 
+impl SqlShape {
+    /// This shape narrowed by the filters of `thread/list` params, as core reads them.
+    fn filtered(&self, params: &Value) -> SqlShape {
+        let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_string);
+        let texts = |key: &str| -> Option<Vec<String>> {
+            let list = params.get(key)?.as_array()?;
+            Some(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+            )
+        };
+        let mut sql = self.clone();
+        sql.providers = texts("modelProviders").unwrap_or(sql.providers);
+        sql.archived = params
+            .get("archived")
+            .and_then(Value::as_bool)
+            .unwrap_or(sql.archived);
+        sql.cwd = text("cwd").or(sql.cwd);
+        sql.search = text("searchTerm").or(sql.search);
+        sql.parent = text("parentThreadId").or(sql.parent);
+        sql.ancestor = text("ancestorThreadId").or(sql.ancestor);
+        // A lineage filter with no `sourceKinds` keeps every kind.
+        if sql.parent.is_some() || sql.ancestor.is_some() {
+            sql.kinds.clear();
+        }
+        sql.kinds = texts("sourceKinds").unwrap_or(sql.kinds);
+        sql
+    }
+}
+
 fn shapes(copies: &[CopySpec]) -> Vec<Shape> {
-    let interactive = vec!["cli", "vscode"];
     let base = SqlShape {
         column: "created_at",
         desc: true,
-        kinds: interactive.clone(),
+        kinds: vec!["cli".into(), "vscode".into()],
         ..SqlShape::default()
     };
     let mut out = Vec::new();
@@ -80,63 +111,22 @@ fn shapes(copies: &[CopySpec]) -> Vec<Shape> {
             });
         }
     }
-    let mut filter = |label: &str, params: Value, sql: SqlShape| {
-        out.push(Shape {
-            label: label.to_string(),
-            params,
-            sql,
-        })
-    };
-    filter(
-        "modelProviders [ollama] (1 %)",
-        json!({"modelProviders": ["ollama"]}),
-        SqlShape {
-            providers: vec!["ollama".into()],
-            ..base.clone()
-        },
-    );
-    filter(
-        "sourceKinds [exec] (8 %)",
-        json!({"sourceKinds": ["exec"]}),
-        SqlShape {
-            kinds: vec!["exec"],
-            ..base.clone()
-        },
-    );
-    filter(
-        "archived: true (5 %)",
-        json!({"archived": true}),
-        SqlShape {
-            archived: true,
-            ..base.clone()
-        },
-    );
-    if let Some(cwd) = copies.first().map(|c| c.cwd.clone()) {
-        filter(
-            "cwd (one of 50)",
-            json!({"cwd": cwd}),
-            SqlShape {
-                cwd: Some(cwd),
-                ..base.clone()
-            },
-        );
+    let mut filters = vec![
+        (
+            "modelProviders [ollama] (1 %)",
+            json!({"modelProviders": ["ollama"]}),
+        ),
+        ("sourceKinds [exec] (8 %)", json!({"sourceKinds": ["exec"]})),
+        ("archived: true (5 %)", json!({"archived": true})),
+    ];
+    if let Some(copy) = copies.first() {
+        filters.push(("cwd (one of 50)", json!({"cwd": copy.cwd})));
     }
-    filter(
+    filters.push((
         "searchTerm hit (1 % of previews)",
         json!({"searchTerm": NEEDLE}),
-        SqlShape {
-            search: Some(NEEDLE.into()),
-            ..base.clone()
-        },
-    );
-    filter(
-        "searchTerm miss",
-        json!({"searchTerm": "no-such-term-qq"}),
-        SqlShape {
-            search: Some("no-such-term-qq".into()),
-            ..base.clone()
-        },
-    );
+    ));
+    filters.push(("searchTerm miss", json!({"searchTerm": "no-such-term-qq"})));
     // The parent with the most children.
     let mut counts = std::collections::HashMap::<&str, usize>::new();
     for copy in copies {
@@ -145,27 +135,14 @@ fn shapes(copies: &[CopySpec]) -> Vec<Shape> {
         }
     }
     if let Some((parent, _)) = counts.into_iter().max_by_key(|&(id, n)| (n, id)) {
-        let no_kinds = SqlShape {
-            kinds: Vec::new(),
-            ..base.clone()
-        };
-        filter(
-            "parentThreadId",
-            json!({"parentThreadId": parent}),
-            SqlShape {
-                parent: Some(parent.to_string()),
-                ..no_kinds.clone()
-            },
-        );
-        filter(
-            "ancestorThreadId",
-            json!({"ancestorThreadId": parent}),
-            SqlShape {
-                ancestor: Some(parent.to_string()),
-                ..no_kinds
-            },
-        );
+        filters.push(("parentThreadId", json!({"parentThreadId": parent})));
+        filters.push(("ancestorThreadId", json!({"ancestorThreadId": parent})));
     }
+    out.extend(filters.into_iter().map(|(label, params)| Shape {
+        label: label.to_string(),
+        sql: base.filtered(&params),
+        params,
+    }));
     out
 }
 
@@ -388,8 +365,7 @@ fn weft_sql(shape: &SqlShape, deep: bool) -> String {
         sql += &format!(" AND {plus}model_provider IN ({})", list(&shape.providers));
     }
     if !shape.kinds.is_empty() {
-        let kinds: Vec<String> = shape.kinds.iter().map(|k| k.to_string()).collect();
-        sql += &format!(" AND source IN ({})", list(&kinds));
+        sql += &format!(" AND source IN ({})", list(&shape.kinds));
     }
     if let Some(cwd) = &shape.cwd {
         sql += &format!(" AND cwd IN ({})", quote(cwd));
@@ -508,7 +484,34 @@ fn unindexed_filters(shape: &SqlShape, plan: &str) -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::{SqlShape, unindexed_filters, weft_sql};
+
+    #[test]
+    fn filters_narrow_the_base_as_core_reads_them() {
+        let base = SqlShape {
+            kinds: vec!["cli".into(), "vscode".into()],
+            ..SqlShape::default()
+        };
+        let exec = base.filtered(&json!({"sourceKinds": ["exec"]}));
+        assert_eq!(exec.kinds, ["exec"]);
+        let found = base.filtered(&json!({"searchTerm": "x", "archived": true, "cwd": "/w"}));
+        assert!(found.archived);
+        assert_eq!(found.search.as_deref(), Some("x"));
+        assert_eq!(found.cwd.as_deref(), Some("/w"));
+        assert_eq!(found.kinds, base.kinds);
+        let children = base.filtered(&json!({"parentThreadId": "p"}));
+        assert_eq!(children.parent.as_deref(), Some("p"));
+        assert!(
+            children.kinds.is_empty(),
+            "a lineage filter keeps every kind"
+        );
+        let tree = base.filtered(&json!({"ancestorThreadId": "p", "modelProviders": ["o"]}));
+        assert_eq!(tree.ancestor.as_deref(), Some("p"));
+        assert_eq!(tree.providers, ["o"]);
+        assert!(tree.kinds.is_empty());
+    }
 
     #[test]
     fn finds_unindexed_filters() {
@@ -526,7 +529,7 @@ mod tests {
         let shape = SqlShape {
             column: "updated_at",
             desc: false,
-            kinds: vec!["cli", "vscode"],
+            kinds: vec!["cli".into(), "vscode".into()],
             search: Some("x".into()),
             ..SqlShape::default()
         };

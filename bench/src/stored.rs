@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
+use weft_core::time::utc_parts;
 
 use crate::rollout_lines::{find_rollout, read_lines, renumber_ordinal, renumber_uuids};
 use crate::target::{Home, Kind, Session, Target};
@@ -167,28 +168,6 @@ pub fn rollout_path(root: &Path, created_at: i64, id: &str) -> PathBuf {
 pub fn iso_time(secs: i64) -> String {
     let ((year, month, day), (hour, minute, second)) = utc_parts(secs);
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.000Z")
-}
-
-/// `((year, month, day), (hour, minute, second))` of a Unix time, UTC.
-pub fn utc_parts(secs: i64) -> ((i64, u32, u32), (u32, u32, u32)) {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let time = (
-        (rem / 3600) as u32,
-        ((rem % 3600) / 60) as u32,
-        (rem % 60) as u32,
-    );
-    // H. Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    ((year, month, day), time)
 }
 
 /// The header line of a copy, from the seed's header.
