@@ -43,6 +43,9 @@ pub use list::{
 pub use row::{ThreadRow, source_kind};
 pub use thread_state::ReadStateError;
 
+/// A statement with its arguments bound, ready to run.
+pub(crate) type SqliteQuery<'q> = sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>;
+
 /// The DB file name under `$WEFT_HOME`.
 pub const STATE_DB_FILE: &str = "state.sqlite";
 
@@ -233,13 +236,13 @@ impl StateDb {
         archived: bool,
         new_path: &Path,
     ) -> Result<bool, StateError> {
-        let done = sqlx::query("UPDATE threads SET archived = $1, rollout_path = $2 WHERE id = $3")
-            .bind(archived)
-            .bind(new_path.display().to_string())
-            .bind(id.as_str())
-            .execute(self.pool().await?)
-            .await?;
-        Ok(done.rows_affected() > 0)
+        self.changed(
+            sqlx::query("UPDATE threads SET archived = $1, rollout_path = $2 WHERE id = $3")
+                .bind(archived)
+                .bind(new_path.display().to_string())
+                .bind(id.as_str()),
+        )
+        .await
     }
 
     /// Bump `updated_at` (never backwards), and set the preview when given. `false` when there
@@ -250,18 +253,18 @@ impl StateDb {
         updated_at: i64,
         preview: Option<&str>,
     ) -> Result<bool, StateError> {
-        let done = sqlx::query(
-            "UPDATE threads SET \
-             updated_at = CASE WHEN updated_at > $1 THEN updated_at ELSE $1 END, \
-             preview = COALESCE($2, preview) \
-             WHERE id = $3",
+        self.changed(
+            sqlx::query(
+                "UPDATE threads SET \
+                 updated_at = CASE WHEN updated_at > $1 THEN updated_at ELSE $1 END, \
+                 preview = COALESCE($2, preview) \
+                 WHERE id = $3",
+            )
+            .bind(updated_at)
+            .bind(preview)
+            .bind(id.as_str()),
         )
-        .bind(updated_at)
-        .bind(preview)
-        .bind(id.as_str())
-        .execute(self.pool().await?)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        .await
     }
 
     /// Remove a thread's row, read state and goal. `false` when there was no row.
@@ -305,11 +308,13 @@ impl StateDb {
     where
         T: 'q + sqlx::Encode<'q, Sqlite> + sqlx::Type<Sqlite> + Send,
     {
-        let done = sqlx::query(sql)
-            .bind(value)
-            .bind(id.as_str())
-            .execute(self.pool().await?)
-            .await?;
+        self.changed(sqlx::query(sql).bind(value).bind(id.as_str()))
+            .await
+    }
+
+    /// Run a write; whether it changed a row.
+    pub(crate) async fn changed(&self, query: SqliteQuery<'_>) -> Result<bool, StateError> {
+        let done = query.execute(self.pool().await?).await?;
         Ok(done.rows_affected() > 0)
     }
 

@@ -6,7 +6,7 @@
 use sqlx::Row;
 use weft_protocol::{ThreadGoal, ThreadGoalStatus, ThreadId, wire_name};
 
-use super::{StateDb, StateError};
+use super::{SqliteQuery, StateDb, StateError};
 
 #[cfg(test)]
 mod tests;
@@ -97,15 +97,23 @@ fn new_goal(
 }
 
 impl StateDb {
+    /// The goal row `query` reads or returns, if any.
+    async fn fetch_goal(
+        &self,
+        thread_id: &ThreadId,
+        query: SqliteQuery<'_>,
+    ) -> Result<Option<ThreadGoal>, StateError> {
+        let row = query.fetch_optional(self.pool().await?).await?;
+        row.map(|row| decode_goal(thread_id, &row)).transpose()
+    }
+
     /// A thread's goal.
     pub async fn goal(&self, thread_id: &ThreadId) -> Result<Option<ThreadGoal>, StateError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {GOAL_COLUMNS} FROM thread_goals WHERE thread_id = $1"
         )))
-        .bind(thread_id.as_str())
-        .fetch_optional(self.pool().await?)
-        .await?;
-        row.map(|row| decode_goal(thread_id, &row)).transpose()
+        .bind(thread_id.as_str());
+        self.fetch_goal(thread_id, query).await
     }
 
     /// Create, replace or update a thread's goal (`now` in Unix seconds): a new objective makes
@@ -169,11 +177,10 @@ impl StateDb {
 
     /// Remove a thread's goal. `false` when it had none.
     pub async fn clear_goal(&self, thread_id: &ThreadId) -> Result<bool, StateError> {
-        let done = sqlx::query("DELETE FROM thread_goals WHERE thread_id = $1")
-            .bind(thread_id.as_str())
-            .execute(self.pool().await?)
-            .await?;
-        Ok(done.rows_affected() > 0)
+        self.changed(
+            sqlx::query("DELETE FROM thread_goals WHERE thread_id = $1").bind(thread_id.as_str()),
+        )
+        .await
     }
 
     /// The model's `create_goal`: a new active goal when the thread has none or its goal is
@@ -224,7 +231,7 @@ impl StateDb {
         seconds: i64,
         now: i64,
     ) -> Result<Option<ThreadGoal>, StateError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE thread_goals SET \
              tokens_used = tokens_used + CASE WHEN status = $2 THEN $3 ELSE 0 END, \
              time_used_seconds = time_used_seconds + CASE WHEN status = $2 THEN $4 ELSE 0 END, \
@@ -239,10 +246,8 @@ impl StateDb {
         .bind(status_name(status))
         .bind(status_name(ThreadGoalStatus::Complete))
         .bind(status_name(ThreadGoalStatus::BudgetLimited))
-        .bind(now)
-        .fetch_optional(self.pool().await?)
-        .await?;
-        row.map(|row| decode_goal(thread_id, &row)).transpose()
+        .bind(now);
+        self.fetch_goal(thread_id, query).await
     }
 
     /// A turn that pursued the active goal ended: add its `tokens` and `seconds`. The goal
@@ -256,7 +261,7 @@ impl StateDb {
         pause: bool,
         now: i64,
     ) -> Result<Option<ThreadGoal>, StateError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE thread_goals SET tokens_used = tokens_used + $2, \
              time_used_seconds = time_used_seconds + $3, \
              status = CASE WHEN token_budget IS NOT NULL AND tokens_used + $2 >= token_budget \
@@ -270,9 +275,7 @@ impl StateDb {
         .bind(pause)
         .bind(status_name(ThreadGoalStatus::Paused))
         .bind(now)
-        .bind(status_name(ThreadGoalStatus::Active))
-        .fetch_optional(self.pool().await?)
-        .await?;
-        row.map(|row| decode_goal(thread_id, &row)).transpose()
+        .bind(status_name(ThreadGoalStatus::Active));
+        self.fetch_goal(thread_id, query).await
     }
 }
