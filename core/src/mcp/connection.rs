@@ -400,13 +400,8 @@ impl McpConnection {
 
     /// `resources/list` (one page).
     pub async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CallError> {
-        let _in_flight = self.shared.questions.begin(None);
-        let page = self
-            .service
-            .peer()
-            .list_resources(page_params(cursor))
-            .await;
-        page.map(|page| to_json(&page)).map_err(service_error)
+        self.resource_request(self.service.peer().list_resources(page_params(cursor)))
+            .await
     }
 
     /// `resources/templates/list` (one page).
@@ -414,23 +409,33 @@ impl McpConnection {
         &self,
         cursor: Option<String>,
     ) -> Result<Value, CallError> {
-        let _in_flight = self.shared.questions.begin(None);
-        let page = self
-            .service
-            .peer()
-            .list_resource_templates(page_params(cursor))
-            .await;
-        page.map(|page| to_json(&page)).map_err(service_error)
+        self.resource_request(
+            self.service
+                .peer()
+                .list_resource_templates(page_params(cursor)),
+        )
+        .await
     }
 
     /// `resources/read`.
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        self.resource_request(
+            self.service
+                .peer()
+                .read_resource(ReadResourceRequestParams::new(uri.to_string())),
+        )
+        .await
+    }
+
+    /// Run a resource request (counted in flight until it is answered); its answer as JSON.
+    async fn resource_request<T: serde::Serialize>(
+        &self,
+        request: impl Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<Value, CallError> {
         let _in_flight = self.shared.questions.begin(None);
-        self.service
-            .peer()
-            .read_resource(ReadResourceRequestParams::new(uri.to_string()))
+        request
             .await
-            .map(|result| to_json(&result))
+            .map(|answer| to_json(&answer))
             .map_err(service_error)
     }
 
