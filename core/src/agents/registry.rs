@@ -338,6 +338,19 @@ mod tests {
         reservation.commit(id(n), id(0), None)
     }
 
+    /// Once every agent is closed, `path` stays taken and Nash's nickname is not given again
+    /// as it was.
+    fn names_stay_taken(registry: &Arc<AgentRegistry>, path: &str) {
+        assert_eq!(
+            refusal(registry, 0, Some(path)),
+            SpawnRefusal::PathTaken(path.into())
+        );
+        assert_eq!(
+            registry.reserve(0, None).unwrap().nickname(),
+            "Nash the 2nd"
+        );
+    }
+
     #[test]
     fn each_guard_refuses_with_its_text_in_order_and_holds_nothing() {
         let registry = registry(Some(1), &["Nash", "Curie"]);
@@ -375,14 +388,7 @@ mod tests {
         assert_eq!(registry.by_path("a"), Some(record.clone()));
         assert_eq!(registry.agents(), vec![record]);
         registry.close(&id(1));
-        assert_eq!(
-            refusal(&registry, 0, Some("a")),
-            SpawnRefusal::PathTaken("a".into())
-        );
-        assert_eq!(
-            registry.reserve(0, None).unwrap().nickname(),
-            "Nash the 2nd"
-        );
+        names_stay_taken(&registry, "a");
     }
 
     #[test]
@@ -426,14 +432,7 @@ mod tests {
         assert_eq!(refusal(&registry, 0, None), SpawnRefusal::ThreadLimit);
         registry.close(&id(1));
         registry.close(&id(2));
-        assert_eq!(
-            refusal(&registry, 0, Some("c")),
-            SpawnRefusal::PathTaken("c".into())
-        );
-        assert_eq!(
-            registry.reserve(0, None).unwrap().nickname(),
-            "Nash the 2nd"
-        );
+        names_stay_taken(&registry, "c");
         registry.restore(record(1, "a", "Nash", false));
         assert_eq!((registry.live(), registry.agents().len()), (1, 3));
     }
