@@ -354,6 +354,34 @@ impl Drop for Connection {
     }
 }
 
+/// Test connections and clients.
+#[cfg(test)]
+impl Connection {
+    /// Connection `id`, waiting when its queue is full, closed by nothing else; and its queue.
+    pub(crate) fn test(id: ConnectionId) -> (Connection, Outbound) {
+        Connection::new(id, Backpressure::Wait, CancellationToken::new())
+    }
+
+    /// Test connection 1, initialized by client `t` ([`InitializeChoices::test`]).
+    pub(crate) fn initialized(experimental_api: bool) -> (Connection, Outbound) {
+        let (connection, rx) = Connection::test(1);
+        assert!(connection.initialize(InitializeChoices::test(experimental_api)));
+        (connection, rx)
+    }
+}
+
+#[cfg(test)]
+impl InitializeChoices {
+    /// The choices of test client `t`, which opts out of nothing.
+    pub(crate) fn test(experimental_api: bool) -> Self {
+        InitializeChoices {
+            client_name: "t".into(),
+            experimental_api,
+            opt_out: Default::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,7 +468,7 @@ mod tests {
 
     #[tokio::test]
     async fn answered_all_waits_for_every_answer() {
-        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        let (conn, _rx) = Connection::test(1);
         conn.answered_all().await;
         conn.request_received();
         conn.request_received();
@@ -458,7 +486,7 @@ mod tests {
 
     #[test]
     fn opt_out_is_exact_and_needs_initialize() {
-        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        let (conn, _rx) = Connection::test(1);
         assert!(!conn.wants_notification("turn/started"));
         assert!(
             conn.initialize(InitializeChoices {
@@ -477,13 +505,9 @@ mod tests {
 
     #[test]
     fn the_lifecycle_goes_one_way() {
-        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        let (conn, _rx) = Connection::test(1);
         assert!(matches!(conn.lifecycle(), Lifecycle::AwaitingInitialize));
-        let choices = || InitializeChoices {
-            client_name: "t".into(),
-            experimental_api: false,
-            opt_out: Default::default(),
-        };
+        let choices = || InitializeChoices::test(false);
         assert!(conn.initialize(choices()));
         assert!(matches!(conn.lifecycle(), Lifecycle::Ready(_)));
         assert!(!conn.initialize(choices()), "initialized once");
@@ -509,12 +533,7 @@ mod tests {
 
     #[test]
     fn experimental_notifications_need_the_opt_in() {
-        let (conn, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
-        assert!(conn.initialize(InitializeChoices {
-            client_name: "t".into(),
-            experimental_api: true,
-            opt_out: Default::default(),
-        }));
+        let (conn, _rx) = Connection::initialized(true);
         assert!(conn.wants_notification("thread/readState/changed"));
         assert!(conn.wants_notification("turn/started"));
     }

@@ -212,6 +212,7 @@ fn decode(raw: Value) -> Result<ClientRequest, JsonRpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::connection::InitializeChoices;
     use serde_json::json;
 
     #[test]
@@ -229,21 +230,13 @@ mod tests {
 
     #[test]
     fn gates_run_once_in_order() {
-        use tokio_util::sync::CancellationToken;
-
-        use crate::connection::{Backpressure, InitializeChoices};
-
-        let (connection, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
+        let (connection, _rx) = Connection::test(1);
         let init = json!({"id":1,"method":"initialize","params":{"clientInfo":{"name":"t","version":"1"}}});
         let start = json!({"id":2,"method":"thread/start","params":{"dynamicTools":[]}});
         let err = admit(&connection, "thread/start", start.clone()).unwrap_err();
         assert_eq!(err.message, "Not initialized");
         assert!(admit(&connection, "initialize", init.clone()).is_ok());
-        assert!(connection.initialize(InitializeChoices {
-            client_name: "t".into(),
-            experimental_api: false,
-            opt_out: Default::default(),
-        }));
+        assert!(connection.initialize(InitializeChoices::test(false)));
         let err = admit(&connection, "initialize", init).unwrap_err();
         assert_eq!(err.message, "Already initialized");
         let err = admit(&connection, "thread/start", start).unwrap_err();
@@ -255,16 +248,7 @@ mod tests {
 
     #[test]
     fn dynamic_tools_are_served_with_the_opt_in() {
-        use tokio_util::sync::CancellationToken;
-
-        use crate::connection::{Backpressure, InitializeChoices};
-
-        let (connection, _rx) = Connection::new(1, Backpressure::Wait, CancellationToken::new());
-        assert!(connection.initialize(InitializeChoices {
-            client_name: "t".into(),
-            experimental_api: true,
-            opt_out: Default::default(),
-        }));
+        let (connection, _rx) = Connection::initialized(true);
         let start = json!({"id":2,"method":"thread/start","params":{"dynamicTools":[]}});
         assert!(admit(&connection, "thread/start", start).is_ok());
         let other = json!({"id":3,"method":"thread/start","params":{"projectId":"p"}});
@@ -277,10 +261,6 @@ mod tests {
 
     #[test]
     fn served_experimental_surface_needs_the_capability() {
-        use tokio_util::sync::CancellationToken;
-
-        use crate::connection::{Backpressure, InitializeChoices};
-
         // thread/turns/list is a stable method in the reference (served to every client);
         // checkGovCloudRequirements is experimental as a whole; historyMode is an
         // experimental field of a stable method.
@@ -288,13 +268,7 @@ mod tests {
         let gov = json!({"id":5,"method":"account/bedrock/checkGovCloudRequirements","params":{}});
         let start = json!({"id":4,"method":"thread/start","params":{"historyMode":"paginated"}});
         for experimental_api in [false, true] {
-            let (connection, _rx) =
-                Connection::new(1, Backpressure::Wait, CancellationToken::new());
-            assert!(connection.initialize(InitializeChoices {
-                client_name: "t".into(),
-                experimental_api,
-                opt_out: Default::default(),
-            }));
+            let (connection, _rx) = Connection::initialized(experimental_api);
             assert!(admit(&connection, "thread/turns/list", turns.clone()).is_ok());
             let checked = admit(
                 &connection,

@@ -380,17 +380,14 @@ fn send_all(targets: &[Arc<Connection>], frame: &Bytes, source: Option<&ServerNo
 
 #[cfg(test)]
 mod tests {
-    use tokio_util::sync::CancellationToken;
-
     use super::*;
-    use crate::connection::Backpressure;
 
     #[test]
     fn only_an_asked_connection_resolves_a_request() {
         let pending = PendingRequests::default();
         let thread = ThreadId::from("t".to_string());
         let (id, mut answer) = pending.register(&thread);
-        let (asked, _rx) = Connection::new(7, Backpressure::Wait, CancellationToken::new());
+        let (asked, _rx) = Connection::test(7);
         pending.asked(id, &[Arc::new(asked)]);
         let accept = || ServerRequestOutcome::Answered(serde_json::json!({"decision": "accept"}));
         let request = RequestId::Integer(id);
@@ -408,8 +405,7 @@ mod tests {
     fn a_request_whose_asked_connections_closed_is_cancelled() {
         let pending = PendingRequests::default();
         let thread = ThreadId::from("t".to_string());
-        let connection =
-            |id| Arc::new(Connection::new(id, Backpressure::Wait, CancellationToken::new()).0);
+        let connection = |id| Arc::new(Connection::test(id).0);
         let (both, mut both_answer) = pending.register(&thread);
         pending.asked(both, &[connection(1), connection(2)]);
         let (only, mut only_answer) = pending.register(&thread);

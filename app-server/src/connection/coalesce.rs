@@ -84,7 +84,7 @@ pub fn absorb(tail: &mut ServerNotification, next: &ServerNotification) -> bool 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use weft_protocol::McpToolCallProgressNotification;
     use weft_protocol::notifications::{
         AgentMessageDeltaNotification, ItemCompletedNotification,
@@ -93,7 +93,8 @@ mod tests {
 
     use super::*;
 
-    fn delta(item: &str, text: &str) -> ServerNotification {
+    /// An `item/agentMessage/delta` of item `item` (thread `t`, turn `u`).
+    pub(crate) fn delta(item: &str, text: &str) -> ServerNotification {
         AgentMessageDeltaNotification {
             thread_id: "t".to_string().into(),
             turn_id: "u".to_string().into(),

@@ -298,19 +298,8 @@ impl Drop for Outbound {
 
 #[cfg(test)]
 mod tests {
-    use weft_protocol::notifications::AgentMessageDeltaNotification;
-
     use super::*;
-
-    fn delta(item: &str, text: &str) -> ServerNotification {
-        AgentMessageDeltaNotification {
-            thread_id: "t".to_string().into(),
-            turn_id: "u".to_string().into(),
-            item_id: item.to_string().into(),
-            delta: text.into(),
-        }
-        .into()
-    }
+    use crate::connection::coalesce::tests::delta;
 
     fn limits(messages: usize) -> QueueLimits {
         QueueLimits {
