@@ -20,12 +20,13 @@ mod unload;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use weft_mock_model::{MockModel, RecordedRequest, Reply};
+use weft_mock_model::{Gate, MockModel, RecordedRequest, Reply};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
 pub use crate::turns::{
     INVALID_REQUEST, TurnRun, assert_invalid_request, label, read_through,
     read_through_turn_completed, run_turn_on, start_thread_on, str_at, turn_start_params,
+    wait_gate,
 };
 
 /// A thread id that no test ever creates (a well-formed UUIDv7).
@@ -111,6 +112,37 @@ impl Persist {
     /// Another initialized connection (WebSocket only).
     pub async fn second_client(&mut self) -> Client {
         self.daemon.initialized_client().await
+    }
+
+    /// [`second_client`](Persist::second_client) on WebSocket; none on stdio.
+    pub async fn other_client(&mut self) -> Option<Client> {
+        match self.transport {
+            Transport::Ws => Some(self.second_client().await),
+            Transport::Stdio => None,
+        }
+    }
+
+    /// `turn/start` of `text` on `thread` (it must succeed), not waiting for the turn: its id.
+    pub async fn begin_turn(&mut self, thread: &str, text: &str) -> String {
+        let started = ok(
+            &mut self.client,
+            "turn/start",
+            turn_start_params(thread, text),
+        )
+        .await;
+        str_at(&started, "/turn/id")
+    }
+
+    /// [`begin_turn`](Persist::begin_turn) whose reply is held at `gate`: once the reply has
+    /// streamed its first `item/agentMessage/delta` and reached the gate. The turn's id.
+    pub async fn begin_held_turn(&mut self, thread: &str, text: &str, gate: &Gate) -> String {
+        let turn = self.begin_turn(thread, text).await;
+        read_through(&mut self.client, |m| {
+            m["method"] == "item/agentMessage/delta"
+        })
+        .await;
+        wait_gate(gate).await;
+        turn
     }
 
     /// Wait for the mock to have seen `n` model requests.

@@ -8,10 +8,10 @@ use weft_test_support::{Client, QUIET_PERIOD, Transport};
 
 use super::{
     Persist, assert_error, ids, label, list, list_ids, loaded, ok, path_of, read, read_through,
-    rollout_lines, str_at, turn_start_params, turns,
+    rollout_lines, str_at, turns,
 };
 use crate::requests::{Requests, name_params};
-use crate::turns::{gated_message, wait_gate};
+use crate::turns::gated_message;
 
 /// The messages through `thread/archived` for `thread`, as labels, keeping only the ones about
 /// `thread` (and answers).
@@ -31,12 +31,36 @@ async fn through_archived(client: &mut Client, thread: &str) -> Vec<String> {
     .collect()
 }
 
+/// Send `method` (`thread/archive` or `thread/unarchive`) for `thread`, then read through the
+/// notification `until`: the request's id, the messages, and their labels.
+async fn send_through(
+    client: &mut Client,
+    method: &str,
+    thread: &str,
+    until: &str,
+) -> (Value, Vec<Value>, Vec<String>) {
+    let id = client
+        .send_request(method, json!({"threadId": thread}))
+        .await;
+    let messages = read_through(client, |m| m["method"] == until).await;
+    let labels = messages.iter().map(label).collect();
+    (id, messages, labels)
+}
+
+/// `thread/unarchive` of `thread`, which is not archived, is refused.
+async fn assert_not_archived(client: &mut Client, thread: &str) {
+    let answer = client
+        .request("thread/unarchive", json!({"threadId": thread}))
+        .await;
+    assert_error(
+        answer,
+        &format!("no archived rollout found for thread id {thread}"),
+    );
+}
+
 async fn archive_and_unarchive(transport: Transport) {
     let mut p = Persist::start(transport).await;
-    let mut other = match transport {
-        Transport::Ws => Some(p.second_client().await),
-        Transport::Stdio => None,
-    };
+    let mut other = p.other_client().await;
     let gate = Gate::new();
     p.push(gated_message("msg_arch", "working ", &gate, "on it"));
     let first = p.start_thread().await;
@@ -46,12 +70,8 @@ async fn archive_and_unarchive(transport: Transport) {
 
     // A loaded, idle thread: notLoaded (broadcast) → {} → thread/archived (broadcast); no
     // thread/closed.
-    let id = p
-        .client
-        .send_request("thread/archive", json!({"threadId": first}))
-        .await;
-    let messages = read_through(&mut p.client, |m| m["method"] == "thread/archived").await;
-    let labels: Vec<String> = messages.iter().map(label).collect();
+    let (id, messages, labels) =
+        send_through(&mut p.client, "thread/archive", &first, "thread/archived").await;
     assert_eq!(
         labels,
         [
@@ -103,22 +123,16 @@ async fn archive_and_unarchive(transport: Transport) {
     }
     let answer = p.client.set_name(&first, "x").await;
     assert_error(answer, &no_rollout);
-    let answer = p
-        .client
-        .request("thread/unarchive", json!({"threadId": second}))
-        .await;
-    assert_error(
-        answer,
-        &format!("no archived rollout found for thread id {second}"),
-    );
+    assert_not_archived(&mut p.client, &second).await;
 
     // Unarchive: {thread} → thread/unarchived (broadcast).
-    let id = p
-        .client
-        .send_request("thread/unarchive", json!({"threadId": first}))
-        .await;
-    let messages = read_through(&mut p.client, |m| m["method"] == "thread/unarchived").await;
-    let labels: Vec<String> = messages.iter().map(label).collect();
+    let (id, messages, labels) = send_through(
+        &mut p.client,
+        "thread/unarchive",
+        &first,
+        "thread/unarchived",
+    )
+    .await;
     assert_eq!(labels, ["response", "thread/unarchived"]);
     assert_eq!(messages[0]["id"], id);
     let back = &messages[0]["result"]["thread"];
@@ -140,25 +154,11 @@ async fn archive_and_unarchive(transport: Transport) {
         0
     );
     assert!(list_ids(&mut p.client, json!({})).await.contains(&first));
-    let answer = p
-        .client
-        .request("thread/unarchive", json!({"threadId": first}))
-        .await;
-    assert_error(
-        answer,
-        &format!("no archived rollout found for thread id {first}"),
-    );
+    assert_not_archived(&mut p.client, &first).await;
 
     // A thread that is not loaded: {} → thread/archived, no status change.
-    let id = p
-        .client
-        .send_request("thread/archive", json!({"threadId": first}))
-        .await;
-    let labels: Vec<String> = read_through(&mut p.client, |m| m["method"] == "thread/archived")
-        .await
-        .iter()
-        .map(label)
-        .collect();
+    let (id, _, labels) =
+        send_through(&mut p.client, "thread/archive", &first, "thread/archived").await;
     assert_eq!(labels, ["response", "thread/archived"], "request {id}");
     ok(
         &mut p.client,
@@ -171,22 +171,9 @@ async fn archive_and_unarchive(transport: Transport) {
     assert_eq!(resumed["thread"]["status"]["type"], "idle");
 
     // A busy thread: its turn is interrupted first, then it is unloaded and archived.
-    let turn = str_at(
-        &ok(
-            &mut p.client,
-            "turn/start",
-            turn_start_params(&busy, "a long job"),
-        )
-        .await,
-        "/turn/id",
-    );
-    read_through(&mut p.client, |m| m["method"] == "item/agentMessage/delta").await;
-    wait_gate(&gate).await;
-    p.client
-        .send_request("thread/archive", json!({"threadId": busy}))
-        .await;
-    let messages = read_through(&mut p.client, |m| m["method"] == "thread/archived").await;
-    let labels: Vec<String> = messages.iter().map(label).collect();
+    let turn = p.begin_held_turn(&busy, "a long job", &gate).await;
+    let (_, messages, labels) =
+        send_through(&mut p.client, "thread/archive", &busy, "thread/archived").await;
     let at = |wanted: &str| {
         labels
             .iter()
@@ -227,10 +214,7 @@ async fn name_updated(client: &mut Client, thread: &str, name: &str) {
 
 async fn name_set(transport: Transport) {
     let mut p = Persist::start(transport).await;
-    let mut other = match transport {
-        Transport::Ws => Some(p.second_client().await),
-        Transport::Stdio => None,
-    };
+    let mut other = p.other_client().await;
     let thread = p.start_thread().await;
 
     // {} → thread/name/updated, to every connection.
@@ -273,10 +257,7 @@ async fn name_set(transport: Transport) {
 
     // After a restart: the name is there, and it can be changed without loading the thread.
     p.restart().await;
-    let mut other = match transport {
-        Transport::Ws => Some(p.second_client().await),
-        Transport::Stdio => None,
-    };
+    let mut other = p.other_client().await;
     let stored = read(&mut p.client, &thread, false).await;
     assert_eq!(stored["name"], "My thread");
     assert_eq!(stored["status"]["type"], "notLoaded");

@@ -9,10 +9,10 @@ use super::{
     Persist, assert_error, assert_follow_up, assert_nothing_in_progress,
     assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
     list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_files,
-    rollout_lines, str_at, turn_start_params, turns, user,
+    rollout_lines, str_at, turns, user,
 };
 use crate::requests::Requests;
-use crate::turns::{gated_message, wait_gate};
+use crate::turns::gated_message;
 
 /// Every `thread/list` source kind (so no filter hides a thread).
 const ALL_KINDS: [&str; 6] = ["cli", "vscode", "exec", "appServer", "subAgent", "unknown"];
@@ -117,17 +117,9 @@ async fn fork_of_a_busy_thread(transport: Transport) {
     p.push(Reply::new().text("Fork answer."));
     p.push(Reply::new().text("Source answer."));
     let source = p.start_thread().await;
-    let turn = str_at(
-        &ok(
-            &mut p.client,
-            "turn/start",
-            turn_start_params(&source, "start something long"),
-        )
-        .await,
-        "/turn/id",
-    );
-    read_through(&mut p.client, |m| m["method"] == "item/agentMessage/delta").await;
-    wait_gate(&gate).await;
+    let turn = p
+        .begin_held_turn(&source, "start something long", &gate)
+        .await;
 
     let forked =
         ok(&mut p.client, "thread/fork", json!({"threadId": source})).await["thread"].clone();

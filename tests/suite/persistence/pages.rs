@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use weft_mock_model::{Gate, MockModel, Reply};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
-use super::{Persist, ok, read_through, run_turn_on, str_at, turn_start_params};
+use super::{Persist, ok, read_through, run_turn_on, str_at};
 use crate::turns::wait_gate;
 
 /// `thread/turns/list` with these params (it must succeed).
@@ -35,9 +35,10 @@ async fn start_experimental(transport: Transport) -> Persist {
     Persist::on(mock, home, transport, connection)
 }
 
-fn err(answer: Result<Value, RpcError>) -> RpcError {
-    match answer {
-        Ok(result) => panic!("expected an error, got {result}"),
+/// `method` with `params`, which must fail: the error.
+async fn refused(client: &mut Client, method: &str, params: Value) -> RpcError {
+    match client.request(method, params).await {
+        Ok(result) => panic!("expected {method} to fail, got {result}"),
         Err(err) => err,
     }
 }
@@ -85,10 +86,8 @@ async fn paginated_history(transport: Transport) {
     let thread = started["thread"]["id"].as_str().unwrap().to_owned();
 
     // Before the first user message (the TUI asks at start-up).
-    let e = err(p
-        .client
-        .request("thread/turns/list", json!({"threadId": thread, "limit": 1}))
-        .await);
+    let params = json!({"threadId": thread, "limit": 1});
+    let e = refused(&mut p.client, "thread/turns/list", params).await;
     assert_eq!(e.code, -32600);
     assert_eq!(
         e.message,
@@ -96,10 +95,12 @@ async fn paginated_history(transport: Transport) {
             "thread {thread} is not materialized yet; thread/turns/list is unavailable before first user message"
         )
     );
-    let e = err(p
-        .client
-        .request("thread/items/list", json!({"threadId": thread}))
-        .await);
+    let e = refused(
+        &mut p.client,
+        "thread/items/list",
+        json!({"threadId": thread}),
+    )
+    .await;
     assert_eq!(
         (e.code, e.message.as_str()),
         (-32601, "thread/items/list is not supported yet")
@@ -209,47 +210,34 @@ async fn paginated_history(transport: Transport) {
     );
 
     // Errors.
-    let e = err(p
-        .client
-        .request(
+    let refusals = [
+        (
             "thread/items/list",
             json!({"threadId": thread, "cursor": {"type": "item", "itemId": first_id}}),
-        )
-        .await);
-    assert_eq!(
-        (e.code, e.message.as_str()),
-        (-32602, "turnId is required when cursor is an item anchor")
-    );
-    let e = err(p
-        .client
-        .request("thread/items/list", json!({"threadId": thread, "turnId": turns[1], "cursor": {"type": "item", "itemId": "nope"}}))
-        .await);
-    assert_eq!(
-        (e.code, e.message.as_str()),
+            (-32602, "turnId is required when cursor is an item anchor"),
+        ),
         (
-            -32602,
-            "cursor.itemId does not identify an item in the requested history scope"
-        )
-    );
-    let e = err(p
-        .client
-        .request(
+            "thread/items/list",
+            json!({"threadId": thread, "turnId": turns[1],
+                   "cursor": {"type": "item", "itemId": "nope"}}),
+            (
+                -32602,
+                "cursor.itemId does not identify an item in the requested history scope",
+            ),
+        ),
+        (
             "thread/turns/list",
             json!({"threadId": thread, "cursor": "garbage"}),
-        )
-        .await);
-    assert_eq!(
-        (e.code, e.message.as_str()),
-        (-32600, "invalid cursor: garbage")
-    );
+            (-32600, "invalid cursor: garbage"),
+        ),
+    ];
+    for (method, params, expected) in refusals {
+        let e = refused(&mut p.client, method, params).await;
+        assert_eq!((e.code, e.message.as_str()), expected, "{method}");
+    }
     // An items cursor is not a turns cursor.
-    let e = err(p
-        .client
-        .request(
-            "thread/turns/list",
-            json!({"threadId": thread, "cursor": back}),
-        )
-        .await);
+    let params = json!({"threadId": thread, "cursor": back});
+    let e = refused(&mut p.client, "thread/turns/list", params).await;
     assert_eq!(e.message, format!("invalid cursor: {back}"));
 
     // Another thread's cursor is refused.
@@ -264,13 +252,8 @@ async fn paginated_history(transport: Transport) {
     run_turn_on(&mut p.client, &other, "other question").await;
     let foreign = turns_page(&mut p.client, json!({"threadId": other})).await;
     let foreign = foreign["backwardsCursor"].as_str().unwrap().to_owned();
-    let e = err(p
-        .client
-        .request(
-            "thread/turns/list",
-            json!({"threadId": thread, "cursor": foreign}),
-        )
-        .await);
+    let params = json!({"threadId": thread, "cursor": foreign});
+    let e = refused(&mut p.client, "thread/turns/list", params).await;
     assert_eq!(
         (e.code, e.message),
         (-32600, format!("invalid cursor: {foreign}"))
@@ -356,13 +339,7 @@ async fn running_and_cut_turns(transport: Transport) {
     )
     .await;
     let thread = str_at(&started, "/thread/id");
-    let turn = ok(
-        &mut p.client,
-        "turn/start",
-        turn_start_params(&thread, "remember 42"),
-    )
-    .await;
-    let turn = str_at(&turn, "/turn/id");
+    let turn = p.begin_turn(&thread, "remember 42").await;
     read_through(&mut p.client, |m| {
         m["method"] == "item/completed" && m["params"]["item"]["text"] == "first part done"
     })

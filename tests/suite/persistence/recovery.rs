@@ -9,7 +9,7 @@ use weft_test_support::Transport;
 
 use super::{
     Persist, assert_error_containing, assert_follow_up, ids, launch, list, loaded, ok, path_of,
-    read, read_through, rollout_files, rollout_lines, start_thread_on, turn_start_params, turns,
+    read, read_through, rollout_files, rollout_lines, start_thread_on, turns,
 };
 use crate::requests::Requests;
 use crate::turns::wait_gate;
@@ -295,12 +295,7 @@ async fn kill_mid_turn_after_a_second_daemon(with_second_daemon: bool) {
         assert!(second.wait_exit().await.success());
     }
     next_second(started_at).await;
-    ok(
-        &mut p.client,
-        "turn/start",
-        turn_start_params(&thread, "the first prompt"),
-    )
-    .await;
+    p.begin_turn(&thread, "the first prompt").await;
     read_through(&mut p.client, |m| {
         m["method"] == "item/completed" && m["params"]["item"]["text"] == "first part done"
     })

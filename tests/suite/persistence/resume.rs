@@ -12,7 +12,7 @@ use super::{
     Persist, UNKNOWN_ID, assert_error, assert_follow_up, assert_nothing_in_progress,
     assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
     list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_lines,
-    run_turn_on, str_at, turn_start_params, turns, user,
+    run_turn_on, str_at, turns, user,
 };
 use crate::requests::Requests;
 use crate::turns::wait_gate;
@@ -157,13 +157,7 @@ async fn resume_after_kill_mid_turn(transport: Transport) {
     );
     p.push(Reply::new().text("Recovered."));
     let thread = p.start_thread().await;
-    let started = ok(
-        &mut p.client,
-        "turn/start",
-        turn_start_params(&thread, "remember the number 42"),
-    )
-    .await;
-    let turn = str_at(&started, "/turn/id");
+    let turn = p.begin_turn(&thread, "remember the number 42").await;
     let before_kill = read_through(&mut p.client, |m| {
         m["method"] == "item/agentMessage/delta" && m["params"]["itemId"] == "msg_cut"
     })
@@ -251,15 +245,7 @@ async fn resume_after_kill_mid_command() {
     )
     .await;
     let thread = str_at(&started, "/thread/id");
-    let turn = str_at(
-        &ok(
-            &mut p.client,
-            "turn/start",
-            turn_start_params(&thread, "run the slow command"),
-        )
-        .await,
-        "/turn/id",
-    );
+    let turn = p.begin_turn(&thread, "run the slow command").await;
     read_through(&mut p.client, |m| {
         m["method"] == "item/commandExecution/outputDelta"
             && m["params"]["delta"]

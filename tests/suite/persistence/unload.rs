@@ -10,7 +10,7 @@ use super::{
     Persist, UNKNOWN_ID, assert_follow_up, label, loaded, ok, read_through, str_at,
     turn_start_params, turns,
 };
-use crate::turns::{gated_message, wait_gate};
+use crate::turns::gated_message;
 
 async fn unsubscribe(client: &mut Client, thread: &str) -> Value {
     ok(client, "thread/unsubscribe", json!({"threadId": thread})).await["status"].clone()
@@ -21,10 +21,7 @@ async fn unsubscribe_statuses(transport: Transport) {
     p.push(Reply::new().text("nobody listens"));
     p.push(Reply::new().text("listening again"));
     let thread = p.start_thread().await;
-    let mut other = match transport {
-        Transport::Ws => Some(p.second_client().await),
-        Transport::Stdio => None,
-    };
+    let mut other = p.other_client().await;
 
     assert_eq!(unsubscribe(&mut p.client, &thread).await, "unsubscribed");
     assert_eq!(unsubscribe(&mut p.client, &thread).await, "notSubscribed");
@@ -121,14 +118,7 @@ async fn idle_unload(transport: Transport) {
     let (idle, _) = p.thread_with_turn("back in memory", "keep this").await;
     let subscribed = p.start_thread().await;
     let busy = p.start_thread().await;
-    ok(
-        &mut p.client,
-        "turn/start",
-        turn_start_params(&busy, "a long job"),
-    )
-    .await;
-    read_through(&mut p.client, |m| m["method"] == "item/agentMessage/delta").await;
-    wait_gate(&gate).await;
+    p.begin_held_turn(&busy, "a long job", &gate).await;
     assert_eq!(unsubscribe(&mut p.client, &busy).await, "unsubscribed");
     let witness = p.start_thread().await;
     assert_eq!(unsubscribe(&mut p.client, &idle).await, "unsubscribed");
