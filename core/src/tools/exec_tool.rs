@@ -88,32 +88,48 @@ pub(crate) struct ExecContext {
     pub plan_mode: bool,
 }
 
-/// `exec_command`: runs beside other calls.
-pub(crate) struct ExecCommandTool {
+/// One of the two exec tools, on their shared context.
+pub(crate) struct ExecTool {
     /// The shared context.
     pub context: Arc<ExecContext>,
-    /// Whether the escalation parameters are offered (`on-request`, outside Plan mode).
-    pub escalation: bool,
+    /// Which tool it is.
+    pub kind: ExecToolKind,
+}
+
+/// Which exec tool an [`ExecTool`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExecToolKind {
+    /// `exec_command`: runs beside other calls; `escalation` says whether the escalation
+    /// parameters are offered (`on-request`, outside Plan mode).
+    Command { escalation: bool },
+    /// `write_stdin`: exclusive.
+    WriteStdin,
 }
 
 #[async_trait]
-impl Tool for ExecCommandTool {
+impl Tool for ExecTool {
     fn name(&self) -> &str {
-        EXEC_COMMAND_TOOL
+        match self.kind {
+            ExecToolKind::Command { .. } => EXEC_COMMAND_TOOL,
+            ExecToolKind::WriteStdin => WRITE_STDIN_TOOL,
+        }
     }
 
     fn specs(&self) -> Vec<Value> {
-        vec![if self.escalation {
-            exec_command_tool_spec_with_escalation()
-        } else {
-            exec_command_tool_spec()
+        vec![match self.kind {
+            ExecToolKind::Command { escalation: true } => exec_command_tool_spec_with_escalation(),
+            ExecToolKind::Command { escalation: false } => exec_command_tool_spec(),
+            ExecToolKind::WriteStdin => write_stdin_tool_spec(),
         }]
     }
 
     fn effects(&self) -> Effects {
         Effects {
             mutates: true,
-            concurrency: Concurrency::Parallel,
+            concurrency: match self.kind {
+                ExecToolKind::Command { .. } => Concurrency::Parallel,
+                ExecToolKind::WriteStdin => Concurrency::Exclusive,
+            },
         }
     }
 
@@ -122,41 +138,11 @@ impl Tool for ExecCommandTool {
     }
 
     async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
-        let text = exec_command(&self.context, &call.call_id, call.arguments(), turn).await;
-        ToolOutput::Text(text)
-    }
-}
-
-/// `write_stdin`: exclusive.
-pub(crate) struct WriteStdinTool {
-    /// The shared context.
-    pub context: Arc<ExecContext>,
-}
-
-#[async_trait]
-impl Tool for WriteStdinTool {
-    fn name(&self) -> &str {
-        WRITE_STDIN_TOOL
-    }
-
-    fn specs(&self) -> Vec<Value> {
-        vec![write_stdin_tool_spec()]
-    }
-
-    fn effects(&self) -> Effects {
-        Effects {
-            mutates: true,
-            concurrency: Concurrency::Exclusive,
-        }
-    }
-
-    fn aborted(&self, elapsed: Duration) -> String {
-        format_aborted_for_model(elapsed)
-    }
-
-    async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
-        let text = write_stdin(&self.context, &call.call_id, call.arguments(), turn).await;
-        ToolOutput::Text(text)
+        let (context, call_id, arguments) = (&*self.context, &call.call_id, call.arguments());
+        ToolOutput::Text(match self.kind {
+            ExecToolKind::Command { .. } => exec_command(context, call_id, arguments, turn).await,
+            ExecToolKind::WriteStdin => write_stdin(context, call_id, arguments, turn).await,
+        })
     }
 }
 

@@ -36,7 +36,7 @@ use super::agent_tool::AgentTools;
 use super::approval::{ApprovalWaits, Mode, SessionApprovals};
 use super::context::ToolTurn;
 use super::dynamic_tool::DynamicTools;
-use super::exec_tool::{BackgroundCommands, ExecCommandTool, ExecContext, WriteStdinTool};
+use super::exec_tool::{BackgroundCommands, ExecContext, ExecTool, ExecToolKind};
 use super::goal_tool::{GOAL_TOOLS, GoalTool};
 use super::mcp_tool::{McpTools, SessionGrants};
 use super::offer::ToolOffer;
@@ -126,11 +126,16 @@ impl ToolRuntime {
             waits: Arc::clone(&self.waits),
             plan_mode: offer.plan_mode,
         });
-        set.builtin(Arc::new(ExecCommandTool {
+        set.builtin(Arc::new(ExecTool {
             context: Arc::clone(&exec),
-            escalation: Mode::of(&turn.approval_policy) == Mode::OnRequest && !offer.plan_mode,
+            kind: ExecToolKind::Command {
+                escalation: Mode::of(&turn.approval_policy) == Mode::OnRequest && !offer.plan_mode,
+            },
         }));
-        set.builtin(Arc::new(WriteStdinTool { context: exec }));
+        set.builtin(Arc::new(ExecTool {
+            context: exec,
+            kind: ExecToolKind::WriteStdin,
+        }));
         set.builtin(Arc::new(ApplyPatchTool {
             approvals: Arc::clone(&self.approvals),
             waits: Arc::clone(&self.waits),
