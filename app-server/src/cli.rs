@@ -51,6 +51,10 @@ pub struct AppServerArgs {
     /// File holding the capability token (for `--ws-auth capability-token`).
     #[arg(long = "ws-token-file", value_name = "PATH")]
     pub ws_token_file: Option<PathBuf>,
+    /// Do not serve the web client on the WebSocket port, and refuse every browser (same as
+    /// `-c web.enabled=false`).
+    #[arg(long = "no-web")]
+    pub no_web: bool,
 }
 
 /// WebSocket authentication modes.
@@ -120,6 +124,9 @@ impl AppServerArgs {
         let mut all = self.config.clone();
         all.extend(self.enable.iter().map(|f| format!("features.{f}=true")));
         all.extend(self.disable.iter().map(|f| format!("features.{f}=false")));
+        if self.no_web {
+            all.push("web.enabled=false".into());
+        }
         all
     }
 }

@@ -5,6 +5,7 @@
 //! Modules, top to bottom (each uses only the ones below it):
 //! - [`server`]: start-up, signals, graceful shutdown.
 //! - [`transport`]: stdio and WebSocket, and the [`transport::ingress`] queue they feed.
+//! - [`web`]: the browser side of the WebSocket listener (the web client, sign-in, origins).
 //! - [`processor`]: decoding, the `initialize` gate and the one route table.
 //! - [`handlers`]: one file per domain; a handler returns its method's response.
 //! - [`dispatch`]: the execution modes, and the answers the router sends.
@@ -27,3 +28,4 @@ pub mod server;
 pub mod state;
 pub mod subscriptions;
 pub mod transport;
+pub mod web;

@@ -21,6 +21,7 @@ use crate::transport;
 use crate::transport::ingress::Ingress;
 use crate::transport::lines::LineLimits;
 use crate::transport::ws::{WsAuth, WsLimits, WsOptions};
+use crate::web::WebAccess;
 
 /// A failure to start the daemon; printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -306,7 +307,8 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
                         source,
                     })?;
             let limits = daemon.ws_limits();
-            transport::ws::serve(listener, options, limits, ingress, shutdown)
+            let web = web_access(&daemon.state.config, &listener);
+            transport::ws::serve(listener, options, limits, web, ingress, shutdown)
                 .await
                 .map_err(StartError::WebSocket)?;
         }
@@ -317,6 +319,41 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
         }
     }
     daemon.stop().await
+}
+
+/// The web access of a WebSocket listener, with `[web] enabled`: a fresh sign-in token,
+/// whose URL goes to stdout and `$WEFT_HOME/web-sign-in.url`, never to the log.
+fn web_access(config: &Config, listener: &tokio::net::TcpListener) -> Option<Arc<WebAccess>> {
+    if !config.web.enabled {
+        return None;
+    }
+    let bound = listener.local_addr().ok()?;
+    let web = match WebAccess::new(&config.web, bound) {
+        Ok(web) => web,
+        Err(err) => {
+            tracing::warn!(%err, "web client off: the system has no random source for its token");
+            return None;
+        }
+    };
+    match web.write_sign_in_file(&config.home) {
+        Ok(path) => tracing::info!(
+            "web client at {} (sign-in URL on stdout and in {})",
+            web.home_url(),
+            path.display()
+        ),
+        Err(err) => tracing::warn!(
+            %err,
+            "web client at {} (sign-in URL on stdout; cannot write it under the home)",
+            web.home_url()
+        ),
+    }
+    // In WebSocket mode stdout carries no protocol: it is where the sign-in URL goes, apart
+    // from the log on stderr.
+    #[allow(clippy::print_stdout)]
+    {
+        println!("weft: open the web client: {}", web.sign_in_url());
+    }
+    Some(Arc::new(web))
 }
 
 /// Every so often, unload threads nobody listens to and nothing runs in.

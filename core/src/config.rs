@@ -19,6 +19,7 @@ use crate::model::provider::{ProviderConfig, WireApi};
 
 mod agents;
 mod features;
+mod web;
 
 pub use crate::config_base::{
     ConfigError, ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of,
@@ -26,6 +27,7 @@ pub use crate::config_base::{
 pub use crate::limits::Limits;
 pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
+pub use web::{WebConfig, normalize_origin};
 
 /// Keys of the top level of `config.toml` that Weft understands.
 pub const KNOWN_KEYS: &[&str] = &[
@@ -48,6 +50,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "features",
     "goals",
     "agents",
+    "web",
 ];
 
 /// The default model when neither config nor request names one.
@@ -82,6 +85,8 @@ struct ConfigToml {
     features: Features,
     #[serde(default)]
     goals: GoalsConfig,
+    #[serde(default)]
+    web: WebConfig,
 }
 
 /// `[mcp]`: Weft's own MCP settings (the servers are `[mcp_servers.*]`).
@@ -138,6 +143,8 @@ pub struct Config {
     pub goals: GoalsConfig,
     /// `[agents]`: the limits of sub-agent trees (docs/agents.md §2).
     pub agents: AgentsConfig,
+    /// `[web]`: the browser client and the origins admitted to the socket (docs/web.md).
+    pub web: WebConfig,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -312,6 +319,7 @@ impl Config {
             },
             features: raw.features,
             goals: raw.goals.validated(path)?,
+            web: raw.web.validated(path)?,
             agents,
         })
     }

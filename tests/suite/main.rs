@@ -34,3 +34,4 @@ mod security;
 mod thread_state;
 mod tools;
 mod turns;
+mod web;

@@ -1,8 +1,11 @@
 //! WebSocket: one JSON message per text frame, many connections. The same listener answers
-//! `GET /readyz` and `GET /healthz`. Any request with an `Origin` header is refused (403) so
-//! that a browser page cannot reach a local agent daemon by accident. How many connections
-//! may be open and how long an upgrade may take is [`listener`]'s; a message over the size
-//! limit closes its connection with close code 1009.
+//! `GET /readyz` and `GET /healthz` and, with `[web] enabled`, serves the web client
+//! ([`crate::web`]). A request with an `Origin` header comes from a browser: it is refused
+//! (403) unless the web client is on and its origin is admitted, and its upgrade needs a
+//! signed-in session or the sign-in token ([`WebAccess::admit_socket`]), so that a foreign
+//! page cannot reach a local agent daemon. Every response carries the web client's security
+//! headers. How many connections may be open and how long an upgrade may take is
+//! [`listener`]'s; a message over the size limit closes its connection with close code 1009.
 
 pub mod listener;
 
@@ -13,7 +16,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -30,6 +33,7 @@ use crate::connection::{Backpressure, Connection, ConnectionLimits, Outbound};
 use crate::transport::ingress::{Ingress, oversized_error};
 use crate::transport::link::{CloseBounds, Link};
 use crate::transport::stall::{Progress, Stalled, watched};
+use crate::web::{SUBPROTOCOL, WebAccess, pages};
 
 /// How WebSocket upgrades are authenticated.
 #[derive(Debug, Clone)]
@@ -71,6 +75,8 @@ pub struct WsLimits {
 struct WsState {
     ingress: Ingress,
     auth: Arc<WsAuth>,
+    /// The web client's access, when it is on.
+    web: Option<Arc<WebAccess>>,
     shutdown: CancellationToken,
     max_message_bytes: usize,
     connection: ConnectionLimits,
@@ -94,6 +100,7 @@ pub async fn serve(
     listener: TcpListener,
     options: WsOptions,
     limits: WsLimits,
+    web: Option<Arc<WebAccess>>,
     ingress: Ingress,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
@@ -102,6 +109,7 @@ pub async fn serve(
     let state = WsState {
         ingress,
         auth: Arc::new(options.auth),
+        web,
         shutdown: shutdown.clone(),
         max_message_bytes: limits.max_message_bytes,
         connection: limits.connection,
@@ -113,7 +121,11 @@ pub async fn serve(
         .route("/readyz", get(health))
         .route("/healthz", get(health))
         .fallback(upgrade)
-        .layer(middleware::from_fn(refuse_browser_origins))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refuse_foreign_origins,
+        ))
+        .layer(middleware::from_fn(pages::security_headers))
         .with_state(state);
     let served = axum::serve(
         listener,
@@ -137,24 +149,60 @@ async fn health() -> StatusCode {
     StatusCode::OK
 }
 
-async fn refuse_browser_origins(request: Request, next: Next) -> Response {
-    if request.headers().contains_key(header::ORIGIN) {
-        return StatusCode::FORBIDDEN.into_response();
+/// A request from a browser page (it carries `Origin`) goes on only when the web client is
+/// on and admits that origin.
+async fn refuse_foreign_origins(
+    State(state): State<WsState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let admitted = match (&state.web, origin.to_str()) {
+            (Some(web), Ok(origin)) => web.admits_origin(origin),
+            _ => false,
+        };
+        if !admitted {
+            return StatusCode::FORBIDDEN.into_response();
+        }
     }
     next.run(request).await
+}
+
+/// Whether a request asks for a WebSocket upgrade.
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
 async fn upgrade(
     State(state): State<WsState>,
     ConnectInfo(handshake): ConnectInfo<Handshake>,
+    uri: Uri,
     headers: HeaderMap,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
+    if let Some(web) = &state.web
+        && !is_upgrade(&headers)
+    {
+        return pages::answer(web, uri.path(), &headers, uri.query());
+    }
     let upgrade = match upgrade {
         Ok(upgrade) => upgrade,
         Err(rejection) => return rejection.into_response(),
     };
-    if let WsAuth::CapabilityToken(expected) = state.auth.as_ref() {
+    if headers.contains_key(header::ORIGIN) {
+        // A browser (its origin admitted by `refuse_foreign_origins`): signed in, or
+        // carrying the token, instead of the bearer it cannot set.
+        let admitted = match &state.web {
+            Some(web) => web.admit_socket(&headers, uri.query()),
+            None => Err(crate::web::Refusal::Forbidden("the web client is off")),
+        };
+        if let Err(refusal) = admitted {
+            return refusal.into_response();
+        }
+    } else if let WsAuth::CapabilityToken(expected) = state.auth.as_ref() {
         let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -176,6 +224,7 @@ async fn upgrade(
     // tungstenite refuses a frame over the limit from its header, before reading its payload,
     // and a message of several frames as soon as they add up to more.
     upgrade
+        .protocols([SUBPROTOCOL])
         .max_message_size(state.max_message_bytes)
         .max_frame_size(state.max_message_bytes)
         .on_upgrade(move |socket| connection(socket, state, written))

@@ -1,0 +1,326 @@
+// The Weft web client: a sidebar of the daemon's threads, one thread's transcript, a
+// composer and the approval dialogs (docs/web.md). Every text the model or a command wrote
+// is put on the page with textContent, never parsed as HTML: it renders as inert text.
+
+import { Rpc } from "./rpc.js";
+import {
+  applyNotification,
+  emptyTranscript,
+  groupByCwd,
+  prependTurns,
+  statusWord,
+  textInput,
+} from "./state.js";
+
+// The sign-in token has been exchanged for the session cookie: drop it from the address bar.
+if (location.search) history.replaceState(null, "", location.pathname);
+
+const $ = (id) => document.getElementById(id);
+
+/** An element with attributes and children (strings become text nodes). */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "onclick") node.addEventListener("click", value);
+    else if (value !== null && value !== undefined && value !== false) node.setAttribute(name, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return node;
+}
+
+const app = {
+  rpc: null,
+  threads: [],
+  statuses: new Map(),
+  view: null,
+  olderCursor: null,
+  approvals: new Map(),
+  frame: 0,
+};
+
+function scheduleRender() {
+  if (app.frame) return;
+  app.frame = requestAnimationFrame(() => {
+    app.frame = 0;
+    renderSidebar();
+    renderTranscript();
+  });
+}
+
+function setConnection(state) {
+  $("connection").textContent = state === "open" ? "connected" : "reconnecting…";
+  $("connection").dataset.state = state;
+  if (state === "closed") {
+    setTimeout(connect, app.rpc.backoff());
+  }
+}
+
+async function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  app.rpc = app.rpc || new Rpc(`${scheme}://${location.host}/`, {
+    onNotification,
+    onRequest,
+    onState: setConnection,
+  });
+  try {
+    await app.rpc.connect();
+  } catch {
+    return; // onState("closed") schedules the next attempt.
+  }
+  await loadThreads();
+  if (app.view) await openThread(app.view.threadId);
+}
+
+async function loadThreads() {
+  const params = { limit: 100, sortKey: "updated_at" };
+  const search = $("search").value.trim();
+  if (search) params.searchTerm = search;
+  if ($("archived").checked) params.archived = true;
+  const page = await app.rpc.request("thread/list", params);
+  app.threads = page.data;
+  for (const thread of page.data) app.statuses.set(thread.id, thread.status);
+  scheduleRender();
+}
+
+async function openThread(threadId) {
+  const resumed = await app.rpc.request("thread/resume", { threadId, excludeTurns: true });
+  app.statuses.set(threadId, resumed.thread.status);
+  app.view = emptyTranscript(threadId);
+  app.view.cwd = resumed.cwd;
+  app.view.model = resumed.model;
+  app.olderCursor = null;
+  await loadOlder();
+  scheduleRender();
+}
+
+async function loadOlder() {
+  const view = app.view;
+  const params = { threadId: view.threadId, limit: 20, itemsView: "full" };
+  if (app.olderCursor) params.cursor = app.olderCursor;
+  const page = await app.rpc.request("thread/turns/list", params);
+  if (app.view !== view) return;
+  prependTurns(view, page.data.slice().reverse());
+  app.olderCursor = page.nextCursor || null;
+  scheduleRender();
+}
+
+function onNotification(method, params) {
+  if (params && params.threadId) {
+    if (method === "thread/status/changed") app.statuses.set(params.threadId, params.status);
+    if (method === "thread/started" && !app.threads.some((t) => t.id === params.thread.id)) {
+      app.threads.unshift(params.thread);
+      app.statuses.set(params.thread.id, params.thread.status);
+    }
+    if (method === "thread/name/updated") {
+      const thread = app.threads.find((t) => t.id === params.threadId);
+      if (thread) thread.name = params.threadName || null;
+    }
+    if (method === "serverRequest/resolved") closeApproval(params.requestId);
+    if (app.view) applyNotification(app.view, method, params);
+  }
+  scheduleRender();
+}
+
+// --- approvals -------------------------------------------------------------------------
+
+const DECISIONS = {
+  "item/commandExecution/requestApproval": ["accept", "acceptForSession", "decline", "cancel"],
+  "item/fileChange/requestApproval": ["accept", "acceptForSession", "decline", "cancel"],
+};
+
+function onRequest(method, params, respond) {
+  const choices = DECISIONS[method];
+  if (!choices) return;
+  const id = params.approvalId || params.itemId;
+  const offered = (params.availableDecisions || choices).filter((d) => typeof d === "string");
+  const dialog = el(
+    "dialog",
+    { class: "approval" },
+    el("h2", {}, method.includes("fileChange") ? "Apply this change?" : "Run this command?"),
+    params.command ? el("pre", { class: "command" }, params.command) : null,
+    params.reason ? el("p", {}, params.reason) : null,
+    el(
+      "div",
+      { class: "choices" },
+      offered.map((decision) =>
+        el("button", {
+          "data-decision": decision,
+          onclick: () => {
+            respond({ decision });
+            closeApproval(id);
+          },
+        }, decision),
+      ),
+    ),
+  );
+  app.approvals.set(id, dialog);
+  document.body.append(dialog);
+  dialog.showModal();
+}
+
+function closeApproval(id) {
+  for (const [key, dialog] of app.approvals) {
+    if (key === id || id === undefined) {
+      dialog.close();
+      dialog.remove();
+      app.approvals.delete(key);
+    }
+  }
+}
+
+// --- rendering -------------------------------------------------------------------------
+
+function renderSidebar() {
+  const list = $("threads");
+  list.replaceChildren(
+    ...groupByCwd(app.threads).map((group) =>
+      el(
+        "section",
+        { class: "group" },
+        el("h3", { title: group.cwd }, group.cwd || "(no directory)"),
+        group.threads.map((thread) => {
+          const word = statusWord(app.statuses.get(thread.id) || thread.status);
+          return el(
+            "button",
+            {
+              class: "thread",
+              "data-thread": thread.id,
+              "aria-current": app.view && app.view.threadId === thread.id ? "true" : null,
+              onclick: () => openThread(thread.id),
+            },
+            el("span", { class: "title" }, thread.name || thread.preview || "(new thread)"),
+            el("span", { class: `badge ${word}` }, word),
+          );
+        }),
+      ),
+    ),
+  );
+}
+
+function renderItem(item) {
+  switch (item.type) {
+    case "userMessage":
+      return el(
+        "div",
+        { class: "item user" },
+        (item.content || []).map((part) => (part.type === "text" ? el("p", {}, part.text) : null)),
+      );
+    case "agentMessage":
+      return el("div", { class: "item agent" }, el("p", {}, item.text || ""));
+    case "reasoning":
+      return el(
+        "details",
+        { class: "item reasoning" },
+        el("summary", {}, "Reasoning"),
+        (item.summary || []).map((text) => el("p", {}, text)),
+      );
+    case "commandExecution":
+      return el(
+        "div",
+        { class: `item command ${item.status}` },
+        el("pre", { class: "command" }, `$ ${item.command}`),
+        el("pre", { class: "output" }, item.aggregatedOutput || ""),
+        item.exitCode === null || item.exitCode === undefined
+          ? null
+          : el("span", { class: "exit" }, `exit ${item.exitCode}`),
+      );
+    case "fileChange":
+      return el(
+        "div",
+        { class: `item patch ${item.status}` },
+        (item.changes || []).map((change) =>
+          el("div", { class: "file" }, el("h4", {}, change.path), el("pre", { class: "diff" }, change.diff || "")),
+        ),
+      );
+    case "plan":
+      return el("div", { class: "item plan" }, el("pre", {}, item.text || ""));
+    default:
+      return el("div", { class: `item other ${item.type}` }, el("span", {}, item.type));
+  }
+}
+
+function renderTranscript() {
+  const view = app.view;
+  const transcript = $("transcript");
+  if (!view) {
+    transcript.replaceChildren(el("p", { class: "empty" }, "Open a thread or start a new one."));
+    return;
+  }
+  const atBottom = transcript.scrollTop + transcript.clientHeight >= transcript.scrollHeight - 8;
+  transcript.replaceChildren(
+    app.olderCursor ? el("button", { id: "older", onclick: loadOlder }, "Load older turns") : null,
+    view.turns.map((turn) =>
+      el(
+        "section",
+        { class: `turn ${turn.status}`, "data-turn": turn.id },
+        turn.items.map(renderItem),
+        turn.error ? el("p", { class: "error" }, turn.error.message || "the turn failed") : null,
+      ),
+    ),
+  );
+  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+  $("stop").hidden = !view.running;
+  $("thread-title").textContent = view.cwd || "";
+}
+
+// --- composer --------------------------------------------------------------------------
+
+async function send() {
+  const box = $("message");
+  const text = box.value.trim();
+  if (!text || !app.view) return;
+  box.value = "";
+  const view = app.view;
+  if (view.running) {
+    await app.rpc.request("turn/steer", {
+      threadId: view.threadId,
+      expectedTurnId: view.running,
+      input: textInput(text),
+    });
+  } else {
+    const started = await app.rpc.request("turn/start", {
+      threadId: view.threadId,
+      input: textInput(text),
+    });
+    if (app.view === view) {
+      applyNotification(view, "turn/started", { threadId: view.threadId, turn: started.turn });
+    }
+  }
+  scheduleRender();
+}
+
+async function interrupt() {
+  const view = app.view;
+  if (view && view.running) {
+    await app.rpc.request("turn/interrupt", { threadId: view.threadId, turnId: view.running });
+  }
+}
+
+async function newThread(event) {
+  event.preventDefault();
+  const cwd = $("new-cwd").value.trim();
+  const started = await app.rpc.request("thread/start", cwd ? { cwd } : {});
+  if (!app.threads.some((t) => t.id === started.thread.id)) app.threads.unshift(started.thread);
+  await openThread(started.thread.id);
+}
+
+$("message").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    send();
+  }
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !document.querySelector("dialog[open]")) interrupt();
+});
+$("send").addEventListener("click", send);
+$("stop").addEventListener("click", interrupt);
+$("new-thread").addEventListener("submit", newThread);
+$("search").addEventListener("input", () => loadThreads());
+$("archived").addEventListener("change", () => loadThreads());
+
+connect();
+scheduleRender();

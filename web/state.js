@@ -1,0 +1,124 @@
+// The web client's state, kept apart from the page so it can be tested without a browser
+// (`node --test web/`). Everything here is plain data: the daemon owns the threads; this
+// holds what one tab has been told about them.
+
+/** A thread's live status as a short word for the sidebar badge. */
+export function statusWord(status) {
+  if (!status) return "notLoaded";
+  if (status.type === "active") {
+    const flags = status.activeFlags || [];
+    return flags.includes("waitingOnApproval") || flags.includes("waitingOnUserInput")
+      ? "waiting"
+      : "running";
+  }
+  return status.type;
+}
+
+/** Group threads by working directory, groups and threads newest first. */
+export function groupByCwd(threads) {
+  const groups = new Map();
+  for (const thread of threads) {
+    const key = thread.cwd || "";
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(thread);
+  }
+  const newest = (list) => Math.max(...list.map((t) => t.updatedAt || 0));
+  return [...groups.entries()]
+    .map(([cwd, list]) => ({
+      cwd,
+      threads: list.slice().sort((a, b) => (b.updatedAt || 0) - (a.updatedAt || 0)),
+    }))
+    .sort((a, b) => newest(b.threads) - newest(a.threads));
+}
+
+/** An empty transcript of one thread. */
+export function emptyTranscript(threadId) {
+  return { threadId, turns: [], running: null, tokenUsage: null };
+}
+
+function turnOf(view, turnId) {
+  let turn = view.turns.find((t) => t.id === turnId);
+  if (!turn) {
+    turn = { id: turnId, status: "inProgress", items: [], error: null };
+    view.turns.push(turn);
+  }
+  return turn;
+}
+
+function itemOf(turn, itemId) {
+  return turn.items.find((item) => item.id === itemId);
+}
+
+/** Put stored turns (from `thread/turns/list`, oldest first) before what is already shown. */
+export function prependTurns(view, turns) {
+  const known = new Set(view.turns.map((t) => t.id));
+  const older = turns
+    .filter((t) => !known.has(t.id))
+    .map((t) => ({ id: t.id, status: t.status, items: t.items || [], error: t.error || null }));
+  view.turns = older.concat(view.turns);
+  const last = view.turns[view.turns.length - 1];
+  view.running = last && last.status === "inProgress" ? last.id : view.running;
+}
+
+/**
+ * Apply one server notification to a transcript; returns whether it was about this thread.
+ * An item is replaced whole by `item/started` and `item/completed` (the daemon's copy wins),
+ * and grows by its deltas in between, so a notification seen twice changes nothing twice.
+ */
+export function applyNotification(view, method, params) {
+  if (!params || params.threadId !== view.threadId) return false;
+  switch (method) {
+    case "turn/started": {
+      const turn = turnOf(view, params.turn.id);
+      turn.status = "inProgress";
+      view.running = turn.id;
+      break;
+    }
+    case "turn/completed": {
+      const turn = turnOf(view, params.turn.id);
+      turn.status = params.turn.status;
+      turn.error = params.turn.error || null;
+      if (view.running === turn.id) view.running = null;
+      break;
+    }
+    case "item/started":
+    case "item/completed": {
+      const turn = turnOf(view, params.turnId);
+      const index = turn.items.findIndex((item) => item.id === params.item.id);
+      if (index >= 0) turn.items[index] = params.item;
+      else turn.items.push(params.item);
+      break;
+    }
+    case "item/agentMessage/delta": {
+      const item = itemOf(turnOf(view, params.turnId), params.itemId);
+      if (item) item.text = (item.text || "") + params.delta;
+      break;
+    }
+    case "item/commandExecution/outputDelta": {
+      const item = itemOf(turnOf(view, params.turnId), params.itemId);
+      if (item) item.aggregatedOutput = (item.aggregatedOutput || "") + params.delta;
+      break;
+    }
+    case "item/reasoning/summaryTextDelta": {
+      const item = itemOf(turnOf(view, params.turnId), params.itemId);
+      if (item) {
+        const summary = item.summary || (item.summary = []);
+        const at = params.summaryIndex || 0;
+        while (summary.length <= at) summary.push("");
+        summary[at] += params.delta;
+      }
+      break;
+    }
+    case "thread/tokenUsage/updated":
+      view.tokenUsage = params.tokenUsage;
+      break;
+    default:
+      return false;
+  }
+  return true;
+}
+
+/** The text a user typed, as `turn/start` and `turn/steer` take it. */
+export function textInput(text) {
+  return [{ type: "text", text, text_elements: [] }];
+}
