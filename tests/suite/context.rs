@@ -17,7 +17,7 @@ mod request;
 mod resume;
 
 use serde_json::{Value, json};
-use weft_mock_model::RecordedRequest;
+use weft_mock_model::{RecordedRequest, Reply, Usage};
 use weft_test_support::{Client, Transport};
 
 pub use crate::persistence::{Persist, assistant, conversation, item_types, ok, read, turns, user};
@@ -43,6 +43,37 @@ pub async fn start(transport: Transport) -> Persist {
         &format!("model_context_window = {WINDOW}\nmodel_auto_compact_token_limit = {LIMIT}\n"),
     )
     .await
+}
+
+/// A text reply that reports `input` and `output` tokens of usage.
+pub fn answer(text: impl Into<String>, input: i64, output: i64) -> Reply {
+    Reply::new().text(text).usage(Usage::new(input, output))
+}
+
+/// Queue one [`answer`] per `(text, input tokens, output tokens)`, in order.
+pub fn push_answers(p: &Persist, answers: &[(&str, i64, i64)]) {
+    for (text, input, output) in answers {
+        p.push(answer(*text, *input, *output));
+    }
+}
+
+/// [`start`] with [`push_answers`] queued, and one thread started: the harness and the thread.
+pub async fn start_answering(
+    transport: Transport,
+    answers: &[(&str, i64, i64)],
+) -> (Persist, String) {
+    let mut p = start(transport).await;
+    push_answers(&p, answers);
+    let thread = p.start_thread().await;
+    (p, thread)
+}
+
+/// A reply calling `exec_command` with `echo hi` (`call_echo`), reporting this usage.
+pub fn echo_hi(input: i64, output: i64) -> Reply {
+    let arguments = json!({"cmd": "echo hi"}).to_string();
+    Reply::new()
+        .function_call("call_echo", "exec_command", arguments)
+        .usage(Usage::new(input, output))
 }
 
 /// `thread/start` in the home folder with approval `never` and sandbox `danger-full-access`

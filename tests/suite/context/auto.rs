@@ -8,10 +8,32 @@ use weft_mock_model::{Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    assert_compacted_conversation, assert_one_compaction_item, assert_summary_between,
-    assert_summary_request, assistant, conversation, environment_contexts, input_kinds, label,
-    position_of, start, start_full_access_thread, summary_requests, user,
+    Persist, answer, assert_compacted_conversation, assert_one_compaction_item,
+    assert_summary_between, assert_summary_request, assistant, conversation, echo_hi,
+    environment_contexts, input_kinds, label, position_of, push_answers, start, start_answering,
+    start_full_access_thread, summary_requests, user,
 };
+use crate::persistence::TurnRun;
+
+/// A turn (`text`) that compacts on its way and answers `said`: checked to have completed,
+/// with no error and one compaction item. The run, and the positions in its messages of the
+/// turn's start and of the compaction's start and end.
+async fn compacting_turn(
+    p: &mut Persist,
+    thread: &str,
+    text: &str,
+    said: &str,
+) -> (TurnRun, [usize; 3]) {
+    let run = p.run_turn(thread, text).await;
+    let turn = run.completed_turn();
+    assert_eq!(turn["status"], "completed", "{turn}");
+    assert_eq!(turn["error"], serde_json::Value::Null);
+    assert_eq!(run.completed_items_of("agentMessage")[0]["text"], said);
+    let messages = &run.messages;
+    let (started, completed) = assert_one_compaction_item(messages, &run.turn_id);
+    let turn_started = position_of(messages, "turn/started", |m| m["method"] == "turn/started");
+    (run, [turn_started, started, completed])
+}
 
 /// A long conversation crosses the limit in the middle of a turn: the response that calls a
 /// tool reports more tokens than the limit, so after the tool ran Weft asks for a summary
@@ -19,40 +41,25 @@ use super::{
 async fn mid_turn_compaction_finishes_the_turn(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-MID: two questions so far; `echo hi` printed hi.";
     let mut p = start(transport).await;
-    p.push(Reply::new().text("first answer").usage(Usage::new(300, 20)));
-    p.push(
-        Reply::new()
-            .function_call(
-                "call_echo",
-                "exec_command",
-                json!({"cmd": "echo hi"}).to_string(),
-            )
-            .usage(Usage::new(5_000, 100)),
+    p.push(answer("first answer", 300, 20));
+    p.push(echo_hi(5_000, 100));
+    push_answers(
+        &p,
+        &[
+            (SUMMARY, 5_200, 60),
+            ("second answer", 400, 20),
+            ("third answer", 450, 20),
+        ],
     );
-    p.push(Reply::new().text(SUMMARY).usage(Usage::new(5_200, 60)));
-    p.push(
-        Reply::new()
-            .text("second answer")
-            .usage(Usage::new(400, 20)),
-    );
-    p.push(Reply::new().text("third answer").usage(Usage::new(450, 20)));
     let thread = start_full_access_thread(&mut p).await;
 
     let first = p.run_turn(&thread, "first question").await;
     assert_eq!(first.completed_turn()["status"], "completed");
     assert!(super::compaction_events(&first.messages).is_empty());
 
-    let second = p.run_turn(&thread, "second question").await;
-    let turn = second.completed_turn();
-    assert_eq!(turn["status"], "completed", "{turn}");
-    assert_eq!(turn["error"], serde_json::Value::Null);
-    assert_eq!(
-        second.completed_items_of("agentMessage")[0]["text"],
-        "second answer"
-    );
+    let (second, [turn_started, started, completed]) =
+        compacting_turn(&mut p, &thread, "second question", "second answer").await;
     let messages = &second.messages;
-    let (started, completed) = assert_one_compaction_item(messages, &second.turn_id);
-    let turn_started = position_of(messages, "turn/started", |m| m["method"] == "turn/started");
     let command_done = position_of(messages, "the command's item/completed", |m| {
         m["method"] == "item/completed" && m["params"]["item"]["id"] == "call_echo"
     });
@@ -143,20 +150,13 @@ async fn mid_turn_compaction_finishes_the_turn(transport: Transport) {
 /// request does not carry the new input), then records the input after the summary and samples.
 async fn new_turn_over_the_limit_compacts_first(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-PRE: the user asked a first question.";
-    let mut p = start(transport).await;
     // A reply with no follow-up leaves the window over the limit without compacting.
-    p.push(
-        Reply::new()
-            .text("first answer")
-            .usage(Usage::new(5_000, 100)),
-    );
-    p.push(Reply::new().text(SUMMARY).usage(Usage::new(5_100, 40)));
-    p.push(
-        Reply::new()
-            .text("second answer")
-            .usage(Usage::new(300, 20)),
-    );
-    let thread = p.start_thread().await;
+    let answers = [
+        ("first answer", 5_000, 100),
+        (SUMMARY, 5_100, 40),
+        ("second answer", 300, 20),
+    ];
+    let (mut p, thread) = start_answering(transport, &answers).await;
 
     let first = p.run_turn(&thread, "first question").await;
     assert_eq!(first.completed_turn()["status"], "completed");
@@ -166,15 +166,9 @@ async fn new_turn_over_the_limit_compacts_first(transport: Transport) {
     );
     assert_eq!(p.wait_for_requests(1).await.len(), 1);
 
-    let second = p.run_turn(&thread, "second question").await;
-    assert_eq!(second.completed_turn()["status"], "completed");
-    assert_eq!(
-        second.completed_items_of("agentMessage")[0]["text"],
-        "second answer"
-    );
+    let (second, [turn_started, started, completed]) =
+        compacting_turn(&mut p, &thread, "second question", "second answer").await;
     let messages = &second.messages;
-    let (started, completed) = assert_one_compaction_item(messages, &second.turn_id);
-    let turn_started = position_of(messages, "turn/started", |m| m["method"] == "turn/started");
     let user_started = position_of(messages, "the userMessage's item/started", |m| {
         m["method"] == "item/started" && m["params"]["item"]["type"] == "userMessage"
     });
@@ -221,16 +215,7 @@ async fn mid_turn_compaction_over_chat_completions() {
         daemon,
         client,
     };
-    p.mock.push(
-        Reply::new()
-            .function_call(
-                "call_echo",
-                "exec_command",
-                json!({"cmd": "echo hi"}).to_string(),
-            )
-            .usage(Usage::new(5_000, 100))
-            .chat(),
-    );
+    p.mock.push(echo_hi(5_000, 100).chat());
     p.mock.push(
         Reply::new()
             .text(SUMMARY)

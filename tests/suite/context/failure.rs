@@ -2,12 +2,12 @@
 //! the compaction failed, and the history is left exactly as it was.
 
 use serde_json::Value;
-use weft_mock_model::{Reply, Script, Usage};
+use weft_mock_model::Script;
 use weft_test_support::Transport;
 
 use super::{
-    assert_summary_between, assert_summary_request, assistant, compact, conversation, label, start,
-    user,
+    answer, assert_summary_between, assert_summary_request, assistant, compact, conversation,
+    label, push_answers, start, user,
 };
 
 /// Check a failed turn's `turn/completed` and the `error` notification before it: the error
@@ -62,13 +62,9 @@ fn bad_request() -> Script {
 /// next turn's request still carries the whole conversation, no summary.
 async fn failed_manual_compaction_leaves_the_history(transport: Transport) {
     let mut p = start(transport).await;
-    p.push(Reply::new().text("first answer").usage(Usage::new(100, 10)));
+    p.push(answer("first answer", 100, 10));
     p.mock.push(bad_request());
-    p.push(
-        Reply::new()
-            .text("second answer")
-            .usage(Usage::new(120, 10)),
-    );
+    p.push(answer("second answer", 120, 10));
     let thread = p.start_thread().await;
     p.run_turn(&thread, "first question").await;
 
@@ -98,14 +94,9 @@ async fn failed_manual_compaction_leaves_the_history(transport: Transport) {
 async fn failed_auto_compaction_fails_the_turn(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-RETRY: the user asked a first question.";
     let mut p = start(transport).await;
-    p.push(
-        Reply::new()
-            .text("first answer")
-            .usage(Usage::new(5_000, 100)),
-    );
+    p.push(answer("first answer", 5_000, 100));
     p.mock.push(bad_request());
-    p.push(Reply::new().text(SUMMARY).usage(Usage::new(5_100, 40)));
-    p.push(Reply::new().text("third answer").usage(Usage::new(300, 20)));
+    push_answers(&p, &[(SUMMARY, 5_100, 40), ("third answer", 300, 20)]);
     let thread = p.start_thread().await;
     p.run_turn(&thread, "first question").await;
 

@@ -7,9 +7,10 @@ use weft_mock_model::{Gate, Reply, Usage};
 use weft_test_support::{QUIET_PERIOD, Transport};
 
 use super::{
-    INVALID_REQUEST, assert_compacted_conversation, assert_one_compaction_item,
+    INVALID_REQUEST, answer, assert_compacted_conversation, assert_one_compaction_item,
     assert_summary_between, assert_summary_request, assistant, compact, conversation, label,
-    read_through, read_through_turn_completed, start, str_at, text_input, user, wait_gate,
+    push_answers, read_through, read_through_turn_completed, start, start_answering, str_at,
+    text_input, user, wait_gate,
 };
 use crate::turns::gated_message;
 
@@ -64,11 +65,12 @@ const COMPACTION_TURN: &[&str] = &[
 /// `userMessage`; the next turn's request carries the compacted history.
 async fn manual_compaction_on_an_idle_thread(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-MANUAL: the user greeted the model.";
-    let mut p = start(transport).await;
-    p.push(Reply::new().text("first answer").usage(Usage::new(100, 10)));
-    p.push(Reply::new().text(SUMMARY).usage(Usage::new(120, 30)));
-    p.push(Reply::new().text("second answer").usage(Usage::new(90, 10)));
-    let thread = p.start_thread().await;
+    let answers = [
+        ("first answer", 100, 10),
+        (SUMMARY, 120, 30),
+        ("second answer", 90, 10),
+    ];
+    let (mut p, thread) = start_answering(transport, &answers).await;
     p.run_turn(&thread, "first question").await;
 
     let (messages, turn) = compact(&mut p.client, &thread).await;
@@ -130,8 +132,7 @@ async fn manual_compaction_on_a_busy_thread(transport: Transport) {
     let mut p = start(transport).await;
     let gate = Gate::new();
     p.push(gated_message("msg_long", "Working", &gate, " on it"));
-    p.push(Reply::new().text(SUMMARY).usage(Usage::new(80, 20)));
-    p.push(Reply::new().text("next answer").usage(Usage::new(90, 10)));
+    push_answers(&p, &[(SUMMARY, 80, 20), ("next answer", 90, 10)]);
     let thread = p.start_thread().await;
     let running = ok_turn_start(&mut p, &thread, "do the long task").await;
     read_through(&mut p.client, |m| m["method"] == "item/agentMessage/delta").await;
@@ -186,18 +187,14 @@ async fn manual_compaction_on_a_busy_thread(transport: Transport) {
 async fn steer_into_a_compaction_is_rejected(transport: Transport) {
     let mut p = start(transport).await;
     let gate = Gate::new();
-    p.push(Reply::new().text("first answer").usage(Usage::new(100, 10)));
+    p.push(answer("first answer", 100, 10));
     p.push(
         Reply::new()
             .gate(&gate)
             .text("SUMMARY-STEER")
             .usage(Usage::new(100, 10)),
     );
-    p.push(
-        Reply::new()
-            .text("second answer")
-            .usage(Usage::new(100, 10)),
-    );
+    p.push(answer("second answer", 100, 10));
     let thread = p.start_thread().await;
     p.run_turn(&thread, "first question").await;
 

@@ -6,7 +6,7 @@ use weft_mock_model::{Reasoning, Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, conversation, environment_contexts, read_through_turn_completed, start,
+    Persist, answer, conversation, environment_contexts, read_through_turn_completed, start,
     start_full_access_thread, str_at, text_input,
 };
 use crate::persistence::assert_follow_up;
@@ -39,7 +39,7 @@ async fn reasoning_from_an_old_turn_is_not_sent(transport: Transport) {
             .text("It printed hi.")
             .usage(Usage::new(140, 20)),
     );
-    p.push(Reply::new().text("Sure.").usage(Usage::new(160, 5)));
+    p.push(answer("Sure.", 160, 5));
     let thread = start_full_access_thread(&mut p).await;
 
     let first = p.run_turn(&thread, "run echo hi").await;
@@ -95,11 +95,7 @@ async fn turn_with(p: &mut Persist, thread: &str, text: &str, extra: serde_json:
 async fn environment_context_once_then_only_changes(transport: Transport) {
     let mut p = start(transport).await;
     for n in 1..=5 {
-        p.push(
-            Reply::new()
-                .text(format!("answer {n}"))
-                .usage(Usage::new(100, 10)),
-        );
+        p.push(answer(format!("answer {n}"), 100, 10));
     }
     let sub = p.home.path().join("sub");
     std::fs::create_dir_all(&sub).expect("create the sub folder");

@@ -3,29 +3,21 @@
 //! still shows every turn with its items.
 
 use serde_json::json;
-use weft_mock_model::{Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    assert_summary_between, compact, environment_contexts, item_types, read, start, turns,
+    assert_summary_between, compact, environment_contexts, item_types, read, start_answering, turns,
 };
 use crate::persistence::{path_of, rollout_lines};
 
 async fn resume_after_compaction(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-RESUME: the number to remember is 42.";
-    let mut p = start(transport).await;
-    p.push(
-        Reply::new()
-            .text("Okay, I will remember 42.")
-            .usage(Usage::new(100, 20)),
-    );
-    p.push(Reply::new().text(SUMMARY).usage(Usage::new(130, 20)));
-    p.push(
-        Reply::new()
-            .text("You told me 42.")
-            .usage(Usage::new(90, 10)),
-    );
-    let thread = p.start_thread().await;
+    let answers = [
+        ("Okay, I will remember 42.", 100, 20),
+        (SUMMARY, 130, 20),
+        ("You told me 42.", 90, 10),
+    ];
+    let (mut p, thread) = start_answering(transport, &answers).await;
     let first = p.run_turn(&thread, "remember the number 42").await;
     let (_, compaction) = compact(&mut p.client, &thread).await;
     let before = read(&mut p.client, &thread, true).await;
