@@ -163,15 +163,13 @@ impl ThreadManager {
             if index.turns().is_empty() {
                 return Err(PageError::NotMaterialized(id));
             }
-            Ok(turns_page(
-                index,
-                &id,
-                from,
-                params.sort_direction.unwrap_or(SortDirection::Desc),
-                page_limit(params.limit),
-                params.items_view.unwrap_or(TurnItemsView::Summary),
-                live,
-            )?)
+            // The same three keys as `thread/resume`'s `initialTurnsPage`.
+            let asked = ThreadResumeInitialTurnsPageParams {
+                limit: params.limit,
+                sort_direction: params.sort_direction,
+                items_view: params.items_view,
+            };
+            Ok(asked_turns(index, &id, from, &asked, live)?)
         })
         .await
     }
@@ -254,15 +252,7 @@ impl ThreadManager {
             let (turns_cursor, items_cursor) = resume_cursors(index, &id);
             let page = match initial {
                 None => None,
-                Some(initial) => Some(turns_page(
-                    index,
-                    &id,
-                    None,
-                    initial.sort_direction.unwrap_or(SortDirection::Desc),
-                    page_limit(initial.limit),
-                    initial.items_view.unwrap_or(TurnItemsView::Summary),
-                    live,
-                )?),
+                Some(initial) => Some(asked_turns(index, &id, None, &initial, live)?),
             };
             Ok(ResumePages {
                 initial_turns_page: page,
@@ -272,4 +262,24 @@ impl ThreadManager {
         })
         .await
     }
+}
+
+/// The page of turns `asked` for, from `from` on: newest first, of the default size and with
+/// summarized items unless it says otherwise.
+fn asked_turns(
+    index: &RolloutIndex,
+    id: &ThreadId,
+    from: Option<Position>,
+    asked: &ThreadResumeInitialTurnsPageParams,
+    live: bool,
+) -> Result<TurnsPage, RolloutError> {
+    turns_page(
+        index,
+        id,
+        from,
+        asked.sort_direction.unwrap_or(SortDirection::Desc),
+        page_limit(asked.limit),
+        asked.items_view.unwrap_or(TurnItemsView::Summary),
+        live,
+    )
 }
