@@ -9,13 +9,11 @@ use weft_core::thread::{CoreError, InputMode, Submitted};
 use weft_mock_model::{Gate, Reply};
 use weft_protocol::TurnStatus;
 
-/// Start a turn with "one" in `mode` whose first model response (`replies[0]`) is held at
-/// the gate until the test releases it; the model's next response is `replies[1]`.
-async fn held_turn(
-    h: &Harness,
-    replies: [&str; 2],
-    mode: InputMode,
-) -> (Gate, weft_protocol::Turn) {
+/// A thread whose turn, started with "one" in `mode`, has its first model response
+/// (`replies[0]`) held at the gate until the test releases it; the model's next response is
+/// `replies[1]`.
+async fn held_turn(replies: [&str; 2], mode: InputMode) -> (Harness, Gate, weft_protocol::Turn) {
+    let h = harness().await;
     let gate = Gate::new();
     h.mock
         .push(Reply::new().gate(&gate).text(replies[0]).responses());
@@ -24,13 +22,12 @@ async fn held_turn(
         panic!("expected a new turn");
     };
     gate.wait_reached(WAIT).await.unwrap();
-    (gate, *turn)
+    (h, gate, *turn)
 }
 
 #[tokio::test]
 async fn routing_modes_are_answered_immediately_and_rejections_are_not_queued() {
-    let mut h = harness().await;
-    let (gate, turn) = held_turn(&h, ["first", "second"], InputMode::StartIfIdle).await;
+    let (mut h, gate, turn) = held_turn(["first", "second"], InputMode::StartIfIdle).await;
 
     // StartIfIdle on a busy thread: rejected, never queued.
     let busy = submit(&h.handle, "REJECTED-INPUT-1", InputMode::StartIfIdle)
@@ -86,8 +83,7 @@ async fn routing_modes_are_answered_immediately_and_rejections_are_not_queued() 
 
 #[tokio::test]
 async fn start_or_steer_on_a_busy_thread_joins_the_running_turn() {
-    let mut h = harness().await;
-    let (_gate, turn) = held_turn(&h, ["partial", "after steer"], InputMode::StartOrSteer).await;
+    let (mut h, _gate, turn) = held_turn(["partial", "after steer"], InputMode::StartOrSteer).await;
     let steered = submit(&h.handle, "more", InputMode::StartOrSteer)
         .await
         .unwrap();
