@@ -56,12 +56,7 @@ impl Connections {
 
     /// Send a notification to every initialized connection.
     pub async fn broadcast(&self, notification: &ServerNotification) {
-        let targets = self.broadcast_targets(notification.method());
-        send_all(
-            &targets,
-            &outgoing::notification(notification),
-            Some(notification),
-        );
+        notify_all(&self.broadcast_targets(notification.method()), notification);
     }
 }
 
@@ -219,11 +214,9 @@ impl ThreadSubscribers {
 
     /// Sends `notification` to the thread's subscribers that want it.
     pub async fn notify(&self, notification: &ServerNotification) {
-        let targets = self.subscriber_targets(notification.method());
-        send_all(
-            &targets,
-            &outgoing::notification(notification),
-            Some(notification),
+        notify_all(
+            &self.subscriber_targets(notification.method()),
+            notification,
         );
     }
 
@@ -358,15 +351,19 @@ impl EventSink for ThreadSubscribers {
             } else {
                 self.subscriber_targets(method)
             };
-            if targets.is_empty() {
-                return;
-            }
-            send_all(
-                &targets,
-                &outgoing::notification(&notification),
-                Some(&notification),
-            );
+            notify_all(&targets, &notification);
         })
+    }
+}
+
+/// Send `notification` to every target (serialized once, and only if there is one).
+fn notify_all(targets: &[Arc<Connection>], notification: &ServerNotification) {
+    if !targets.is_empty() {
+        send_all(
+            targets,
+            &outgoing::notification(notification),
+            Some(notification),
+        );
     }
 }
 

@@ -8,199 +8,155 @@ use weft_protocol::notifications::*;
 
 /// The notification for a thread event, and whether it is broadcast to every connection.
 pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotification, bool) {
+    // A status change goes to everyone (docs/protocol.md §8.1); the rest to the subscribers.
+    let broadcast = matches!(event, ThreadEvent::StatusChanged(_));
     let thread_id = thread.clone();
-    match event {
-        ThreadEvent::StatusChanged(status) => (
-            ThreadStatusChangedNotification { thread_id, status }.into(),
-            true,
-        ),
-        ThreadEvent::TurnStarted(turn) => {
-            (TurnStartedNotification { thread_id, turn }.into(), false)
+    let notification = match event {
+        ThreadEvent::StatusChanged(status) => {
+            ThreadStatusChangedNotification { thread_id, status }.into()
         }
-        ThreadEvent::TurnCompleted(turn) => {
-            (TurnCompletedNotification { thread_id, turn }.into(), false)
+        ThreadEvent::TurnStarted(turn) => TurnStartedNotification { thread_id, turn }.into(),
+        ThreadEvent::TurnCompleted(turn) => TurnCompletedNotification { thread_id, turn }.into(),
+        ThreadEvent::ItemStarted { turn_id, item } => ItemStartedNotification {
+            started_at_ms: item.started_at_ms.unwrap_or_else(now_ms),
+            item,
+            thread_id,
+            turn_id,
         }
-        ThreadEvent::ItemStarted { turn_id, item } => (
-            ItemStartedNotification {
-                started_at_ms: item.started_at_ms.unwrap_or_else(now_ms),
-                item,
-                thread_id,
-                turn_id,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ItemCompleted { turn_id, item } => (
-            ItemCompletedNotification {
-                completed_at_ms: item.completed_at_ms.unwrap_or_else(now_ms),
-                item,
-                thread_id,
-                turn_id,
-                content_token_count: None,
-            }
-            .into(),
-            false,
-        ),
+        .into(),
+        ThreadEvent::ItemCompleted { turn_id, item } => ItemCompletedNotification {
+            completed_at_ms: item.completed_at_ms.unwrap_or_else(now_ms),
+            item,
+            thread_id,
+            turn_id,
+            content_token_count: None,
+        }
+        .into(),
         ThreadEvent::AgentMessageDelta {
             turn_id,
             item_id,
             delta,
-        } => (
-            AgentMessageDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-            }
-            .into(),
-            false,
-        ),
+        } => AgentMessageDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id: item_id.into(),
+            delta,
+        }
+        .into(),
         ThreadEvent::ReasoningSummaryTextDelta {
             turn_id,
             item_id,
             delta,
             summary_index,
-        } => (
-            ReasoningSummaryTextDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-                summary_index,
-            }
-            .into(),
-            false,
-        ),
+        } => ReasoningSummaryTextDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id: item_id.into(),
+            delta,
+            summary_index,
+        }
+        .into(),
         ThreadEvent::ReasoningSummaryPartAdded {
             turn_id,
             item_id,
             summary_index,
-        } => (
-            ReasoningSummaryPartAddedNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                summary_index,
-            }
-            .into(),
-            false,
-        ),
+        } => ReasoningSummaryPartAddedNotification {
+            thread_id,
+            turn_id,
+            item_id: item_id.into(),
+            summary_index,
+        }
+        .into(),
         ThreadEvent::ReasoningTextDelta {
             turn_id,
             item_id,
             delta,
             content_index,
-        } => (
-            ReasoningTextDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-                content_index,
-            }
-            .into(),
-            false,
-        ),
+        } => ReasoningTextDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id: item_id.into(),
+            delta,
+            content_index,
+        }
+        .into(),
         ThreadEvent::CommandOutputDelta {
             turn_id,
             item_id,
             delta,
-        } => (
-            CommandExecutionOutputDeltaNotification {
-                thread_id,
-                turn_id,
-                item_id: item_id.into(),
-                delta,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::TurnDiffUpdated { turn_id, diff } => (
-            TurnDiffUpdatedNotification {
-                thread_id,
-                turn_id,
-                diff,
-            }
-            .into(),
-            false,
-        ),
+        } => CommandExecutionOutputDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id: item_id.into(),
+            delta,
+        }
+        .into(),
+        ThreadEvent::TurnDiffUpdated { turn_id, diff } => TurnDiffUpdatedNotification {
+            thread_id,
+            turn_id,
+            diff,
+        }
+        .into(),
         ThreadEvent::PlanUpdated {
             turn_id,
             explanation,
             plan,
-        } => (
-            TurnPlanUpdatedNotification {
-                thread_id,
-                turn_id,
-                explanation,
-                plan,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::TokenUsage { turn_id, usage } => (
-            ThreadTokenUsageUpdatedNotification {
-                thread_id,
-                turn_id,
-                token_usage: usage,
-            }
-            .into(),
-            false,
-        ),
+        } => TurnPlanUpdatedNotification {
+            thread_id,
+            turn_id,
+            explanation,
+            plan,
+        }
+        .into(),
+        ThreadEvent::TokenUsage { turn_id, usage } => ThreadTokenUsageUpdatedNotification {
+            thread_id,
+            turn_id,
+            token_usage: usage,
+        }
+        .into(),
         ThreadEvent::Error {
             turn_id,
             error,
             will_retry,
-        } => (
-            ErrorNotification {
-                error,
-                will_retry,
-                thread_id,
-                turn_id,
-            }
-            .into(),
-            false,
-        ),
+        } => ErrorNotification {
+            error,
+            will_retry,
+            thread_id,
+            turn_id,
+        }
+        .into(),
         ThreadEvent::McpToolCallProgress {
             turn_id,
             item_id,
             message,
-        } => (
-            weft_protocol::McpToolCallProgressNotification {
-                thread_id,
-                turn_id,
-                item_id,
-                message,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::Warning { message, .. } => (
-            WarningNotification {
-                thread_id: Some(thread_id),
-                message,
-            }
-            .into(),
-            false,
-        ),
-        ThreadEvent::GoalUpdated { turn_id, goal } => (
+        } => weft_protocol::McpToolCallProgressNotification {
+            thread_id,
+            turn_id,
+            item_id,
+            message,
+        }
+        .into(),
+        ThreadEvent::Warning { message, .. } => WarningNotification {
+            thread_id: Some(thread_id),
+            message,
+        }
+        .into(),
+        ThreadEvent::GoalUpdated { turn_id, goal } => {
             weft_protocol::ThreadGoalUpdatedNotification {
                 thread_id,
                 turn_id,
                 goal,
             }
-            .into(),
-            false,
-        ),
-        ThreadEvent::ReadStateChanged(read_state) => (
+            .into()
+        }
+        ThreadEvent::ReadStateChanged(read_state) => {
             weft_protocol::ThreadReadStateChangedNotification {
                 thread_id,
                 read_state,
             }
-            .into(),
-            false,
-        ),
-        ThreadEvent::SettingsChanged(settings) => (
+            .into()
+        }
+        ThreadEvent::SettingsChanged(settings) => {
             weft_protocol::ThreadSettingsUpdatedNotification {
                 thread_id,
                 thread_settings: weft_protocol::settings_api::ThreadSettings {
@@ -222,8 +178,8 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
                     personality: None,
                 },
             }
-            .into(),
-            false,
-        ),
-    }
+            .into()
+        }
+    };
+    (notification, broadcast)
 }
