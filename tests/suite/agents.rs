@@ -45,6 +45,13 @@ pub async fn gated_harness(transport: Transport, config: &str) -> Harness {
     .await
 }
 
+/// Whether `message` is a `thread/status/changed` of `thread` to `status`.
+pub fn is_status(message: &Value, thread: &str, status: &str) -> bool {
+    message["method"] == "thread/status/changed"
+        && message["params"]["threadId"] == thread
+        && message["params"]["status"]["type"] == status
+}
+
 /// Whether a model request is a sub-agent's.
 pub fn is_child(request: &RecordedRequest) -> bool {
     request.header("x-openai-subagent") == Some("collab_spawn")

@@ -6,8 +6,8 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{
-    Harness, child_says, completed_item, first_child_request, harness, item_event, listed,
-    parent_output, seen_or_wait, str_at, tool_names, v1_step, wait_turn_completed,
+    Harness, child_says, completed_item, first_child_request, harness, is_status, item_event,
+    listed, parent_output, seen_or_wait, str_at, tool_names, v1_step, wait_turn_completed,
 };
 use crate::requests::Requests;
 
@@ -79,13 +79,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     );
     // No `thread/started` for a sub-agent: it shows as idle first.
     assert!(!messages.iter().any(|m| m["method"] == "thread/started"));
-    assert!(
-        messages
-            .iter()
-            .any(|m| m["method"] == "thread/status/changed"
-                && m["params"]["threadId"] == child.as_str()
-                && m["params"]["status"]["type"] == "idle")
-    );
+    assert!(messages.iter().any(|m| is_status(m, &child, "idle")));
     let child_done = wait_turn_completed(&mut h.client, &messages, &child).await;
     assert_eq!(child_done["params"]["turn"]["status"], "completed");
     // The child's turn belongs to the parent's turn that spawned it (`rootTurnId`).
@@ -173,13 +167,7 @@ async fn spawn_wait_send_close_resume(transport: Transport) {
     let close = ("call_close_1", "close_agent", json!({"target": child}));
     let told = json!({"previous_status": {"completed": "PING"}});
     let messages = v1_turn_told(&mut h, &parent, "close it", close, ("closeAgent", told)).await;
-    assert!(
-        messages
-            .iter()
-            .any(|m| m["method"] == "thread/status/changed"
-                && m["params"]["threadId"] == child.as_str()
-                && m["params"]["status"]["type"] == "notLoaded")
-    );
+    assert!(messages.iter().any(|m| is_status(m, &child, "notLoaded")));
     assert!(!is_loaded(&mut h, &child).await);
 
     // resume_agent: loaded again, pending.

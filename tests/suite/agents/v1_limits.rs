@@ -11,9 +11,9 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::{Client, Transport};
 
 use super::{
-    child_requests, completed_item, completes, gated_harness, harness, logged_or_wait, output_of,
-    parent_output, parent_turn, sorted, spawn_call, spawn_calls, spawned, spawned_and_told,
-    task_calls, task_says, tool_names, v1_call, v1_step,
+    Harness, child_requests, completed_item, completes, gated_harness, harness, logged_or_wait,
+    output_of, parent_output, parent_turn, sorted, spawn_call, spawn_calls, spawned,
+    spawned_and_told, task_calls, task_says, tool_names, v1_call, v1_step,
 };
 use crate::turns::wait_gate;
 
@@ -70,6 +70,15 @@ async fn thread_cap_and_a_closed_slot(transport: Transport) {
     completes(&mut h.client, &replacement).await;
 }
 
+/// One parent turn (`text`) spawning a child with the task "Spawn a helper." (`call_spawn_1`):
+/// the turn's messages and the child.
+async fn spawn_a_helper(h: &mut Harness, parent: &str, text: &str) -> (Vec<Value>, String) {
+    let spawn = [spawn_call("call_spawn_1", "Spawn a helper.")];
+    let messages = parent_turn(h, parent, text, spawn, "ok").await;
+    let child = spawned(&messages, "call_spawn_1");
+    (messages, child)
+}
+
 /// The default `max_depth` (1): the child is offered no multi-agent tool, and a spawn it
 /// calls anyway is an unsupported call.
 async fn depth_limit_by_default(transport: Transport) {
@@ -77,9 +86,7 @@ async fn depth_limit_by_default(transport: Transport) {
     let parent = h.start_thread().await;
     let spawn = [spawn_call("call_child_spawn", "Help me.")];
     task_calls(&h, "Spawn a helper.", spawn, "I could not spawn a helper.");
-    let spawn = [spawn_call("call_spawn_1", "Spawn a helper.")];
-    let messages = parent_turn(&mut h, &parent, "spawn a worker", spawn, "ok").await;
-    let child = spawned(&messages, "call_spawn_1");
+    let (_, child) = spawn_a_helper(&mut h, &parent, "spawn a worker").await;
     completes(&mut h.client, &child).await;
 
     let requests = child_requests(&h, "Spawn a helper.");
@@ -105,10 +112,7 @@ async fn depth_two_grandchild(transport: Transport) {
     task_calls(&h, "Spawn a helper.", spawn, "Helper spawned.");
     let spawn = [spawn_call("call_gc_spawn", "Deeper still.")];
     task_calls(&h, "Go deeper.", spawn, "I could not go deeper.");
-    let spawn = [spawn_call("call_spawn_1", "Spawn a helper.")];
-    let text = "spawn a worker that spawns";
-    let messages = parent_turn(&mut h, &parent, text, spawn, "ok").await;
-    let child = spawned(&messages, "call_spawn_1");
+    let (_, child) = spawn_a_helper(&mut h, &parent, "spawn a worker that spawns").await;
     let item = logged_or_wait(&mut h.client, "the child's spawn item", |m| {
         m["method"] == "item/completed" && m["params"]["item"]["id"] == "call_child_spawn"
     })

@@ -10,9 +10,9 @@ use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config};
 
 use super::{
     Harness, child_requests, completed_item, completes, experimental_init, gated_harness, harness,
-    held_child, input_types, listed, logged_or_wait, parent_output, parent_says, parent_turn,
-    run_parent_turn, sorted, spawn_call, spawn_calls, spawn_one, spawned, spawned_and_told, str_at,
-    task_says, turn_completed_of, v1_call, v1_calls, v1_step,
+    held_child, input_types, is_status, listed, logged_or_wait, parent_output, parent_says,
+    parent_turn, run_parent_turn, sorted, spawn_call, spawn_calls, spawn_one, spawned,
+    spawned_and_told, str_at, task_says, turn_completed_of, v1_call, v1_calls, v1_step,
 };
 use crate::requests::Requests;
 use crate::turns::{assistant_texts, read_through, user_texts, wait_gate};
@@ -34,9 +34,7 @@ async fn parent_and_pong_child(h: &mut Harness) -> (String, String) {
 /// A `thread/status/changed {notLoaded}` of `thread`, received or still to come.
 async fn not_loaded(client: &mut Client, thread: &str) -> Value {
     logged_or_wait(client, &format!("{thread} notLoaded"), |m| {
-        m["method"] == "thread/status/changed"
-            && m["params"]["threadId"] == thread
-            && m["params"]["status"]["type"] == "notLoaded"
+        is_status(m, thread, "notLoaded")
     })
     .await
 }
@@ -383,11 +381,9 @@ async fn archiving_the_root_closes_its_tree(transport: Transport) {
     let messages = read_through(&mut h.client, |m| m["method"] == "thread/archived").await;
     let answer = messages.iter().position(|m| m["id"] == id).unwrap();
     let not_loaded = |thread: &str| {
-        messages.iter().position(|m| {
-            m["method"] == "thread/status/changed"
-                && m["params"]["threadId"] == thread
-                && m["params"]["status"]["type"] == "notLoaded"
-        })
+        messages
+            .iter()
+            .position(|m| is_status(m, thread, "notLoaded"))
     };
     let root_gone = not_loaded(parent.as_str()).expect("the root's notLoaded");
     for child in [&idle, &busy] {

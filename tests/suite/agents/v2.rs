@@ -36,6 +36,17 @@ fn agent_messages(request: &RecordedRequest) -> Vec<Value> {
         .collect()
 }
 
+/// Check that `request` carries exactly one `agent_message`, from `author` to `recipient`,
+/// whose text is `text`; that message.
+fn the_one_mail(request: &RecordedRequest, author: &str, recipient: &str, text: &str) -> Value {
+    let mail = agent_messages(request);
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    assert_eq!(mail[0]["author"], author);
+    assert_eq!(mail[0]["recipient"], recipient);
+    assert_eq!(mail[0]["content"][0]["text"], text);
+    mail[0].clone()
+}
+
 fn developer_texts(request: &RecordedRequest) -> Vec<String> {
     request.message_texts("developer")
 }
@@ -98,17 +109,12 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
             .iter()
             .any(|t| t.starts_with("<multi_agent_mode>"))
     );
-    let mail = agent_messages(&first);
-    assert_eq!(mail.len(), 1, "{mail:?}");
-    assert_eq!(mail[0]["author"], "/root");
-    assert_eq!(mail[0]["recipient"], "/root/worker_a");
-    assert_eq!(
-        mail[0]["content"][0]["text"],
-        "Message Type: NEW_TASK\nTask name: /root/worker_a\nSender: /root\nPayload:\nReply with the single word PONG."
-    );
+    let task = "Message Type: NEW_TASK\nTask name: /root/worker_a\nSender: /root\nPayload:\n\
+                Reply with the single word PONG.";
+    let mail = the_one_mail(&first, "/root", "/root/worker_a", task);
     assert_eq!(
         first.input().last(),
-        Some(&mail[0]),
+        Some(&mail),
         "the task is the last input item"
     );
     // A v2 child's turn has no userMessage item.
@@ -162,14 +168,9 @@ async fn spawn_wait_list_fork_followup(transport: Transport) {
         .into_iter()
         .find(|r| !is_child(r) && r.tool_output("call_wait_1").is_some())
         .unwrap();
-    let answers = agent_messages(&after_wait);
-    assert_eq!(answers.len(), 1, "{answers:?}");
-    assert_eq!(answers[0]["author"], "/root/worker_a");
-    assert_eq!(answers[0]["recipient"], "/root");
-    assert_eq!(
-        answers[0]["content"][0]["text"],
-        "Message Type: FINAL_ANSWER\nTask name: /root\nSender: /root/worker_a\nPayload:\nPONG"
-    );
+    let answer =
+        "Message Type: FINAL_ANSWER\nTask name: /root\nSender: /root/worker_a\nPayload:\nPONG";
+    the_one_mail(&after_wait, "/root/worker_a", "/root", answer);
 
     // list_agents: the root and the child, no item.
     assert_eq!(
