@@ -274,6 +274,21 @@ pub fn assert_wall_time_output(output: &str, rest: &str) {
     assert_eq!(tail, rest, "in {output:?}");
 }
 
+/// The completed item of `call_id` among `messages`, checked to have completed.
+pub fn completed_call<'a>(messages: &'a [Value], call_id: &str) -> &'a Value {
+    let item = completed_item(messages, call_id);
+    assert_eq!(item["status"], "completed", "{item}");
+    item
+}
+
+/// [`assert_failure_output`] of the output of `call_id` that `request` carries.
+pub fn assert_call_failed(request: &RecordedRequest, call_id: &str, message: &str) {
+    let output = request
+        .tool_output(call_id)
+        .unwrap_or_else(|| panic!("no output of {call_id}"));
+    assert_failure_output(output, message);
+}
+
 /// The two-part failure output the model gets: the wall-time line, then the message.
 pub fn assert_failure_output(output: &Value, message: &str) {
     let parts = output

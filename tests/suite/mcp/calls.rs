@@ -7,9 +7,9 @@ use weft_mock_model::{Reply, WireApi};
 use weft_test_support::Transport;
 
 use super::{
-    ELICITATION, Mcp, answer, answer_with, assert_failure_output, assert_wall_time_output,
-    completed_item, item_event, names, namespace_tools, output_of, read_through_turn_completed,
-    wait_request, weft_call,
+    ELICITATION, Mcp, answer, answer_with, assert_call_failed, assert_wall_time_output,
+    completed_call, completed_item, item_event, names, namespace_tools, output_of,
+    read_through_turn_completed, wait_request, weft_call,
 };
 
 /// The namespace offered for the test server, and the resource tools.
@@ -113,12 +113,14 @@ async fn tool_error_and_never(transport: Transport) {
         json!([{"type": "text", "text": "Error executing tool fail: on purpose"}])
     );
     let requests = t.h.wait_for_requests(3).await;
-    assert_failure_output(
-        requests[1].tool_output("call_add").expect("add output"),
+    assert_call_failed(
+        &requests[1],
+        "call_add",
         "MCP tool call requires approval, but approval policy is never",
     );
-    assert_failure_output(
-        requests[2].tool_output("call_fail").expect("fail output"),
+    assert_call_failed(
+        &requests[2],
+        "call_fail",
         "Error executing tool fail: on purpose",
     );
 }
@@ -211,17 +213,21 @@ async fn approvals_on_request(transport: Transport) {
         ]
     );
     let requests = t.h.wait_for_requests(6).await;
-    assert_wall_time_output(&output_of(&requests[1], "call_1"), r#"{"result":3}"#);
-    assert_failure_output(
-        requests[2].tool_output("call_2").expect("output"),
-        "user rejected MCP tool call",
-    );
-    assert_failure_output(
-        requests[3].tool_output("call_3").expect("output"),
-        "user cancelled MCP tool call",
-    );
-    assert_wall_time_output(&output_of(&requests[4], "call_4"), r#"{"result":15}"#);
-    assert_wall_time_output(&output_of(&requests[5], "call_5"), r#"{"result":19}"#);
+    // Each call's output, in the request after it: the result, or the refusal.
+    let outcomes = [
+        Ok(r#"{"result":3}"#),
+        Err("user rejected MCP tool call"),
+        Err("user cancelled MCP tool call"),
+        Ok(r#"{"result":15}"#),
+        Ok(r#"{"result":19}"#),
+    ];
+    for (n, outcome) in (1..).zip(outcomes) {
+        let call_id = format!("call_{n}");
+        match outcome {
+            Ok(result) => assert_wall_time_output(&output_of(&requests[n], &call_id), result),
+            Err(message) => assert_call_failed(&requests[n], &call_id, message),
+        }
+    }
     let completed =
         t.h.client
             .log()
@@ -255,12 +261,9 @@ async fn approval_modes(transport: Transport) {
     );
     answer_with(&mut t.h.client, &request, "accept").await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
-    assert_eq!(
-        completed_item(&messages, "call_echo")["status"],
-        "completed"
-    );
+    completed_call(&messages, "call_echo");
     let log = t.h.client.log().to_vec();
-    assert_eq!(completed_item(&log, "call_add")["status"], "completed");
+    completed_call(&log, "call_add");
     let requests = t.h.wait_for_requests(3).await;
     assert_wall_time_output(&output_of(&requests[1], "call_add"), r#"{"result":42}"#);
 }

@@ -10,9 +10,9 @@ use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
 use super::{
-    ELICITATION, Mcp, assert_failure_output, completed_item, eventually, names, namespace_tools,
-    output_of, read_through_turn_completed, serve_http, status, str_at, wait_request, wait_startup,
-    weft_call,
+    ELICITATION, Mcp, assert_call_failed, completed_call, completed_item, eventually, names,
+    namespace_tools, output_of, read_through_turn_completed, serve_http, status, str_at,
+    wait_request, wait_startup, weft_call,
 };
 use crate::requests::Requests;
 
@@ -81,20 +81,14 @@ async fn crash_mid_call_and_restart(transport: Transport) {
         "{error}"
     );
     let requests = t.h.wait_for_requests(2).await;
-    assert_failure_output(
-        requests[1].tool_output("call_crash").expect("output"),
-        &error,
-    );
+    assert_call_failed(&requests[1], "call_crash", &error);
     eventually("the server was started again", || t.starts() == 2).await;
     t.script(
         [weft_call("call_echo", "echo", json!({"text": "again"}))],
         "back",
     );
     let messages = t.turn(&thread, "again").await;
-    assert_eq!(
-        completed_item(&messages, "call_echo")["status"],
-        "completed"
-    );
+    completed_call(&messages, "call_echo");
 }
 
 /// `add_tool` makes the server send `notifications/tools/list_changed`: the next step offers
@@ -147,10 +141,7 @@ async fn progress_notifications(transport: Transport) {
     assert_eq!(progress[0]["params"]["turnId"], turn.as_str());
     assert_eq!(progress[0]["params"]["itemId"], "call_slow");
     assert!(progress[0]["params"]["message"].is_string());
-    assert_eq!(
-        completed_item(&messages, "call_slow")["status"],
-        "completed"
-    );
+    completed_call(&messages, "call_slow");
 }
 
 /// An interrupt during a call cancels it at the server (`notifications/cancelled`).
@@ -251,10 +242,7 @@ async fn a_bad_entry_is_skipped(transport: Transport) {
         "done",
     );
     let (thread, messages) = t.thread_turn("never", "go").await;
-    assert_eq!(
-        completed_item(&messages, "call_echo")["status"],
-        "completed"
-    );
+    completed_call(&messages, "call_echo");
     let params = json!({"serverName": "nothing", "threadId": thread});
     let status = status(&mut t.h.client, params).await;
     assert_eq!(status["data"][0]["name"], "nothing");

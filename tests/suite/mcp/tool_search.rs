@@ -9,7 +9,7 @@ use weft_mock_model::{Reply, WireApi};
 use weft_test_support::Transport;
 
 use super::{
-    Harness, Mcp, Setup, assert_wall_time_output, completed_item, output_of,
+    Harness, Mcp, Setup, assert_wall_time_output, completed_call, completed_item, output_of,
     read_through_turn_completed, weft_call,
 };
 use crate::tools::start_thread;
@@ -154,10 +154,7 @@ async fn a_deferred_tool_called_unsearched(transport: Transport) {
         "done",
     );
     let (_, messages) = t.thread_turn("never", "go").await;
-    assert_eq!(
-        completed_item(&messages, "call_direct")["status"],
-        "completed"
-    );
+    completed_call(&messages, "call_direct");
     let requests = t.h.wait_for_requests(2).await;
     assert_wall_time_output(
         &output_of(&requests[1], "call_direct"),
