@@ -20,7 +20,9 @@ use serde_json::{Value, json};
 use weft_mock_model::{RecordedRequest, Reply, Usage};
 use weft_test_support::{Client, Transport};
 
-pub use crate::persistence::{Persist, assistant, conversation, item_types, ok, read, turns, user};
+pub use crate::persistence::{
+    Persist, answer, assistant, conversation, item_types, ok, read, turns, user,
+};
 pub use crate::turns::{
     INVALID_REQUEST, label, read_through, read_through_turn_completed, str_at, text_input,
     turn_start_params, wait_gate,
@@ -43,11 +45,6 @@ pub async fn start(transport: Transport) -> Persist {
         &format!("model_context_window = {WINDOW}\nmodel_auto_compact_token_limit = {LIMIT}\n"),
     )
     .await
-}
-
-/// A text reply that reports `input` and `output` tokens of usage.
-pub fn answer(text: impl Into<String>, input: i64, output: i64) -> Reply {
-    Reply::new().text(text).usage(Usage::new(input, output))
 }
 
 /// Queue one [`answer`] per `(text, input tokens, output tokens)`, in order.

@@ -20,7 +20,7 @@ mod unload;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use weft_mock_model::{Gate, MockModel, RecordedRequest, Reply};
+use weft_mock_model::{Gate, MockModel, RecordedRequest, Reply, Usage};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
 pub use crate::turns::{
@@ -93,6 +93,14 @@ impl Persist {
     pub async fn start_thread(&mut self) -> String {
         let cwd = self.cwd();
         start_thread_on(&mut self.client, &cwd).await
+    }
+
+    /// `thread/start` with these params (it must succeed): the thread id.
+    pub async fn start_thread_with(&mut self, params: Value) -> String {
+        str_at(
+            &ok(&mut self.client, "thread/start", params).await,
+            "/thread/id",
+        )
     }
 
     /// One turn on the first client, through `turn/completed`.
@@ -185,6 +193,11 @@ impl Persist {
         self.kill().await;
         self.start_again().await;
     }
+}
+
+/// A text reply that reports `input` and `output` tokens of usage.
+pub fn answer(text: impl Into<String>, input: i64, output: i64) -> Reply {
+    Reply::new().text(text).usage(Usage::new(input, output))
 }
 
 /// Start a daemon on `home` and initialize its first connection.

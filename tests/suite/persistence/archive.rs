@@ -8,7 +8,7 @@ use weft_test_support::{Client, QUIET_PERIOD, Transport};
 
 use super::{
     Persist, assert_error, ids, label, list, list_ids, loaded, ok, path_of, read, read_through,
-    rollout_lines, str_at, turns,
+    rollout_lines, turns,
 };
 use crate::requests::{Requests, name_params};
 use crate::turns::gated_message;
@@ -212,6 +212,13 @@ async fn name_updated(client: &mut Client, thread: &str, name: &str) {
     );
 }
 
+/// Check that `thread` is named `name` as `thread/read` shows it, and as the first thread that
+/// `thread/list` with `params` lists.
+async fn assert_named(client: &mut Client, thread: &str, name: &str, params: Value) {
+    assert_eq!(read(client, thread, false).await["name"], name);
+    assert_eq!(list(client, params).await["data"][0]["name"], name);
+}
+
 async fn name_set(transport: Transport) {
     let mut p = Persist::start(transport).await;
     let mut other = p.other_client().await;
@@ -239,21 +246,13 @@ async fn name_set(transport: Transport) {
         let answer = p.client.set_name(&thread, &empty).await;
         assert_error(answer, "thread name must not be empty");
     }
-    let started = ok(&mut p.client, "thread/start", json!({"ephemeral": true})).await;
-    let ephemeral = str_at(&started, "/thread/id");
+    let ephemeral = p.start_thread_with(json!({"ephemeral": true})).await;
     let answer = p.client.set_name(&ephemeral, "nope").await;
     assert_error(
         answer,
         &format!("ephemeral thread does not support metadata updates: {ephemeral}"),
     );
-    assert_eq!(
-        read(&mut p.client, &thread, false).await["name"],
-        "My thread"
-    );
-    assert_eq!(
-        list(&mut p.client, json!({})).await["data"][0]["name"],
-        "My thread"
-    );
+    assert_named(&mut p.client, &thread, "My thread", json!({})).await;
 
     // After a restart: the name is there, and it can be changed without loading the thread.
     p.restart().await;
@@ -276,25 +275,12 @@ async fn name_set(transport: Transport) {
         loaded(&mut p.client).await.is_empty(),
         "name/set loaded the thread"
     );
-    assert_eq!(
-        read(&mut p.client, &thread, false).await["name"],
-        "Renamed while stored"
-    );
-    assert_eq!(
-        list(&mut p.client, json!({"searchTerm": "while stored"})).await["data"][0]["name"],
-        "Renamed while stored"
-    );
+    let search = json!({"searchTerm": "while stored"});
+    assert_named(&mut p.client, &thread, "Renamed while stored", search).await;
 
     // And it survives another restart; the resumed thread carries it.
     p.restart().await;
-    assert_eq!(
-        read(&mut p.client, &thread, false).await["name"],
-        "Renamed while stored"
-    );
-    assert_eq!(
-        list(&mut p.client, json!({})).await["data"][0]["name"],
-        "Renamed while stored"
-    );
+    assert_named(&mut p.client, &thread, "Renamed while stored", json!({})).await;
     let resumed = ok(&mut p.client, "thread/resume", json!({"threadId": thread})).await;
     assert_eq!(resumed["thread"]["name"], "Renamed while stored");
     let lines = rollout_lines(&path_of(&resumed["thread"]));

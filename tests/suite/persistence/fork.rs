@@ -2,11 +2,11 @@
 //! of a busy one (the copy ends with an interrupted turn, the source runs on), and ephemeral.
 
 use serde_json::{Value, json};
-use weft_mock_model::{Gate, Reply, Usage};
+use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, assert_error, assert_follow_up, assert_nothing_in_progress,
+    Persist, answer, assert_error, assert_follow_up, assert_nothing_in_progress,
     assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
     list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_files,
     rollout_lines, str_at, turns, user,
@@ -19,11 +19,7 @@ const ALL_KINDS: [&str; 6] = ["cli", "vscode", "exec", "appServer", "subAgent", 
 
 async fn fork_of_an_idle_thread(transport: Transport) {
     let mut p = Persist::start(transport).await;
-    p.push(
-        Reply::new()
-            .text("Base thread answer: 7.")
-            .usage(Usage::new(100, 20)),
-    );
+    p.push(answer("Base thread answer: 7.", 100, 20));
     p.push(Reply::new().text("Forked thread answer."));
     let (source, _) = p
         .thread_with_turn("Original thread again.", "pick a number")

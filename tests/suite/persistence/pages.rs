@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use weft_mock_model::{Gate, MockModel, Reply};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
-use super::{Persist, ok, read_through, run_turn_on, str_at};
+use super::{Persist, ok, read_through, run_turn_on};
 use crate::turns::wait_gate;
 
 /// `thread/turns/list` with these params (it must succeed).
@@ -33,6 +33,13 @@ async fn start_experimental(transport: Transport) -> Persist {
     let home = TestHome::with_config(&mock_model_config(&mock.base_url(), "responses"));
     let connection = launch_experimental(transport, &home).await;
     Persist::on(mock, home, transport, connection)
+}
+
+/// A new daemon on `p`'s home (the old one stopped), its first client experimental.
+async fn start_experimental_again(p: &mut Persist) {
+    let (daemon, client) = launch_experimental(p.transport, &p.home).await;
+    p.daemon = daemon;
+    p.client = client;
 }
 
 /// `method` with `params`, which must fail: the error.
@@ -242,13 +249,9 @@ async fn paginated_history(transport: Transport) {
 
     // Another thread's cursor is refused.
     p.push(Reply::new().text("other answer"));
-    let other = ok(
-        &mut p.client,
-        "thread/start",
-        json!({"cwd": cwd, "approvalPolicy": "never"}),
-    )
-    .await;
-    let other = other["thread"]["id"].as_str().unwrap().to_owned();
+    let other = p
+        .start_thread_with(json!({"cwd": cwd, "approvalPolicy": "never"}))
+        .await;
     run_turn_on(&mut p.client, &other, "other question").await;
     let foreign = turns_page(&mut p.client, json!({"threadId": other})).await;
     let foreign = foreign["backwardsCursor"].as_str().unwrap().to_owned();
@@ -261,9 +264,7 @@ async fn paginated_history(transport: Transport) {
 
     // `codex resume --last`: after a restart, resume without turns, then page back.
     p.stop().await;
-    let (daemon, client) = launch_experimental(p.transport, &p.home).await;
-    p.daemon = daemon;
-    p.client = client;
+    start_experimental_again(&mut p).await;
     let unloaded = turns_page(
         &mut p.client,
         json!({"threadId": thread, "limit": 1, "itemsView": "notLoaded"}),
@@ -332,13 +333,8 @@ async fn running_and_cut_turns(transport: Transport) {
     let gate = Gate::new();
     p.push(Reply::new().text("first part done").gate(&gate));
     let cwd = p.cwd();
-    let started = ok(
-        &mut p.client,
-        "thread/start",
-        json!({"cwd": cwd, "approvalPolicy": "never", "historyMode": "paginated"}),
-    )
-    .await;
-    let thread = str_at(&started, "/thread/id");
+    let paginated = json!({"cwd": cwd, "approvalPolicy": "never", "historyMode": "paginated"});
+    let thread = p.start_thread_with(paginated).await;
     let turn = p.begin_turn(&thread, "remember 42").await;
     read_through(&mut p.client, |m| {
         m["method"] == "item/completed" && m["params"]["item"]["text"] == "first part done"
@@ -362,9 +358,7 @@ async fn running_and_cut_turns(transport: Transport) {
     assert!(items["nextCursor"].is_string());
 
     p.kill().await;
-    let (daemon, client) = launch_experimental(p.transport, &p.home).await;
-    p.daemon = daemon;
-    p.client = client;
+    start_experimental_again(&mut p).await;
     let page = turns_page(
         &mut p.client,
         json!({"threadId": thread, "itemsView": "full"}),

@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use weft_mock_model::{Gate, Reply, Usage};
+use weft_mock_model::{Gate, Reply};
 use weft_test_support::{Client, QUIET_PERIOD, Transport};
 
 use super::{
-    Persist, UNKNOWN_ID, assert_error, assert_follow_up, assert_nothing_in_progress,
+    Persist, UNKNOWN_ID, answer, assert_error, assert_follow_up, assert_nothing_in_progress,
     assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
     list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_lines,
     run_turn_on, str_at, turns, user,
@@ -47,11 +47,7 @@ async fn cold_resume(client: &mut Client, thread: &str) -> Value {
 /// whole conversation.
 async fn resume_after_graceful_restart(transport: Transport) {
     let mut p = Persist::start(transport).await;
-    p.push(
-        Reply::new()
-            .text("Okay, I will remember 42.")
-            .usage(Usage::new(100, 20)),
-    );
+    p.push(answer("Okay, I will remember 42.", 100, 20));
     let (thread, first) = p
         .thread_with_turn("You told me 42.", "remember the number 42")
         .await;
@@ -238,13 +234,9 @@ async fn resume_after_kill_mid_command() {
         json!({"cmd": "echo started; sleep 30"}).to_string(),
     ));
     p.push(Reply::new().text("The command was cut off."));
-    let started = ok(
-        &mut p.client,
-        "thread/start",
-        json!({"cwd": ws, "approvalPolicy": "never", "sandbox": "danger-full-access"}),
-    )
-    .await;
-    let thread = str_at(&started, "/thread/id");
+    let full_access =
+        json!({"cwd": ws, "approvalPolicy": "never", "sandbox": "danger-full-access"});
+    let thread = p.start_thread_with(full_access).await;
     let turn = p.begin_turn(&thread, "run the slow command").await;
     read_through(&mut p.client, |m| {
         m["method"] == "item/commandExecution/outputDelta"
@@ -319,7 +311,7 @@ fn kill_processes_in(dir: &Path) -> Vec<u32> {
 #[tokio::test]
 async fn warm_resume_from_second_connection() {
     let mut p = Persist::start(Transport::Ws).await;
-    p.push(Reply::new().text("one").usage(Usage::new(10, 5)));
+    p.push(answer("one", 10, 5));
     p.push(Reply::new().text("two"));
     let (thread, _) = p.thread_with_turn("three", "first").await;
     let live = read(&mut p.client, &thread, true).await;
