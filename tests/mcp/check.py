@@ -80,6 +80,13 @@ class Notifications:
     def methods(self) -> list[str]:
         return [n.root.method for n in self.seen]
 
+    async def wait_for(self, method: str, seconds: float = 5) -> None:
+        """Wait (at most `seconds`) until a notification `method` has been seen."""
+        with anyio.move_on_after(seconds):
+            while method not in self.methods():
+                await self.event.wait()
+                self.event = anyio.Event()
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -191,10 +198,7 @@ async def weft_stdio(scratch: Path) -> None:
 
         notifications.seen.clear()
         added = await session.call_tool("add_tool", {"name": "extra"})
-        with anyio.move_on_after(5):
-            while "notifications/tools/list_changed" not in notifications.methods():
-                await notifications.event.wait()
-                notifications.event = anyio.Event()
+        await notifications.wait_for("notifications/tools/list_changed")
         check(
             "weft stdio: add_tool sends notifications/tools/list_changed",
             added.content[0].text == "added" and "notifications/tools/list_changed" in notifications.methods(),
@@ -341,10 +345,7 @@ async def weft_http() -> None:
         slow = await session.call_tool("slow", {"seconds": 0.3, "steps": 3}, progress_callback=on_progress)
         check("weft http: slow with progress", slow.content[0].text == "slept" and progress == [1, 2, 3], progress)
         await session.call_tool("add_tool", {"name": "via_http"})
-        with anyio.move_on_after(5):
-            while "notifications/tools/list_changed" not in notifications.methods():
-                await notifications.event.wait()
-                notifications.event = anyio.Event()
+        await notifications.wait_for("notifications/tools/list_changed")
         check(
             "weft http: list_changed arrives on the call's stream",
             "notifications/tools/list_changed" in notifications.methods(),

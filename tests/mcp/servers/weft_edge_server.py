@@ -40,8 +40,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
-import sys
 from typing import Any
 
 import anyio
@@ -50,6 +48,8 @@ from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import ServerMessageMetadata
+
+from http_listen import serve_app
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -178,26 +178,7 @@ def serve_names() -> None:
 
 
 def serve_http(port: int) -> None:
-    import uvicorn
-
-    # Bind here rather than in uvicorn, so that port 0 works and the real port can be told.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    sock.set_inheritable(True)
-    bound = sock.getsockname()[1]
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
-    uv = uvicorn.Server(config)
-
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(uv.serve, [sock])
-            while not uv.started:
-                await anyio.sleep(0.01)
-            print(f"weft_edge_server: listening on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
-
-    anyio.run(main)
+    serve_app(server.streamable_http_app(), port, "weft_edge_server")
 
 
 def main() -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 from typing import Any
 
@@ -36,6 +35,8 @@ from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.lowlevel import NotificationOptions
 from mcp.types import ToolAnnotations
+
+from http_listen import serve_app
 
 INSTRUCTIONS = (
     "Weft's MCP test server: small deterministic tools (echo, add, fail, slow, crash, ...) "
@@ -216,29 +217,10 @@ class BearerGate:
 
 
 def serve_http(port: int, bearer: str | None) -> None:
-    import uvicorn
-
     app: Any = server.streamable_http_app()  # serves /mcp
     if bearer is not None:
         app = BearerGate(app, bearer)
-    # Bind here rather than in uvicorn, so that port 0 works and the real port can be told.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    sock.set_inheritable(True)
-    bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uv = uvicorn.Server(config)
-
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(uv.serve, [sock])
-            while not uv.started:
-                await anyio.sleep(0.01)
-            print(f"weft_test_server: listening on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
-
-    anyio.run(main)
+    serve_app(app, port, "weft_test_server")
 
 
 def main() -> None:
