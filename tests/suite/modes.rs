@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use weft_mock_model::Reply;
 use weft_test_support::{Client, Transport};
 
-use crate::turns::{Harness, Setup, read_through_turn_completed, str_at};
+use crate::turns::{Harness, Setup, run_turn_with_on, str_at};
 
 /// The TUI's handshake.
 pub fn experimental_init() -> Value {
@@ -81,22 +81,19 @@ impl Modes {
     /// `turn/start` with these params (plus the thread and one text input), then every
     /// message through `turn/completed`.
     pub async fn turn(&mut self, thread_id: &str, text: &str, extra: Value) -> Vec<Value> {
-        let id = send_turn(&mut self.h.client, thread_id, text, extra).await;
-        let messages = read_through_turn_completed(&mut self.h.client).await;
-        let response = messages
-            .iter()
-            .find(|m| m.get("method").is_none() && m.get("id") == Some(&id))
-            .expect("the turn/start response");
-        assert!(
-            response.get("error").is_none(),
-            "turn/start failed: {response}"
-        );
-        messages
+        let params = turn_params(thread_id, text, extra);
+        run_turn_with_on(&mut self.h.client, params).await.messages
     }
 }
 
 /// Send `turn/start` (thread, one text input, and `extra`'s members); returns the request id.
 pub async fn send_turn(client: &mut Client, thread_id: &str, text: &str, extra: Value) -> Value {
+    let params = turn_params(thread_id, text, extra);
+    client.send_request("turn/start", params).await
+}
+
+/// `turn/start` params: the thread, one text input, and `extra`'s members.
+fn turn_params(thread_id: &str, text: &str, extra: Value) -> Value {
     let mut params = json!({
         "threadId": thread_id,
         "input": [{"type": "text", "text": text, "text_elements": []}],
@@ -104,7 +101,7 @@ pub async fn send_turn(client: &mut Client, thread_id: &str, text: &str, extra: 
     if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
         params.extend(extra);
     }
-    client.send_request("turn/start", params).await
+    params
 }
 
 /// A `collaborationMode` param.
@@ -142,9 +139,8 @@ async fn modes_are_listed(transport: Transport) {
     let mut m = Modes::start(transport).await;
     let result =
         m.h.client
-            .request("collaborationMode/list", json!({}))
-            .await
-            .unwrap();
+            .request_ok("collaborationMode/list", json!({}))
+            .await;
     assert_eq!(
         result,
         json!({"data": [

@@ -7,12 +7,19 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use weft_test_support::{Client, RpcError};
 
+use crate::turns::{text_input, turn_start_params};
+
 /// A request's answer: its result, or the JSON-RPC error.
 pub type Answer = Result<Value, RpcError>;
 
 /// `turn/interrupt` params.
 pub fn interrupt_params(thread: impl Serialize, turn: impl Serialize) -> Value {
     json!({"threadId": thread, "turnId": turn})
+}
+
+/// `turn/steer` params: one text input for the running turn `turn`.
+pub fn steer_params(thread: impl Serialize, turn: impl Serialize, text: &str) -> Value {
+    json!({"threadId": thread, "expectedTurnId": turn, "input": [text_input(text)]})
 }
 
 /// `thread/name/set` params.
@@ -34,6 +41,10 @@ pub trait Requests {
     async fn thread_read(&mut self, thread: impl Serialize, turns: impl Serialize) -> Answer;
     /// `thread/name/set`.
     async fn set_name(&mut self, thread: impl Serialize, name: impl Serialize) -> Answer;
+    /// `turn/start` with one text input.
+    async fn turn_start(&mut self, thread: &str, text: &str) -> Answer;
+    /// `turn/steer` with one text input.
+    async fn steer(&mut self, thread: impl Serialize, turn: impl Serialize, text: &str) -> Answer;
 }
 
 impl Requests for Client {
@@ -49,6 +60,16 @@ impl Requests for Client {
 
     async fn set_name(&mut self, thread: impl Serialize, name: impl Serialize) -> Answer {
         self.request("thread/name/set", name_params(thread, name))
+            .await
+    }
+
+    async fn turn_start(&mut self, thread: &str, text: &str) -> Answer {
+        self.request("turn/start", turn_start_params(thread, text))
+            .await
+    }
+
+    async fn steer(&mut self, thread: impl Serialize, turn: impl Serialize, text: &str) -> Answer {
+        self.request("turn/steer", steer_params(thread, turn, text))
             .await
     }
 }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use weft_mock_model::{MockModel, Reply};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
-pub use crate::turns::{TurnRun, run_turn_on, start_thread_on};
+pub use crate::turns::{TurnRun, run_turn_on, start_thread_on, str_at};
 
 /// A mock model, a home, a daemon and one experimental client.
 pub struct Tui {
@@ -78,6 +78,14 @@ impl Tui {
         start_thread_on(&mut self.client, &cwd).await
     }
 
+    /// `thread/start` with these params and cwd = the home; the thread id.
+    pub async fn thread_with(&mut self, params: Value) -> String {
+        let mut params = params;
+        params["cwd"] = json!(self.home.path().display().to_string());
+        let started = self.ok("thread/start", params).await;
+        str_at(&started, "/thread/id")
+    }
+
     /// One turn answered with `text`, through `turn/completed`.
     pub async fn turn(&mut self, thread: &str, text: &str) -> TurnRun {
         self.push(Reply::new().text(text));
@@ -86,20 +94,12 @@ impl Tui {
 
     /// A request that must succeed.
     pub async fn ok(&mut self, method: &str, params: Value) -> Value {
-        match self.client.request(method, params).await {
-            Ok(result) => result,
-            Err(err) => self.client.fail(&format!("`{method}` failed: {err}")),
-        }
+        self.client.request_ok(method, params).await
     }
 
     /// A request that must fail.
     pub async fn err(&mut self, method: &str, params: Value) -> RpcError {
-        match self.client.request(method, params).await {
-            Ok(result) => self
-                .client
-                .fail(&format!("`{method}` succeeded with {result}")),
-            Err(err) => err,
-        }
+        self.client.request_err(method, params).await
     }
 }
 

@@ -254,6 +254,12 @@ impl Harness {
         run_turn_on(&mut self.client, thread_id, text).await
     }
 
+    /// `turn/start` with these params, then every message through `turn/completed` (see
+    /// [`run_turn_with_on`]).
+    pub async fn run_turn_with(&mut self, params: Value) -> TurnRun {
+        run_turn_with_on(&mut self.client, params).await
+    }
+
     /// A new thread with one turn on it: `text`, which the model answers with `answer`. The
     /// thread and the run.
     pub async fn thread_with_turn(&mut self, answer: &str, text: &str) -> (String, TurnRun) {
@@ -282,6 +288,23 @@ impl Harness {
 /// `thread/start` on any client; waits for `thread/started` and returns the thread id.
 pub async fn start_thread_on(client: &mut Client, cwd: &str) -> String {
     crate::tools::start_thread(client, cwd, "never", "read-only").await
+}
+
+/// The index of the first `wanted` in `list`; fails naming the list when it is not there.
+pub fn index_of(list: &[String], wanted: &str) -> usize {
+    list.iter()
+        .position(|item| item == wanted)
+        .unwrap_or_else(|| panic!("no {wanted}: {list:?}"))
+}
+
+/// The `id`s of a list answer's `data` (`model/list`'s models, say).
+pub fn ids(result: &Value) -> Vec<&str> {
+    result["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|m| m["id"].as_str().expect("id"))
+        .collect()
 }
 
 /// `turn/start` params with one text input.
@@ -350,9 +373,13 @@ impl TurnRun {
 
 /// `turn/start` on `client`, then read through `turn/completed`.
 pub async fn run_turn_on(client: &mut Client, thread_id: &str, text: &str) -> TurnRun {
-    let id = client
-        .send_request("turn/start", turn_start_params(thread_id, text))
-        .await;
+    run_turn_with_on(client, turn_start_params(thread_id, text)).await
+}
+
+/// `turn/start` on `client` with these params, which must succeed, then read through
+/// `turn/completed`, which must be that turn's.
+pub async fn run_turn_with_on(client: &mut Client, params: Value) -> TurnRun {
+    let id = client.send_request("turn/start", params).await;
     let messages = read_through_turn_completed(client).await;
     let response = messages
         .iter()

@@ -56,9 +56,8 @@ async fn effective_values_origins_and_layers(transport: Transport) {
     let file = s.home.config_path().display().to_string();
     let answer = s
         .client
-        .request("config/read", json!({"includeLayers": true, "cwd": "."}))
-        .await
-        .unwrap();
+        .request_ok("config/read", json!({"includeLayers": true, "cwd": "."}))
+        .await;
     let config = &answer["config"];
     assert_eq!(config["model"], "mock-model");
     assert_eq!(config["approval_policy"], "untrusted");
@@ -114,9 +113,8 @@ async fn without_include_layers_layers_are_null(transport: Transport) {
     let mut s = Surface::start(transport, "", "", &[]).await;
     let answer = s
         .client
-        .request("config/read", json!({"cwd": "/somewhere/else"}))
-        .await
-        .unwrap();
+        .request_ok("config/read", json!({"cwd": "/somewhere/else"}))
+        .await;
     assert_eq!(answer["layers"], Value::Null);
     assert_eq!(answer["config"]["model"], "mock-model");
     assert!(answer["origins"].as_object().unwrap().contains_key("model"));
@@ -132,9 +130,8 @@ async fn secrets_are_not_echoed(transport: Transport) {
     .await;
     let answer = s
         .client
-        .request("config/read", json!({"includeLayers": true}))
-        .await
-        .unwrap();
+        .request_ok("config/read", json!({"includeLayers": true}))
+        .await;
     let text = answer.to_string();
     assert!(
         !text.contains("sk-secret") && !text.contains("k-secret"),
@@ -158,9 +155,8 @@ async fn limits_and_http_settings_are_reported(transport: Transport) {
     .await;
     let answer = s
         .client
-        .request("config/read", json!({"cwd": "."}))
-        .await
-        .unwrap();
+        .request_ok("config/read", json!({"cwd": "."}))
+        .await;
     let config = &answer["config"];
     assert_eq!(
         config["limits"],

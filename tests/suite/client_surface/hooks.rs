@@ -23,12 +23,11 @@ async fn stop_hooks_are_listed_with_warnings_for_bad_entries(transport: Transpor
     let ws = s.ws().display().to_string();
     let answer = s
         .client
-        .request(
+        .request_ok(
             "hooks/list",
             json!({"cwds": [ws, "relative/dir"], "threadId": null}),
         )
-        .await
-        .unwrap();
+        .await;
     let data = answer["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
     assert_eq!(data[1]["cwd"], "relative/dir");
@@ -78,15 +77,13 @@ async fn hooks_of_a_loaded_thread(transport: Transport) {
     let ws = s.ws().display().to_string();
     let started = s
         .client
-        .request("thread/start", json!({"cwd": ws}))
-        .await
-        .unwrap();
+        .request_ok("thread/start", json!({"cwd": ws}))
+        .await;
     let thread_id = started["thread"]["id"].as_str().unwrap().to_owned();
     let answer = s
         .client
-        .request("hooks/list", json!({"threadId": thread_id}))
-        .await
-        .unwrap();
+        .request_ok("hooks/list", json!({"threadId": thread_id}))
+        .await;
     assert_eq!(answer["data"][0]["cwd"], ws.as_str());
     assert_eq!(answer["data"][0]["hooks"][0]["command"], "true");
     assert_invalid_request(
@@ -114,7 +111,7 @@ async fn hooks_from_the_command_line(transport: Transport) {
         &["-c", "hooks.stop=[{command=\"from-flags\", timeout=7}]"],
     )
     .await;
-    let answer = s.client.request("hooks/list", json!({})).await.unwrap();
+    let answer = s.client.request_ok("hooks/list", json!({})).await;
     let entry = &answer["data"][0];
     // An empty `cwds` is the daemon's cwd.
     assert!(
@@ -141,9 +138,8 @@ async fn a_hooks_value_of_the_wrong_shape_is_an_error(transport: Transport) {
     let file = s.home.config_path().display().to_string();
     let answer = s
         .client
-        .request("hooks/list", json!({"cwds": ["/"]}))
-        .await
-        .unwrap();
+        .request_ok("hooks/list", json!({"cwds": ["/"]}))
+        .await;
     assert_eq!(
         answer["data"][0],
         json!({"cwd": "/", "hooks": [], "warnings": [],

@@ -64,9 +64,8 @@ async fn repo_and_user_skills_with_errors(transport: Transport) {
     let cwd = ws.join("sub/deeper").display().to_string();
     let answer = s
         .client
-        .request("skills/list", json!({"cwds": [cwd], "forceReload": true}))
-        .await
-        .unwrap();
+        .request_ok("skills/list", json!({"cwds": [cwd], "forceReload": true}))
+        .await;
     let entry = &answer["data"][0];
     assert_eq!(entry["cwd"], cwd.as_str());
     let pairs: Vec<(&str, &str)> = vec![
@@ -102,9 +101,8 @@ async fn repo_and_user_skills_with_errors(transport: Transport) {
     // Outside the repository only the user's skills count.
     let answer = s
         .client
-        .request("skills/list", json!({"cwds": ["/"]}))
-        .await
-        .unwrap();
+        .request_ok("skills/list", json!({"cwds": ["/"]}))
+        .await;
     assert!(
         names(&answer["data"][0])
             .iter()
@@ -121,14 +119,14 @@ async fn cached_until_force_reload(transport: Transport) {
         "name: first\ndescription: one",
     );
     let list = |force: bool| json!({"cwds": [cwd.clone()], "forceReload": force});
-    let first = s.client.request("skills/list", list(false)).await.unwrap();
+    let first = s.client.request_ok("skills/list", list(false)).await;
     assert_eq!(names(&first["data"][0]).len(), 1);
     write_skill(
         &ws.join(".agents/skills/second"),
         "name: second\ndescription: two",
     );
-    let cached = s.client.request("skills/list", list(false)).await.unwrap();
+    let cached = s.client.request_ok("skills/list", list(false)).await;
     assert_eq!(cached, first);
-    let reloaded = s.client.request("skills/list", list(true)).await.unwrap();
+    let reloaded = s.client.request_ok("skills/list", list(true)).await;
     assert_eq!(names(&reloaded["data"][0]).len(), 2);
 }

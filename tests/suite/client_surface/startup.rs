@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 use weft_test_support::Transport;
 
 use super::{Surface, assert_invalid_request};
+use crate::turns::ids;
 
 on_both_transports!(
     the_tui_start_up_sequence_is_answered,
@@ -20,37 +21,33 @@ async fn the_tui_start_up_sequence_is_answered(transport: Transport) {
     let mut s = Surface::start(transport, "", "", &[]).await;
     let ws = s.ws().display().to_string();
     let c = &mut s.client;
-    let account = c.request("account/read", json!({})).await.unwrap();
+    let account = c.request_ok("account/read", json!({})).await;
     assert_eq!(
         account,
         json!({"account": null, "userId": null, "requiresOpenaiAuth": false, "workspaceRouting": null})
     );
     let models = c
-        .request(
+        .request_ok(
             "model/list",
             json!({"modelProvider": null, "cursor": null, "limit": null, "includeHidden": true}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(models["data"][0]["id"], "mock-model");
     assert_eq!(models["data"][0]["isDefault"], true);
     let hooks = c
-        .request("hooks/list", json!({"cwds": [ws], "threadId": null}))
-        .await
-        .unwrap();
+        .request_ok("hooks/list", json!({"cwds": [ws], "threadId": null}))
+        .await;
     assert_eq!(
         hooks,
         json!({"data": [{"cwd": ws, "hooks": [], "warnings": [], "errors": []}]})
     );
     let gov = c
-        .request("account/bedrock/checkGovCloudRequirements", json!({}))
-        .await
-        .unwrap();
+        .request_ok("account/bedrock/checkGovCloudRequirements", json!({}))
+        .await;
     assert_eq!(gov, json!({"isGovCloud": false, "shouldWarn": false}));
     let config = c
-        .request("config/read", json!({"includeLayers": true, "cwd": "."}))
-        .await
-        .unwrap();
+        .request_ok("config/read", json!({"includeLayers": true, "cwd": "."}))
+        .await;
     assert_eq!(config["config"]["model"], "mock-model");
     assert_eq!(config["config"]["model_provider"], "mock");
     assert_eq!(config["layers"].as_array().map(Vec::len), Some(1));
@@ -62,9 +59,8 @@ async fn the_tui_start_up_sequence_is_answered(transport: Transport) {
         json!({"supportsIndependentSpeedModes": false, "requirements": null})
     );
     let skills = c
-        .request("skills/list", json!({"cwds": [ws], "forceReload": true}))
-        .await
-        .unwrap();
+        .request_ok("skills/list", json!({"cwds": [ws], "forceReload": true}))
+        .await;
     assert_eq!(
         skills,
         json!({"data": [{"cwd": ws, "skills": [], "errors": []}]})
@@ -76,9 +72,8 @@ async fn account_and_gov_cloud_answer_no_account(transport: Transport) {
     let c = &mut s.client;
     // `refreshToken` has nothing to refresh.
     let account = c
-        .request("account/read", json!({"refreshToken": true}))
-        .await
-        .unwrap();
+        .request_ok("account/read", json!({"refreshToken": true}))
+        .await;
     assert_eq!(account["account"], Value::Null);
     assert_eq!(account["requiresOpenaiAuth"], false);
     // Like every method with params, these need them.
@@ -143,16 +138,9 @@ async fn model_list_serves_the_configured_model_the_provider_does_not_list(trans
     s.mock.set_models(["other-model"]);
     let models = s
         .client
-        .request("model/list", json!({"includeHidden": true}))
-        .await
-        .unwrap();
-    let ids: Vec<&str> = models["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["mock-model", "other-model"]);
+        .request_ok("model/list", json!({"includeHidden": true}))
+        .await;
+    assert_eq!(ids(&models), ["mock-model", "other-model"]);
     assert_eq!(models["data"][0]["isDefault"], true);
     assert_eq!(models["data"][1]["isDefault"], false);
     assert!(

@@ -81,9 +81,8 @@ async fn profiles_set_the_sandbox(transport: Transport) {
     assert_eq!(user["params"]["item"]["clientId"], "client-1");
     let resumed =
         m.h.client
-            .request("thread/resume", json!({"threadId": thread}))
-            .await
-            .unwrap();
+            .request_ok("thread/resume", json!({"threadId": thread}))
+            .await;
     assert_eq!(resumed["sandbox"]["type"], "workspaceWrite");
     assert_eq!(
         resumed["activePermissionProfile"],

@@ -77,9 +77,8 @@ async fn plan_mode_is_read_only(transport: Transport) {
     // thread/resume reports the mode with its resolved instructions.
     let resumed =
         m.h.client
-            .request("thread/resume", json!({"threadId": thread}))
-            .await
-            .unwrap();
+            .request_ok("thread/resume", json!({"threadId": thread}))
+            .await;
     let reported = &resumed["collaborationMode"];
     assert_eq!(reported["mode"], "plan");
     assert_eq!(reported["settings"]["model"], "mock-model");
@@ -122,9 +121,8 @@ async fn own_instructions_replace_the_mode_text(transport: Transport) {
     );
     let resumed =
         m.h.client
-            .request("thread/resume", json!({"threadId": thread}))
-            .await
-            .unwrap();
+            .request_ok("thread/resume", json!({"threadId": thread}))
+            .await;
     assert_eq!(
         resumed["collaborationMode"]["settings"]["developer_instructions"],
         "Plan it my way."
@@ -146,9 +144,8 @@ async fn threads_without_a_mode_get_no_mode_message(transport: Transport) {
     assert!(tools.contains(&"apply_patch".to_string()), "{tools:?}");
     let resumed =
         m.h.client
-            .request("thread/resume", json!({"threadId": thread}))
-            .await
-            .unwrap();
+            .request_ok("thread/resume", json!({"threadId": thread}))
+            .await;
     assert_eq!(
         resumed["collaborationMode"],
         json!({"mode": "default", "settings": {"model": "mock-model", "reasoning_effort": null, "developer_instructions": null}})

@@ -9,8 +9,8 @@ use weft_test_support::Transport;
 use super::{Modes, in_mode, send_turn};
 use crate::requests::interrupt_params;
 use crate::tools::{answer, output_of, wait_request};
-use crate::turns::read_through_turn_ending;
 use crate::turns::read_through_turn_completed;
+use crate::turns::read_through_turn_ending;
 
 fn ask_call(call_id: &str) -> Reply {
     Reply::new().function_call(

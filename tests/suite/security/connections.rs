@@ -47,10 +47,7 @@ async fn only_a_connection_asked_may_answer_an_approval() {
 
     let mut bystander = t.h.second_client().await;
     answer(&mut bystander, &request, accept.clone()).await;
-    bystander
-        .request("thread/loaded/list", json!({}))
-        .await
-        .unwrap();
+    bystander.request_ok("thread/loaded/list", json!({})).await;
 
     let status = thread_status(&mut t.h.client, &thread).await;
     assert_eq!(
@@ -195,7 +192,7 @@ async fn websocket_message_over_the_limit_closes_cleanly() {
     assert_eq!(frames[1].1[..2], 1009u16.to_be_bytes(), "close code 1009");
 
     let mut next = daemon.initialized_client().await;
-    next.request("thread/loaded/list", json!({})).await.unwrap();
+    next.request_ok("thread/loaded/list", json!({})).await;
 }
 
 /// A daemon with `limits.max_connections = 4` and this handshake timeout, its four places
@@ -242,10 +239,7 @@ async fn connections_over_the_limit_are_refused() {
     drop(idle.pop());
     let mut client = connect_within_deadline(&daemon.ws_url()).await;
     client.initialize().await;
-    upgraded
-        .request("thread/loaded/list", json!({}))
-        .await
-        .unwrap();
+    upgraded.request_ok("thread/loaded/list", json!({})).await;
 }
 
 /// Issue 11 #9: connections that do not upgrade within `limits.handshake_timeout_secs` are

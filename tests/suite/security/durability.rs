@@ -207,10 +207,7 @@ async fn a_full_disk_fails_the_turn_and_holds_the_thread_until_it_drains(transpo
 
     let refused = p
         .client
-        .request(
-            "turn/start",
-            json!({"threadId": thread, "input": [text_input("third")]}),
-        )
+        .turn_start(&thread, "third")
         .await
         .expect_err("a new turn while the rollout cannot be written");
     assert!(

@@ -163,14 +163,9 @@ async fn the_continuation_limit_pauses_the_goal(transport: Transport) {
 /// no thread gets them, and an active goal starts no turn.
 async fn ephemeral_threads_and_the_feature_switch(transport: Transport) {
     let mut t = Tui::start(transport).await;
-    let cwd = t.home.path().display().to_string();
-    let started = t
-        .ok(
-            "thread/start",
-            json!({"cwd": cwd, "ephemeral": true, "approvalPolicy": "never"}),
-        )
+    let ephemeral = t
+        .thread_with(json!({"ephemeral": true, "approvalPolicy": "never"}))
         .await;
-    let ephemeral = str_at(&started, "/thread/id");
     t.push(Reply::new().function_call("call_get", "get_goal", "{}"));
     t.push(Reply::new().text("No goal here."));
     run_turn_on(&mut t.client, &ephemeral, "what is the goal?").await;

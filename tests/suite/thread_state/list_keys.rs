@@ -164,7 +164,7 @@ async fn experimental_gate(transport: Transport) {
     let home = TestHome::with_config(&mock_model_config(&mock.base_url(), "responses"));
     let mut daemon = Daemon::start(transport, &home, &[]).await;
     let mut client = daemon.initialized_client().await;
-    let page = client.request("thread/list", json!({})).await.unwrap();
+    let page = client.request_ok("thread/list", json!({})).await;
     assert_eq!(page["readStates"], json!({}));
     for (method, params, what) in [
         (
@@ -205,9 +205,8 @@ async fn experimental_gate(transport: Transport) {
     }
     // `null` lineage filters (as the TUI sends them) are no experimental use.
     let page = client
-        .request("thread/list", json!({"parentThreadId": null}))
-        .await
-        .unwrap();
+        .request_ok("thread/list", json!({"parentThreadId": null}))
+        .await;
     assert_eq!(page["data"], json!([]));
 }
 

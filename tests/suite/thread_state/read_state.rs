@@ -7,6 +7,7 @@ use weft_test_support::Transport;
 
 use super::{Tui, labels, thread_param, through_answer};
 use crate::persistence::UNKNOWN_ID;
+use crate::turns::index_of;
 
 async fn turn_marks_unread_and_update_marks_read(transport: Transport) {
     let mut t = Tui::start(transport).await;
@@ -19,10 +20,7 @@ async fn turn_marks_unread_and_update_marks_read(transport: Transport) {
 
     let run = t.turn(&thread, "Hi.").await;
     let order = labels(&run.messages);
-    let changed = order
-        .iter()
-        .position(|m| m == "thread/readState/changed")
-        .unwrap_or_else(|| panic!("no thread/readState/changed: {order:?}"));
+    let changed = index_of(&order, "thread/readState/changed");
     let idle = order
         .iter()
         .rposition(|m| m == "thread/status/changed")

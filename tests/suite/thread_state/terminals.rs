@@ -40,14 +40,9 @@ fn pid_runs(pid: &Value) -> bool {
 
 async fn list_terminate_clean(transport: Transport) {
     let mut t = Tui::start(transport).await;
-    let cwd = t.home.path().display().to_string();
-    let started = t
-        .ok(
-            "thread/start",
-            json!({"cwd": cwd, "approvalPolicy": "never", "sandbox": "danger-full-access"}),
-        )
+    let thread = t
+        .thread_with(json!({"approvalPolicy": "never", "sandbox": "danger-full-access"}))
         .await;
-    let thread = started["thread"]["id"].as_str().unwrap().to_string();
     let empty = t
         .ok("thread/backgroundTerminals/list", thread_param(&thread))
         .await;
@@ -64,7 +59,7 @@ async fn list_terminate_clean(transport: Transport) {
     assert_eq!(data[0]["itemId"], "call_one");
     assert_eq!(data[0]["command"], command.as_str());
     assert!(command.contains("sleep 60"), "{command}");
-    assert_eq!(data[0]["cwd"], cwd.as_str());
+    assert_eq!(data[0]["cwd"], t.home.path().display().to_string());
     assert_eq!(data[0]["cpuPercent"], Value::Null);
     assert!(pid_runs(&data[0]["osPid"]));
     assert_eq!(data[1]["processId"], second.as_str());
@@ -88,19 +83,14 @@ async fn list_terminate_clean(transport: Transport) {
     assert_eq!(rest["nextCursor"], Value::Null);
 
     let pid = data[0]["osPid"].clone();
+    let terminate = json!({"threadId": thread, "processId": first});
     let done = t
-        .ok(
-            "thread/backgroundTerminals/terminate",
-            json!({"threadId": thread, "processId": first}),
-        )
+        .ok("thread/backgroundTerminals/terminate", terminate.clone())
         .await;
     assert_eq!(done, json!({"terminated": true}));
     assert!(!pid_runs(&pid));
     let again = t
-        .ok(
-            "thread/backgroundTerminals/terminate",
-            json!({"threadId": thread, "processId": first}),
-        )
+        .ok("thread/backgroundTerminals/terminate", terminate)
         .await;
     assert_eq!(again, json!({"terminated": false}));
 

@@ -9,7 +9,7 @@ use super::{
     Tools, answer, completed_item, exec_call, item_status, output_of, outside_file, patch_call,
     read_through, wait_request,
 };
-use crate::requests::{interrupt_params, thread_status};
+use crate::requests::{Requests, interrupt_params, thread_status};
 use crate::turns::read_through_turn_ending;
 use crate::turns::{label, user_texts};
 
@@ -388,10 +388,7 @@ async fn approval_pending_during_disconnect() {
     // interruption marker.
     t.push(Reply::new().text("Back again."));
     other
-        .request(
-            "turn/start",
-            json!({"threadId": thread, "input": [{"type": "text", "text": "hello?"}]}),
-        )
+        .turn_start(&thread, "hello?")
         .await
         .expect("turn/start");
     read_through(&mut other, idle(thread.clone())).await;

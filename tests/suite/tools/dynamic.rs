@@ -248,9 +248,8 @@ async fn asked_connection_closes() {
     let (thread, _turn, _request) = tool_call_turn(&mut h, "ask and leave").await;
     let mut other = h.second_client().await;
     other
-        .request("thread/resume", json!({"threadId": thread}))
-        .await
-        .unwrap();
+        .request_ok("thread/resume", json!({"threadId": thread}))
+        .await;
     h.client.close().await;
     let messages = read_through_turn_ending(&mut other, "completed").await;
     let done = completed_item(&messages, "call_c");
@@ -304,9 +303,8 @@ async fn validation() {
     }
     // An empty list is a thread without dynamic tools.
     h.client
-        .request("thread/start", json!({"dynamicTools": []}))
-        .await
-        .unwrap();
+        .request_ok("thread/start", json!({"dynamicTools": []}))
+        .await;
 }
 
 /// The tools are kept with the thread: after a restart, `thread/resume` (by a client without
@@ -326,9 +324,8 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
     let cwd = home.path().display().to_string();
     let thread = start_thread(&mut client, &cwd).await;
     client
-        .request("turn/start", turn_start_params(&thread, "first"))
-        .await
-        .unwrap();
+        .request_ok("turn/start", turn_start_params(&thread, "first"))
+        .await;
     let request = wait_request(&mut client, TOOL_CALL).await;
     answer_call(
         &mut client,
@@ -344,9 +341,8 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
     let mut daemon = Daemon::start(transport, &home, &[]).await;
     let mut client = daemon.initialized_client().await;
     let resumed = client
-        .request("thread/resume", json!({"threadId": thread}))
-        .await
-        .unwrap();
+        .request_ok("thread/resume", json!({"threadId": thread}))
+        .await;
     let items = &resumed["thread"]["turns"][0]["items"];
     let call = items
         .as_array()
@@ -361,9 +357,8 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
     );
     mock.push(Reply::new().text("Again.").responses());
     client
-        .request("turn/start", turn_start_params(&thread, "second"))
-        .await
-        .unwrap();
+        .request_ok("turn/start", turn_start_params(&thread, "second"))
+        .await;
     read_through_turn_completed(&mut client).await;
     let requests = mock
         .wait_for_requests(3, weft_test_support::DEFAULT_TIMEOUT)
@@ -372,9 +367,8 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
     assert_eq!(dynamic_tools_of(requests[2].tools()), offered());
 
     let fork = client
-        .request("thread/fork", json!({"threadId": thread}))
-        .await
-        .unwrap();
+        .request_ok("thread/fork", json!({"threadId": thread}))
+        .await;
     let fork = str_at(&fork, "/thread/id");
     mock.push(
         Reply::new()
@@ -383,9 +377,8 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
     );
     mock.push(Reply::new().text("Forked.").responses());
     client
-        .request("turn/start", turn_start_params(&fork, "in the fork"))
-        .await
-        .unwrap();
+        .request_ok("turn/start", turn_start_params(&fork, "in the fork"))
+        .await;
     let request = wait_request(&mut client, TOOL_CALL).await;
     assert_eq!(request["params"]["threadId"], fork.as_str());
     answer_call(&mut client, &request, json!([]), true).await;

@@ -11,9 +11,9 @@ use super::{
     Tools, completed_item, exec_call, input_position, item_event, item_status, output_of, position,
     read_through_turn_completed, write_stdin_call,
 };
-use crate::requests::interrupt_params;
+use crate::requests::{Requests, interrupt_params};
 use crate::turns::read_through_turn_ending;
-use crate::turns::{text_input, user_texts};
+use crate::turns::user_texts;
 
 async fn steer_while_a_command_runs(transport: Transport) {
     let mut t = Tools::start(transport).await;
@@ -28,11 +28,7 @@ async fn steer_while_a_command_runs(transport: Transport) {
     t.h.client.wait_for_item_started("call_wait").await;
     let answer =
         t.h.client
-            .request(
-                "turn/steer",
-                json!({"threadId": thread, "expectedTurnId": turn,
-                   "input": [text_input("steer during tool")]}),
-            )
+            .steer(&thread, &turn, "steer during tool")
             .await
             .expect("turn/steer");
     assert_eq!(answer["turnId"], turn.as_str());

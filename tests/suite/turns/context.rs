@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use weft_mock_model::Reply;
 use weft_test_support::Transport;
 
-use super::{Harness, read_through_turn_completed, str_at, user_texts};
+use super::{Harness, str_at, user_texts};
 
 #[tokio::test]
 async fn thread_settings_instructions_and_environment() {
@@ -73,20 +73,11 @@ async fn thread_settings_instructions_and_environment() {
     }
 
     // Per-turn overrides apply to this turn and stick for the next ones.
-    let id = h
-        .client
-        .send_request(
-            "turn/start",
-            json!({"threadId": thread, "input": [{"type": "text", "text": "second"}],
-                   "model": "turn-model", "effort": "high"}),
-        )
-        .await;
-    let second = read_through_turn_completed(&mut h.client).await;
-    assert!(
-        second
-            .iter()
-            .any(|m| m.get("id") == Some(&id) && m.get("result").is_some())
-    );
+    h.run_turn_with(
+        json!({"threadId": thread, "input": [{"type": "text", "text": "second"}],
+               "model": "turn-model", "effort": "high"}),
+    )
+    .await;
     h.run_turn(&thread, "third").await;
     let requests = h.wait_for_requests(3).await;
     assert_eq!(requests[1].body["model"], "turn-model");
@@ -129,16 +120,10 @@ async fn image_inputs_reach_the_model() {
         {"type": "image", "url": "https://example.com/cat.png"},
         {"type": "localImage", "path": png},
     ]);
-    let id = h
-        .client
-        .send_request("turn/start", json!({"threadId": thread, "input": input}))
-        .await;
-    let messages = read_through_turn_completed(&mut h.client).await;
-    assert!(
-        messages
-            .iter()
-            .any(|m| m.get("id") == Some(&id) && m.get("result").is_some())
-    );
+    let messages = h
+        .run_turn_with(json!({"threadId": thread, "input": input}))
+        .await
+        .messages;
     let user = messages
         .iter()
         .find(|m| m["method"] == "item/completed" && m["params"]["item"]["type"] == "userMessage")

@@ -7,16 +7,23 @@ use weft_mock_model::{Reply, Script};
 use weft_test_support::{DEFAULT_TIMEOUT, Transport};
 
 use super::{AGENT_MESSAGE, TURN_CLOSING, TURN_OPENING};
-use super::{Harness, Setup, assistant_texts, collapse, partial_message};
+use super::{Harness, Setup, TurnRun, assistant_texts, collapse, partial_message};
+
+/// A harness with these request and stream retries whose model answers a 500 first, then
+/// `recovered`; a thread with one turn, which must complete: the harness, thread and run.
+async fn recovered_after_a_500(request: u32, stream: u32) -> (Harness, String, TurnRun) {
+    let mut h = Harness::start(Setup::new(Transport::Stdio).retries(request, stream)).await;
+    h.push_script(Script::api_error(500, "server_error", "boom"));
+    let (thread, run) = h.thread_with_turn("recovered", "hi").await;
+    assert_eq!(run.completed_turn()["status"], "completed");
+    (h, thread, run)
+}
 
 /// A 500 answered to the first request is retried by the model client itself
 /// (`request_max_retries`): no `error` notification, the turn completes.
 #[tokio::test]
 async fn http_500_then_success_is_retried() {
-    let mut h = Harness::start(Setup::new(Transport::Stdio).retries(1, 0)).await;
-    h.push_script(Script::api_error(500, "server_error", "boom"));
-    let (_, run) = h.thread_with_turn("recovered", "hi").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let (h, _, run) = recovered_after_a_500(1, 0).await;
     assert_eq!(
         run.completed_items_of("agentMessage")[0]["text"],
         "recovered"
@@ -34,10 +41,7 @@ async fn http_500_then_success_is_retried() {
 /// thread is idle, not in `systemError`.
 #[tokio::test]
 async fn http_500_then_success_via_stream_retry() {
-    let mut h = Harness::start(Setup::new(Transport::Stdio).retries(0, 1)).await;
-    h.push_script(Script::api_error(500, "server_error", "boom"));
-    let (thread, run) = h.thread_with_turn("recovered", "hi").await;
-    assert_eq!(run.completed_turn()["status"], "completed");
+    let (h, thread, run) = recovered_after_a_500(0, 1).await;
     let errors = run.notifications("error");
     assert_eq!(errors.len(), 1, "{errors:#?}");
     let error = &errors[0]["params"];

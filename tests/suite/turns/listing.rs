@@ -4,26 +4,21 @@
 use serde_json::{Value, json};
 use weft_test_support::Transport;
 
-use super::Harness;
+use super::{Harness, ids};
 
-fn ids(result: &Value) -> Vec<&str> {
-    result["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|m| m["id"].as_str().expect("id"))
-        .collect()
+/// A page's `nextCursor`, which must be there.
+fn next_cursor(page: &Value) -> String {
+    page["nextCursor"]
+        .as_str()
+        .expect("a next cursor")
+        .to_owned()
 }
 
 async fn model_list_from_the_provider(transport: Transport) {
     let mut h = Harness::responses(transport).await;
     h.mock
         .set_models(["other-model", "mock-model", "third-model"]);
-    let all = h
-        .client
-        .request("model/list", json!({}))
-        .await
-        .expect("model/list");
+    let all = h.client.request_ok("model/list", json!({})).await;
     assert_eq!(
         ids(&all),
         ["mock-model", "other-model", "third-model"],
@@ -53,60 +48,39 @@ async fn model_list_from_the_provider(transport: Transport) {
     assert!(listed >= 1, "the provider's model list was not asked for");
 
     // Paging.
-    let first = h
-        .client
-        .request("model/list", json!({"limit": 2}))
-        .await
-        .expect("model/list page 1");
+    let first = h.client.request_ok("model/list", json!({"limit": 2})).await;
     assert_eq!(ids(&first), ["mock-model", "other-model"]);
-    let cursor = first["nextCursor"]
-        .as_str()
-        .expect("a next cursor")
-        .to_owned();
+    let cursor = next_cursor(&first);
     let rest = h
         .client
-        .request("model/list", json!({"cursor": cursor}))
-        .await
-        .expect("model/list page 2");
+        .request_ok("model/list", json!({"cursor": cursor}))
+        .await;
     assert_eq!(ids(&rest), ["third-model"]);
     assert_eq!(rest["nextCursor"], Value::Null);
 }
 
 async fn thread_loaded_list(transport: Transport) {
     let mut h = Harness::responses(transport).await;
-    let empty = h
-        .client
-        .request("thread/loaded/list", json!({}))
-        .await
-        .expect("thread/loaded/list");
+    let empty = h.client.request_ok("thread/loaded/list", json!({})).await;
     assert_eq!(empty["data"], json!([]));
     let a = h.start_thread().await;
     let b = h.start_thread().await;
     let mut expected = vec![a.clone(), b.clone()];
     expected.sort();
-    let all = h
-        .client
-        .request("thread/loaded/list", json!({}))
-        .await
-        .expect("thread/loaded/list");
+    let all = h.client.request_ok("thread/loaded/list", json!({})).await;
     assert_eq!(all["data"], json!(expected));
     assert_eq!(all["nextCursor"], Value::Null);
 
     let first = h
         .client
-        .request("thread/loaded/list", json!({"limit": 1}))
-        .await
-        .expect("page 1");
+        .request_ok("thread/loaded/list", json!({"limit": 1}))
+        .await;
     assert_eq!(first["data"], json!([expected[0]]));
-    let cursor = first["nextCursor"]
-        .as_str()
-        .expect("a next cursor")
-        .to_owned();
+    let cursor = next_cursor(&first);
     let second = h
         .client
-        .request("thread/loaded/list", json!({"limit": 1, "cursor": cursor}))
-        .await
-        .expect("page 2");
+        .request_ok("thread/loaded/list", json!({"limit": 1, "cursor": cursor}))
+        .await;
     assert_eq!(second["data"], json!([expected[1]]));
     assert_eq!(second["nextCursor"], Value::Null);
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use weft_mock_model::{Reasoning, Reply, Usage, WireApi};
 use weft_test_support::Transport;
 
-use super::{Harness, Setup, assistant_texts, collapse, str_at, user_texts};
+use super::{Harness, Setup, assistant_texts, collapse, index_of, str_at, user_texts};
 use super::{TURN_CLOSING, TURN_OPENING};
 
 /// 1,000 deltas arrive in order, all between the message's `item/started` and `item/completed`,
@@ -268,14 +268,8 @@ async fn second_turn_sees_the_first() {
     let requests = h.wait_for_requests(2).await;
     assert_eq!(requests.len(), 2);
     let users = user_texts(&requests[1]);
-    let asked = users
-        .iter()
-        .position(|t| t == "what is the answer?")
-        .unwrap_or_else(|| panic!("first question missing: {users:?}"));
-    let now = users
-        .iter()
-        .position(|t| t == "what did I ask?")
-        .unwrap_or_else(|| panic!("second question missing: {users:?}"));
+    let asked = index_of(&users, "what is the answer?");
+    let now = index_of(&users, "what did I ask?");
     assert!(asked < now, "{users:?}");
     assert_eq!(assistant_texts(&requests[1]), ["The answer is 42."]);
     // The first request did not see the future.
@@ -406,12 +400,7 @@ async fn chat_completions_reasoning_content() {
     let thread = h.start_thread().await;
     let run = h.run_turn(&thread, "think").await;
     let labels = run.labels();
-    let at = |label: &str| {
-        labels
-            .iter()
-            .position(|l| l == label)
-            .unwrap_or_else(|| panic!("no {label}: {labels:?}"))
-    };
+    let at = |label: &str| index_of(&labels, label);
     assert!(
         at("item/started:reasoning") < at("item/started:agentMessage"),
         "{labels:?}"

@@ -168,6 +168,23 @@ impl Client {
         self.response_to(&id).await
     }
 
+    /// [`Client::request`] for a request that must succeed: its result (an error answer fails
+    /// the test).
+    pub async fn request_ok(&mut self, method: &str, params: Value) -> Value {
+        match self.request(method, params).await {
+            Ok(result) => result,
+            Err(err) => self.fail(&format!("`{method}` failed: {err}")),
+        }
+    }
+
+    /// [`Client::request`] for a request that must fail: its error (a result fails the test).
+    pub async fn request_err(&mut self, method: &str, params: Value) -> RpcError {
+        match self.request(method, params).await {
+            Ok(result) => self.fail(&format!("`{method}` succeeded with {result}")),
+            Err(err) => err,
+        }
+    }
+
     /// Typed request: `client.call::<methods::ThreadStart>(params)` sends `M::NAME` with the
     /// serialized params and decodes the result as `M::Response` (a result that does not
     /// decode fails the test).
