@@ -34,14 +34,8 @@ case "${1:-}" in
         ;;
 esac
 
-case "$(uname -s)/$(uname -m)" in
-    Linux/x86_64) triple=x86_64-unknown-linux-musl platform=linux-x64 ;;
-    Linux/aarch64 | Linux/arm64) triple=aarch64-unknown-linux-musl platform=linux-arm64 ;;
-    *)
-        echo "update.sh: needs Linux on x86_64 or aarch64 (unshare); this is $(uname -sm)" >&2
-        exit 2
-        ;;
-esac
+# shellcheck source=platform.sh
+. "$here/platform.sh" "update.sh: needs Linux on x86_64 or aarch64 (unshare)"
 
 for tool in node npm unshare diff; do
     command -v "$tool" >/dev/null || {

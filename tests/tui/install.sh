@@ -17,14 +17,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 pin="$root/tests/reference/npm"
 dest="${WEFT_CODEX_CLIENT_DIR:-$root/target/codex-client}"
 
-case "$(uname -s)/$(uname -m)" in
-    Linux/x86_64) triple=x86_64-unknown-linux-musl platform=linux-x64 ;;
-    Linux/aarch64 | Linux/arm64) triple=aarch64-unknown-linux-musl platform=linux-arm64 ;;
-    *)
-        echo "install.sh: the Codex client is installed for Linux x86_64 or aarch64 only; this is $(uname -sm)" >&2
-        exit 2
-        ;;
-esac
+# shellcheck source=../reference/platform.sh
+. "$root/tests/reference/platform.sh" \
+    "install.sh: the Codex client is installed for Linux x86_64 or aarch64 only"
 codex="$dest/node_modules/@openai/codex-$platform/vendor/$triple/bin/codex"
 
 if [[ "${1:-}" == --path ]]; then
