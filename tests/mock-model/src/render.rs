@@ -116,16 +116,13 @@ fn responses(out: &mut Writer, id: &str, reply: &Reply) {
                 arguments,
             } => {
                 let item_id = format!("fc_{suffix}_{index}");
-                let item = |arguments: &str, status: &str| {
-                    json!({ "type": "function_call", "id": item_id, "call_id": call_id,
-                            "name": name, "arguments": arguments, "status": status })
-                };
-                out.frame(&item_event("added", index, item("", "in_progress")));
-                out.frame(&json!({
+                let delta = json!({
                     "type": "response.function_call_arguments.delta", "item_id": item_id,
                     "output_index": index, "delta": arguments
-                }));
-                out.frame(&item_event("done", index, item(arguments, "completed")));
+                });
+                let item = json!({ "type": "function_call", "id": item_id, "call_id": call_id,
+                                   "name": name });
+                tool_call_item(out, index, item, ("arguments", arguments), Some(delta));
                 index += 1;
             }
             Part::CustomToolCall {
@@ -133,13 +130,9 @@ fn responses(out: &mut Writer, id: &str, reply: &Reply) {
                 name,
                 input,
             } => {
-                let item_id = format!("ctc_{suffix}_{index}");
-                let item = |input: &str, status: &str| {
-                    json!({ "type": "custom_tool_call", "id": item_id, "call_id": call_id,
-                            "name": name, "input": input, "status": status })
-                };
-                out.frame(&item_event("added", index, item("", "in_progress")));
-                out.frame(&item_event("done", index, item(input, "completed")));
+                let item = json!({ "type": "custom_tool_call", "id": format!("ctc_{suffix}_{index}"),
+                                   "call_id": call_id, "name": name });
+                tool_call_item(out, index, item, ("input", input), None);
                 index += 1;
             }
             Part::Raw(value) => out.frame(value),
@@ -168,6 +161,28 @@ fn responses(out: &mut Writer, id: &str, reply: &Reply) {
         })),
         Terminal::Nothing => {}
     }
+}
+
+/// A tool-call `item`: its `added` event with `field` (the arguments or the input) empty, then
+/// `between` (the arguments' delta), then its `done` event with `field` = `value`.
+fn tool_call_item(
+    out: &mut Writer,
+    index: usize,
+    item: Value,
+    (field, value): (&str, &str),
+    between: Option<Value>,
+) {
+    let with = |text: &str, status: &str| {
+        let mut item = item.clone();
+        item[field] = json!(text);
+        item["status"] = json!(status);
+        item
+    };
+    out.frame(&item_event("added", index, with("", "in_progress")));
+    if let Some(event) = between {
+        out.frame(&event);
+    }
+    out.frame(&item_event("done", index, with(value, "completed")));
 }
 
 fn item_event(kind: &str, index: usize, item: Value) -> Value {

@@ -19,6 +19,11 @@ async fn post(mock: &MockModel, path: &str, body: Value) -> reqwest::Response {
         .unwrap()
 }
 
+/// The body of the answer to a POST of `body` to `path`.
+async fn post_text(mock: &MockModel, path: &str, body: Value) -> String {
+    post(mock, path, body).await.text().await.unwrap()
+}
+
 /// The JSON payloads of the `data:` lines of an SSE body (`[DONE]` kept as a string).
 fn data_lines(body: &str) -> Vec<Value> {
     body.lines()
@@ -120,11 +125,7 @@ async fn ten_thousand_deltas_in_one_body() {
     let mock = MockModel::start().await.unwrap();
     let text = "tok ".repeat(10_000);
     mock.push(Reply::new().text_chunks(&text, 10_000).responses());
-    let body = post(&mock, "/responses", json!({}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_text(&mock, "/responses", json!({})).await;
     let events = data_lines(&body);
     let deltas: Vec<&str> = events
         .iter()
@@ -148,11 +149,7 @@ async fn chat_stream_with_fragmented_tool_calls_and_usage() {
             .usage(Usage::new(7, 3))
             .chat(),
     );
-    let body = post(&mock, "/chat/completions", json!({"messages": []}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_text(&mock, "/chat/completions", json!({"messages": []})).await;
     assert!(body.ends_with("data: [DONE]\n\n"));
     assert!(!body.contains("event:"));
     let chunks = data_lines(&body);
@@ -228,11 +225,7 @@ async fn http_errors_with_retry_after_and_failed_events() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "rate_limit_exceeded");
 
-    let body = post(&mock, "/responses", json!({}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_text(&mock, "/responses", json!({})).await;
     let events = data_lines(&body);
     let last = events.last().unwrap();
     assert_eq!(last["type"], "response.failed");
@@ -298,11 +291,7 @@ async fn cut_aborts_the_body() {
         "a cut body must not end cleanly"
     );
 
-    let body = post(&mock, "/responses", json!({}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_text(&mock, "/responses", json!({})).await;
     assert!(body.contains("partial"));
     assert!(!body.contains("response.completed"));
 }
@@ -366,17 +355,9 @@ async fn event_delay_and_raw_scripts() {
         WireApi::Chat,
         "data: {\"choices\":[]}\n\ndata: [DONE]\n\n",
     ));
-    let body = post(&mock, "/responses", json!({}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_text(&mock, "/responses", json!({})).await;
     assert_eq!(data_lines(&body).len(), 6);
-    let body = post(&mock, "/chat/completions", json!({}))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let body = post_text(&mock, "/chat/completions", json!({})).await;
     assert_eq!(body, "data: {\"choices\":[]}\n\ndata: [DONE]\n\n");
 }
 
