@@ -231,11 +231,24 @@ pub async fn list(client: &mut Client, params: Value) -> Value {
     ok(client, "thread/list", params).await
 }
 
-/// The ids of a `thread/list` (or `thread/loaded/list`) result's `data`, in order.
-pub fn ids(result: &Value) -> Vec<String> {
+/// The `data` array of a listing's result (or a page's).
+pub fn data(result: &Value) -> &[Value] {
     result["data"]
         .as_array()
         .unwrap_or_else(|| panic!("no data array in {result}"))
+}
+
+/// The `key` of each of `values` as a string (`?` where it is not one), in order.
+pub fn strings_at(values: &[Value], key: &str) -> Vec<String> {
+    values
+        .iter()
+        .map(|value| value[key].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+/// The ids of a `thread/list` (or `thread/loaded/list`) result's `data`, in order.
+pub fn ids(result: &Value) -> Vec<String> {
+    data(result)
         .iter()
         .map(|entry| {
             entry
@@ -404,12 +417,21 @@ pub fn turns(thread: &Value) -> Vec<Value> {
 
 /// The types of a turn's items, in order.
 pub fn item_types(turn: &Value) -> Vec<String> {
-    turn["items"]
+    let items = turn["items"]
         .as_array()
-        .unwrap_or_else(|| panic!("no items in {turn}"))
-        .iter()
-        .map(|item| item["type"].as_str().unwrap_or("?").to_owned())
-        .collect()
+        .unwrap_or_else(|| panic!("no items in {turn}"));
+    strings_at(items, "type")
+}
+
+/// Check that `thread` has one turn, `turn`, cut (`interrupted`), and nothing in progress;
+/// that turn.
+pub fn assert_one_cut_turn(thread: &Value, turn: &str) -> Value {
+    assert_nothing_in_progress(thread);
+    let turns = turns(thread);
+    assert_eq!(turns.len(), 1, "{thread}");
+    assert_eq!(turns[0]["id"], turn);
+    assert_eq!(turns[0]["status"], "interrupted");
+    turns[0].clone()
 }
 
 /// Check that no turn or item of a thread is still `inProgress`.

@@ -6,7 +6,7 @@ use weft_mock_model::{Gate, Reply};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, answer, assert_error, assert_follow_up, assert_nothing_in_progress,
+    Persist, answer, assert_error, assert_follow_up, assert_one_cut_turn,
     assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
     list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_files,
     rollout_lines, str_at, turns, user,
@@ -122,12 +122,8 @@ async fn fork_of_a_busy_thread(transport: Transport) {
     let fork = str_at(&forked, "/id");
     assert_eq!(forked["forkedFromId"], source.as_str());
     assert_eq!(forked["status"]["type"], "idle");
-    assert_nothing_in_progress(&forked);
-    let copied = turns(&forked);
-    assert_eq!(copied.len(), 1, "{forked}");
-    assert_eq!(copied[0]["id"], turn.as_str());
-    assert_eq!(copied[0]["status"], "interrupted");
-    assert_eq!(item_types(&copied[0]), ["userMessage"]);
+    let copied = assert_one_cut_turn(&forked, &turn);
+    assert_eq!(item_types(&copied), ["userMessage"]);
     p.client
         .wait_for("the fork's thread/started", |m| {
             m["method"] == "thread/started" && m["params"]["thread"]["id"] == fork.as_str()

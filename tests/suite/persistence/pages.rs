@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use weft_mock_model::{Gate, MockModel, Reply};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport, mock_model_config};
 
-use super::{Persist, ok, read_through, run_turn_on};
+use super::{Persist, data, ok, read_through, run_turn_on, strings_at};
 use crate::turns::wait_gate;
 
 /// `thread/turns/list` with these params (it must succeed).
@@ -51,19 +51,12 @@ async fn refused(client: &mut Client, method: &str, params: Value) -> RpcError {
 }
 
 fn turn_ids(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no data in {page}"))
-        .iter()
-        .map(|t| t["id"].as_str().unwrap_or("?").to_owned())
-        .collect()
+    strings_at(data(page), "id")
 }
 
 /// The texts of a `thread/items/list` page (user message or agent message text).
 fn item_texts(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no data in {page}"))
+    data(page)
         .iter()
         .map(|e| {
             let item = &e["item"];

@@ -10,9 +10,9 @@ use weft_test_support::{Client, QUIET_PERIOD, Transport};
 
 use super::{
     Persist, UNKNOWN_ID, answer, assert_error, assert_follow_up, assert_nothing_in_progress,
-    assert_one_environment_context, assistant, conversation, ids, is_marker, item_types, label,
-    list, loaded, ok, path_of, read, read_through, read_through_turn_completed, rollout_lines,
-    run_turn_on, str_at, turns, user,
+    assert_one_cut_turn, assert_one_environment_context, assistant, conversation, ids, is_marker,
+    item_types, label, list, loaded, ok, path_of, read, read_through, read_through_turn_completed,
+    rollout_lines, run_turn_on, str_at, turns, user,
 };
 use crate::requests::Requests;
 use crate::turns::wait_gate;
@@ -176,26 +176,17 @@ async fn resume_after_kill_mid_turn(transport: Transport) {
     assert_eq!(listed["data"][0]["preview"], "remember the number 42");
     let stored = read(&mut p.client, &thread, true).await;
     assert_eq!(stored["status"]["type"], "notLoaded");
-    assert_nothing_in_progress(&stored);
-    let cut_turns = turns(&stored);
-    assert_eq!(cut_turns.len(), 1, "{stored}");
-    assert_eq!(cut_turns[0]["id"], turn.as_str());
-    assert_eq!(cut_turns[0]["status"], "interrupted");
-    assert!(cut_turns[0]["completedAt"].is_i64(), "{}", cut_turns[0]);
+    let cut = assert_one_cut_turn(&stored, &turn);
+    assert!(cut["completedAt"].is_i64(), "{cut}");
+    assert_eq!(item_types(&cut), ["userMessage", "agentMessage"], "{cut}");
     assert_eq!(
-        item_types(&cut_turns[0]),
-        ["userMessage", "agentMessage"],
-        "{}",
-        cut_turns[0]
-    );
-    assert_eq!(
-        cut_turns[0]["items"][0]["content"][0]["text"],
+        cut["items"][0]["content"][0]["text"],
         "remember the number 42"
     );
-    assert_eq!(cut_turns[0]["items"][1]["text"], "first part done");
+    assert_eq!(cut["items"][1]["text"], "first part done");
 
     let resumed = cold_resume(&mut p.client, &thread).await;
-    assert_eq!(turns(&resumed["thread"]), cut_turns);
+    assert_eq!(turns(&resumed["thread"]), [cut]);
     let next = p.run_turn(&thread, "what happened?").await;
     assert_eq!(next.completed_turn()["status"], "completed");
     let requests = p.wait_for_requests(2).await;
