@@ -33,13 +33,19 @@ async fn command_approved() {
     assert!(s.path("approved.txt").exists(), "not created:\n{screen}");
 }
 
+/// Pick "No" on `overlay` (asking `question`): once the TUI is idle the question is gone and
+/// `file` was not written.
+async fn decline(s: &Session, tui: &Tui, overlay: Overlay, question: &str, file: &str) {
+    overlay.choose(tui, "No").await;
+    let screen = wait_idle(tui).await;
+    assert!(!screen.contains(question), "{screen}");
+    assert!(!s.path(file).exists(), "{file} written although declined");
+}
+
 #[tokio::test]
 async fn command_declined() {
     let (s, tui, overlay) = command_overlay("declined.txt").await;
-    overlay.choose(&tui, "No").await;
-    let screen = wait_idle(&tui).await;
-    assert!(!screen.contains(COMMAND.question), "{screen}");
-    assert!(!s.path("declined.txt").exists(), "ran although declined");
+    decline(&s, &tui, overlay, COMMAND.question, "declined.txt").await;
 }
 
 #[tokio::test]
@@ -91,10 +97,7 @@ async fn patch_approved() {
 #[tokio::test]
 async fn patch_declined() {
     let (s, tui, overlay) = patch_overlay().await;
-    overlay.choose(&tui, "No").await;
-    let screen = wait_idle(&tui).await;
-    assert!(!screen.contains(PATCH.question), "{screen}");
-    assert!(!s.path("hello.txt").exists(), "applied although declined");
+    decline(&s, &tui, overlay, PATCH.question, "hello.txt").await;
 }
 
 #[tokio::test]

@@ -108,6 +108,13 @@ impl Session {
         tui
     }
 
+    /// Submit `prompt` in `tui`; the model answers `answer`. The screen once that turn is done.
+    pub async fn prompt(&self, tui: &Tui, prompt: &str, answer: &str) -> String {
+        self.push(Reply::new().text(answer));
+        tui.submit(prompt).await;
+        wait_turn_done(tui, answer).await
+    }
+
     /// Wait until `n` queued (non-title) model requests arrived; returns them.
     pub async fn wait_for_requests(&self, n: usize) -> Vec<RecordedRequest> {
         self.mock

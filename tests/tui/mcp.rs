@@ -32,9 +32,9 @@ async fn an_mcp_tool_call_shows_in_the_transcript() {
         "echo",
         json!({"text": "from the tui"}),
     ));
-    s.push(Reply::new().text("The MCP tool answered."));
-    tui.submit("Use the echo tool").await;
-    let screen = wait_turn_done(&tui, "The MCP tool answered.").await;
+    let screen = s
+        .prompt(&tui, "Use the echo tool", "The MCP tool answered.")
+        .await;
     assert!(
         screen.contains("Called weft.echo"),
         "the call is shown as the reference's TUI shows MCP calls:\n{screen}"

@@ -4,13 +4,14 @@ use serde_json::json;
 use weft_mock_model::Reply;
 use weft_test_support::Tui;
 
-use crate::{Session, wait_idle, wait_turn_done};
+use crate::{Session, wait_idle};
 
-/// Run one prompt to its answer.
-async fn one_turn(s: &Session, tui: &Tui, prompt: &str, answer: &str) {
-    s.push(Reply::new().text(answer));
-    tui.submit(prompt).await;
-    wait_turn_done(tui, answer).await;
+/// An `on-request` session and its TUI, after one turn: `prompt`, answered with `answer`.
+async fn after_one_turn(prompt: &str, answer: &str) -> (Session, Tui) {
+    let s = Session::start("on-request").await;
+    let tui = s.ready_tui().await;
+    s.prompt(&tui, prompt, answer).await;
+    (s, tui)
 }
 
 /// Type a slash command and run it (the first Enter may only pick it from the popup).
@@ -34,15 +35,14 @@ async fn thread_names(s: &mut Session) -> Vec<String> {
 
 #[tokio::test]
 async fn new_starts_a_fresh_thread() {
-    let s = Session::start("on-request").await;
-    let tui = s.ready_tui().await;
-    one_turn(&s, &tui, "Remember apples", "Apples remembered.").await;
+    let (s, tui) = after_one_turn("Remember apples", "Apples remembered.").await;
     slash(&tui, "/new").await;
     tui.wait_for_screen("a fresh thread", |screen| {
         !screen.contains("Apples remembered.") && screen.contains("? for shortcuts")
     })
     .await;
-    one_turn(&s, &tui, "Anything remembered?", "Nothing so far.").await;
+    s.prompt(&tui, "Anything remembered?", "Nothing so far.")
+        .await;
     let requests = s.wait_for_requests(2).await;
     let users = requests[1].message_texts("user");
     assert!(
@@ -53,9 +53,7 @@ async fn new_starts_a_fresh_thread() {
 
 #[tokio::test]
 async fn rename_sets_the_thread_name() {
-    let mut s = Session::start("on-request").await;
-    let tui = s.ready_tui().await;
-    one_turn(&s, &tui, "Name me", "Named soon.").await;
+    let (mut s, tui) = after_one_turn("Name me", "Named soon.").await;
     slash(&tui, "/rename").await;
     tui.wait_for_text("Rename thread").await;
     // The suggestion (a title side request) fills the field; wait for it before clearing.
@@ -71,14 +69,12 @@ async fn rename_sets_the_thread_name() {
 
 #[tokio::test]
 async fn compact_compacts_the_thread() {
-    let s = Session::start("on-request").await;
-    let tui = s.ready_tui().await;
-    one_turn(&s, &tui, "Some history", "History made.").await;
+    let (s, tui) = after_one_turn("Some history", "History made.").await;
     s.push(Reply::new().text("Summary: the user made some history."));
     slash(&tui, "/compact").await;
     tui.wait_for_text("Context compacted").await;
     wait_idle(&tui).await;
-    one_turn(&s, &tui, "After compaction", "Still here.").await;
+    s.prompt(&tui, "After compaction", "Still here.").await;
     let requests = s.wait_for_requests(3).await;
     let last = requests[2].message_texts("user").join("\n");
     assert!(
@@ -89,9 +85,7 @@ async fn compact_compacts_the_thread() {
 
 #[tokio::test]
 async fn status_shows_the_session() {
-    let s = Session::start("on-request").await;
-    let tui = s.ready_tui().await;
-    one_turn(&s, &tui, "Status please", "Status coming.").await;
+    let (s, tui) = after_one_turn("Status please", "Status coming.").await;
     slash(&tui, "/status").await;
     let screen = tui.wait_for_text("Session:").await;
     let line = |label: &str| {

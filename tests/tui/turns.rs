@@ -14,9 +14,9 @@ async fn a_prompt_runs_a_command_and_answers() {
     let s = Session::start("on-request").await;
     let tui = s.ready_tui().await;
     s.push(exec_call("call_echo", "echo tui-marker-41"));
-    s.push(Reply::new().text("The command printed the marker."));
-    tui.submit("Run the echo").await;
-    let screen = wait_turn_done(&tui, "The command printed the marker.").await;
+    let screen = s
+        .prompt(&tui, "Run the echo", "The command printed the marker.")
+        .await;
     assert!(
         screen.contains("echo tui-marker-41"),
         "the command is not shown"
