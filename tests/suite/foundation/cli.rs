@@ -24,34 +24,33 @@ async fn version_flag() {
 #[tokio::test]
 async fn help_everywhere() {
     let home = TestHome::new();
-    let top = run_weft(&home, &["--help"]).await;
-    assert_eq!(top.code(), Some(0), "{top:?}");
-    for word in ["app-server", "generate-json-schema"] {
-        assert!(
-            top.stdout.contains(word),
-            "`weft --help` lacks {word}:\n{}",
-            top.stdout
-        );
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&["--help"], &["app-server", "generate-json-schema"]),
+        (
+            &["app-server", "--help"],
+            &[
+                "--listen",
+                "--enable",
+                "--disable",
+                "-c",
+                "--ws-auth",
+                "--ws-token-file",
+            ],
+        ),
+        (&["generate-json-schema", "--help"], &["--out"]),
+    ];
+    for (args, words) in cases {
+        let help = run_weft(&home, args).await;
+        assert_eq!(help.code(), Some(0), "{help:?}");
+        for word in words {
+            assert!(
+                help.stdout.contains(word),
+                "`weft {}` lacks {word}:\n{}",
+                args.join(" "),
+                help.stdout
+            );
+        }
     }
-    let app = run_weft(&home, &["app-server", "--help"]).await;
-    assert_eq!(app.code(), Some(0), "{app:?}");
-    for flag in [
-        "--listen",
-        "--enable",
-        "--disable",
-        "-c",
-        "--ws-auth",
-        "--ws-token-file",
-    ] {
-        assert!(
-            app.stdout.contains(flag),
-            "`weft app-server --help` lacks {flag}:\n{}",
-            app.stdout
-        );
-    }
-    let schema = run_weft(&home, &["generate-json-schema", "--help"]).await;
-    assert_eq!(schema.code(), Some(0), "{schema:?}");
-    assert!(schema.stdout.contains("--out"), "{}", schema.stdout);
 }
 
 /// Flags that clients written for Codex pass are accepted; unknown keys and features are

@@ -86,6 +86,11 @@ async fn tool_call_turn(h: &mut Harness, text: &str) -> (String, String, Value) 
     (thread, turn, request)
 }
 
+/// One `inputText` content item.
+fn text_parts(text: &str) -> Value {
+    json!([{"type": "inputText", "text": text}])
+}
+
 /// Answer an `item/tool/call` request with these content items and `success`.
 async fn answer_call(client: &mut Client, request: &Value, items: Value, success: bool) {
     let result = json!({"contentItems": items, "success": success});
@@ -116,13 +121,7 @@ async fn plain_call_answered(transport: Transport) {
         json!({"threadId": thread, "turnId": turn, "callId": "call_1", "namespace": null,
                "tool": "lookup", "arguments": {"q": "abc"}})
     );
-    answer_call(
-        &mut h.client,
-        &request,
-        json!([{"type": "inputText", "text": "answer text"}]),
-        true,
-    )
-    .await;
+    answer_call(&mut h.client, &request, text_parts("answer text"), true).await;
     read_through_turn_ending(&mut h.client, "completed").await;
     let all = h.client.log().to_vec();
     let started = &item_event(&all, "item/started", "call_1")["params"]["item"];
@@ -136,10 +135,7 @@ async fn plain_call_answered(transport: Transport) {
     assert_eq!(done["namespace"], Value::Null);
     assert_eq!(done["tool"], "lookup");
     assert_eq!(done["arguments"], json!({"q": "abc"}));
-    assert_eq!(
-        done["contentItems"],
-        json!([{"type": "inputText", "text": "answer text"}])
-    );
+    assert_eq!(done["contentItems"], text_parts("answer text"));
     assert_eq!(done["success"], true);
     assert!(done["durationMs"].is_i64(), "{done}");
     // The item starts before the request; no `serverRequest/resolved` (as the reference).
@@ -208,10 +204,7 @@ async fn error_answers() {
         let done = completed_item(&all, "call_e");
         assert_eq!(done["status"], "failed");
         assert_eq!(done["success"], false);
-        assert_eq!(
-            done["contentItems"],
-            json!([{"type": "inputText", "text": text}])
-        );
+        assert_eq!(done["contentItems"], text_parts(text));
         assert_eq!(h.output_in(2, "call_e").await, text);
     }
 }
@@ -327,13 +320,7 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
         .request_ok("turn/start", turn_start_params(&thread, "first"))
         .await;
     let request = wait_request(&mut client, TOOL_CALL).await;
-    answer_call(
-        &mut client,
-        &request,
-        json!([{"type": "inputText", "text": "x!"}]),
-        true,
-    )
-    .await;
+    answer_call(&mut client, &request, text_parts("x!"), true).await;
     read_through_turn_completed(&mut client).await;
 
     daemon.sigterm();
@@ -351,10 +338,7 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
         .find(|i| i["type"] == "dynamicToolCall")
         .unwrap_or_else(|| panic!("no dynamicToolCall in {items}"));
     assert_eq!(call["status"], "completed");
-    assert_eq!(
-        call["contentItems"],
-        json!([{"type": "inputText", "text": "x!"}])
-    );
+    assert_eq!(call["contentItems"], text_parts("x!"));
     mock.push(Reply::new().text("Again.").responses());
     client
         .request_ok("turn/start", turn_start_params(&thread, "second"))
@@ -408,13 +392,7 @@ async fn chat_flattens_namespaces() {
     let (_thread, _turn, request) = tool_call_turn(&mut h, "chat").await;
     assert_eq!(request["params"]["namespace"], "myns");
     assert_eq!(request["params"]["tool"], "ns_tool");
-    answer_call(
-        &mut h.client,
-        &request,
-        json!([{"type": "inputText", "text": "ok"}]),
-        true,
-    )
-    .await;
+    answer_call(&mut h.client, &request, text_parts("ok"), true).await;
     read_through_turn_completed(&mut h.client).await;
     let requests = h.wait_for_requests(2).await;
     let names: Vec<&str> = requests[0]
