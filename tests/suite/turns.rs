@@ -278,11 +278,15 @@ impl Harness {
 
     /// Wait for the mock to have seen `n` model requests.
     pub async fn wait_for_requests(&self, n: usize) -> Vec<RecordedRequest> {
-        self.mock
-            .wait_for_requests(n, DEFAULT_TIMEOUT)
-            .await
-            .expect("model requests")
+        model_requests(&self.mock, n).await
     }
+}
+
+/// Wait for `mock` to have seen `n` model requests; returns them.
+pub async fn model_requests(mock: &MockModel, n: usize) -> Vec<RecordedRequest> {
+    mock.wait_for_requests(n, DEFAULT_TIMEOUT)
+        .await
+        .expect("model requests")
 }
 
 /// `thread/start` on any client; waits for `thread/started` and returns the thread id.

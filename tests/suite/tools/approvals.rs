@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use weft_mock_model::Reply;
-use weft_test_support::{DEFAULT_TIMEOUT, Transport};
+use weft_test_support::Transport;
 
 use super::{
     Tools, answer, completed_item, exec_call, item_status, output_of, outside_file, patch_call,
@@ -392,11 +392,7 @@ async fn approval_pending_during_disconnect() {
         .await
         .expect("turn/start");
     read_through(&mut other, idle(thread.clone())).await;
-    let requests =
-        t.h.mock
-            .wait_for_requests(2, DEFAULT_TIMEOUT)
-            .await
-            .expect("the second turn's request");
+    let requests = t.h.wait_for_requests(2).await;
     assert_eq!(output_of(&requests[1], "call_touch"), COMMAND_REJECTED);
     assert!(
         user_texts(&requests[1])

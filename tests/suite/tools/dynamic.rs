@@ -14,7 +14,9 @@ use super::{
 };
 use crate::requests::Requests;
 use crate::turns::read_through_turn_ending;
-use crate::turns::{Harness, Setup, assert_invalid_request, str_at, turn_start_params};
+use crate::turns::{
+    Harness, Setup, assert_invalid_request, model_requests, str_at, turn_start_params,
+};
 
 const TOOL_CALL: &str = "item/tool/call";
 const CANCELLED: &str = "dynamic tool call was cancelled before receiving a response";
@@ -344,10 +346,7 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
         .request_ok("turn/start", turn_start_params(&thread, "second"))
         .await;
     read_through_turn_completed(&mut client).await;
-    let requests = mock
-        .wait_for_requests(3, weft_test_support::DEFAULT_TIMEOUT)
-        .await
-        .unwrap();
+    let requests = model_requests(&mock, 3).await;
     assert_eq!(dynamic_tools_of(requests[2].tools()), offered());
 
     let fork = client
@@ -367,10 +366,7 @@ async fn resume_and_fork_keep_the_tools(transport: Transport) {
     assert_eq!(request["params"]["threadId"], fork.as_str());
     answer_call(&mut client, &request, json!([]), true).await;
     read_through_turn_completed(&mut client).await;
-    let requests = mock
-        .wait_for_requests(5, weft_test_support::DEFAULT_TIMEOUT)
-        .await
-        .unwrap();
+    let requests = model_requests(&mock, 5).await;
     assert_eq!(dynamic_tools_of(requests[3].tools()), offered());
     assert_eq!(requests[4].tool_output("call_f"), Some(&json!([])));
     daemon.sigterm();
