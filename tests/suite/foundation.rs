@@ -13,8 +13,9 @@ mod websocket;
 use serde_json::{Value, json};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport};
 
-/// `-32600`, the code Codex uses for decode errors and most request errors.
-pub const INVALID_REQUEST: i64 = -32600;
+/// `-32600`, the code Codex uses for decode errors and most request errors, and the check of
+/// an exact `-32600` error message.
+pub use crate::turns::{INVALID_REQUEST, assert_invalid_request};
 /// `-32001`, ingress queue full.
 pub const OVERLOADED: i64 = -32001;
 /// The exact overload message (docs/protocol.md §5.3).
@@ -43,15 +44,6 @@ pub fn expect_error(answer: Result<Value, RpcError>) -> RpcError {
     }
 }
 
-/// Assert an exact `-32600` error message.
-pub fn assert_invalid_request(answer: Result<Value, RpcError>, message: &str) {
-    let err = expect_error(answer);
-    assert_eq!(
-        (err.code, err.message.as_str()),
-        (INVALID_REQUEST, message),
-        "unexpected error {err:?}"
-    );
-}
 
 /// Valid `initialize` params.
 pub fn init_params() -> Value {
