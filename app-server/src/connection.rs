@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use weft_protocol::InitializeParams;
 use weft_protocol::notifications::ServerNotification;
 
-pub use self::outbound::{Outbound, QueueLimits};
+pub use self::outbound::{Batch, Outbound, QueueLimits};
 use self::outbound::{Pushed, Queue};
 use self::tasks::HandlerTasks;
 

@@ -13,11 +13,23 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 use weft_core::time::now_ms;
 use weft_protocol::notifications::ServerNotification;
 
 use super::coalesce;
 use crate::outgoing;
+
+/// What a writer's wait for frames ([`Outbound::next_batch`]) ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batch {
+    /// Frames were moved out.
+    Frames,
+    /// The connection closed first.
+    Closed,
+    /// The queue is closed and empty.
+    Ended,
+}
 
 /// How many times the capacity the queue may hold, counting messages that could not be merged.
 pub const HARD_BOUND_FACTOR: usize = 4;
@@ -254,6 +266,21 @@ impl Outbound {
                 return false;
             }
             ready.await;
+        }
+    }
+
+    /// A writer's wait for its next batch: [`Outbound::recv_many`], unless `closed` is
+    /// cancelled first (frames already queued still win).
+    pub async fn next_batch(
+        &mut self,
+        out: &mut Vec<Bytes>,
+        max: usize,
+        closed: &CancellationToken,
+    ) -> Batch {
+        tokio::select! {
+            biased;
+            more = self.recv_many(out, max) => if more { Batch::Frames } else { Batch::Ended },
+            () = closed.cancelled() => Batch::Closed,
         }
     }
 

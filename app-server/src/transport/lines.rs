@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::connection::{Backpressure, Connection, ConnectionLimits, Outbound};
+use crate::connection::{Backpressure, Batch, Connection, ConnectionLimits, Outbound};
 use crate::transport::ingress::{Ingress, oversized_error};
 use crate::transport::link::{CloseBounds, Link};
 use crate::transport::stall::{Progress, Stalled, watched};
@@ -178,13 +178,13 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     let mut buf = Vec::with_capacity(64 * 1024);
     let closed = connection.closed.clone();
     loop {
-        let more = tokio::select! {
-            biased;
-            more = outbound.recv_many(&mut frames, MAX_BATCH_FRAMES) => more,
-            () = closed.cancelled() => break,
-        };
-        if !more {
-            return;
+        match outbound
+            .next_batch(&mut frames, MAX_BATCH_FRAMES, &closed)
+            .await
+        {
+            Batch::Frames => {}
+            Batch::Closed => break,
+            Batch::Ended => return,
         }
         gather(&mut outbound, &mut frames, &mut buf);
         match watched(
@@ -326,31 +326,25 @@ mod tests {
         let input: &[u8] = b"abc\n0123456789\nxy\n\nlast";
         let mut reader = BufReader::with_capacity(4, input);
         let mut buf = Vec::new();
-        assert_eq!(
-            read_line(&mut reader, &mut buf, 5).await.unwrap(),
-            Line::Complete
-        );
-        assert_eq!(buf, b"abc");
-        assert_eq!(
-            read_line(&mut reader, &mut buf, 5).await.unwrap(),
-            Line::TooLong(10)
-        );
-        assert_eq!(buf, b"01234", "the start of the long line is kept");
-        assert_eq!(
-            read_line(&mut reader, &mut buf, 5).await.unwrap(),
-            Line::Complete
-        );
-        assert_eq!(buf, b"xy");
-        assert_eq!(
-            read_line(&mut reader, &mut buf, 5).await.unwrap(),
-            Line::Complete
-        );
-        assert!(buf.is_empty());
-        assert_eq!(
-            read_line(&mut reader, &mut buf, 5).await.unwrap(),
-            Line::Complete
-        );
-        assert_eq!(buf, b"last");
+        let expected: [(Line, &[u8], &str); 5] = [
+            (Line::Complete, b"abc", "a line"),
+            (
+                Line::TooLong(10),
+                b"01234",
+                "the start of the long line is kept",
+            ),
+            (Line::Complete, b"xy", "the line after the long one"),
+            (Line::Complete, b"", "an empty line"),
+            (Line::Complete, b"last", "a last line without its newline"),
+        ];
+        for (line, text, what) in expected {
+            assert_eq!(
+                read_line(&mut reader, &mut buf, 5).await.unwrap(),
+                line,
+                "{what}"
+            );
+            assert_eq!(buf, text, "{what}");
+        }
         assert_eq!(
             read_line(&mut reader, &mut buf, 5).await.unwrap(),
             Line::Eof

@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use self::listener::{Handshake, LimitedListener};
-use crate::connection::{Backpressure, Connection, ConnectionLimits, Outbound};
+use crate::connection::{Backpressure, Batch, Connection, ConnectionLimits, Outbound};
 use crate::transport::ingress::{Ingress, oversized_error};
 use crate::transport::link::{CloseBounds, Link};
 use crate::transport::stall::{Progress, Stalled, watched};
@@ -378,12 +378,7 @@ async fn write_frames(
     // dropped rather than offered again while the connection closes.
     let mut stalled = false;
     loop {
-        let more = tokio::select! {
-            biased;
-            more = outbound.recv_many(&mut frames, MAX_BATCH) => more,
-            () = closed.cancelled() => break,
-        };
-        if !more {
+        if outbound.next_batch(&mut frames, MAX_BATCH, &closed).await != Batch::Frames {
             break;
         }
         // The frames queued together go out together: one flush (one write, as far as the
