@@ -332,12 +332,31 @@ where
     H::Answer: Send + 'a,
 {
     type Answer = H::Answer;
-    type Future = Either<Ready<HandlerResult<H::Answer>>, H::Future>;
+    type Future = Checked<H::Answer, H::Future>;
     fn call(self, cx: Context<'a>, params: P) -> Self::Future {
-        match parse_thread_id(params.thread_id()) {
-            Ok(()) => Either::Right(self.0.call(cx, params)),
-            Err(error) => Either::Left(future::ready(Err(error))),
-        }
+        checked(params, |params| self.0.call(cx, params))
+    }
+}
+
+impl<'a, P, R, H> ReplyHandler<'a, P, R> for Scoped<H>
+where
+    P: ThreadParams,
+    H: ReplyHandler<'a, P, R>,
+{
+    type Future = Checked<(), H::Future>;
+    fn call(self, state: &'a AppState, params: P, reply: ThreadReply<R>) -> Self::Future {
+        checked(params, |params| self.0.call(state, params, reply))
+    }
+}
+
+/// A [`Scoped`] handler's future: the error of its `threadId`, or the handler's own.
+type Checked<A, F> = Either<Ready<HandlerResult<A>>, F>;
+
+/// `run` the handler unless `params`' `threadId` is not a thread id.
+fn checked<P: ThreadParams, A, F>(params: P, run: impl FnOnce(P) -> F) -> Checked<A, F> {
+    match parse_thread_id(params.thread_id()) {
+        Ok(()) => Either::Right(run(params)),
+        Err(error) => Either::Left(future::ready(Err(error))),
     }
 }
 

@@ -81,6 +81,7 @@ thread_params!(
     history_api::ThreadItemsListParams,
     weft_protocol::ThreadReadStateUpdateParams,
     weft_protocol::ThreadGoalGetParams,
+    weft_protocol::ThreadGoalSetParams,
     weft_protocol::ThreadGoalClearParams,
     weft_protocol::ThreadBackgroundTerminalsListParams,
     weft_protocol::ThreadBackgroundTerminalsTerminateParams,

@@ -195,7 +195,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadItemsList => spawned(scoped(pages::items_list));
         ThreadReadStateUpdate => spawned(scoped(read_state::update));
         ThreadGoalGet => spawned(scoped(goals::get));
-        ThreadGoalSet => spawned_to_thread(goals::set);
+        ThreadGoalSet => spawned_to_thread(scoped(goals::set));
         ThreadGoalClear => spawned(scoped(goals::clear));
         ThreadBackgroundTerminalsList => spawned(scoped(terminals::list));
         ThreadBackgroundTerminalsTerminate => spawned(scoped(terminals::terminate));

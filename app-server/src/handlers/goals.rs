@@ -15,7 +15,6 @@ use weft_protocol::{
 };
 
 use crate::dispatch::{Answer, Context, HandlerResult, ThreadReply};
-use crate::handlers::parse_thread_id;
 use crate::state::AppState;
 
 /// `thread/goal/get`.
@@ -34,7 +33,6 @@ pub async fn set(
     params: ThreadGoalSetParams,
     reply: ThreadReply<ThreadGoalSetResponse>,
 ) -> Result<(), JsonRpcError> {
-    parse_thread_id(&params.thread_id)?;
     let update = GoalUpdate {
         objective: params.objective,
         status: params.status,
