@@ -5,12 +5,14 @@
 # system package, another pinned client) is added here, in the section it belongs to.
 #
 #   1. System packages, installed with apt-get when missing (as root, or through sudo):
-#      tmux (drives the Codex TUI, docs/tui-tests.md) and bubblewrap (`bwrap`: without it the
-#      TUI warns on its screen at start-up, and the TUI tests fail on that warning).
+#      tmux (drives the Codex TUI, docs/tui-tests.md), bubblewrap (`bwrap`: without it the
+#      TUI warns on its screen at start-up, and the TUI tests fail on that warning) and
+#      chromium (the browser the web client's tests drive, docs/web.md).
 #   2. Tools this script does not install, only checks: node + npm (node 20 or newer, for the
 #      pinned npm packages) and python3 (3.10 or newer, with venv and ensurepip).
-#   3. The pinned packages: the Codex client (tests/tui/install.sh, docs/tui-tests.md) and the
-#      MCP test servers (tests/mcp/install.sh, tests/mcp/README.md), from their lockfiles.
+#   3. The pinned packages: the Codex client (tests/tui/install.sh, docs/tui-tests.md), the
+#      MCP test servers (tests/mcp/install.sh, tests/mcp/README.md) and the browser driver
+#      playwright-core (tests/web/install.sh), from their lockfiles.
 #
 # When something is missing and cannot be installed, it stops at once with a message naming
 # what is missing and how to install it. Idempotent: with everything there it installs
@@ -31,6 +33,7 @@ fail() {
 system_packages=(
     "tmux tmux"
     "bwrap bubblewrap"
+    "chromium chromium"
 )
 
 missing=()
@@ -95,3 +98,4 @@ python="$(python3 -c 'import sys; print(sys.executable)')"
 # --- 3. pinned packages, from their lockfiles ------------------------------------------------
 "$root/tests/tui/install.sh"
 "$root/tests/mcp/install.sh"
+"$root/tests/web/install.sh"

@@ -13,7 +13,13 @@ import {
 } from "./state.js";
 
 // The sign-in token has been exchanged for the session cookie: drop it from the address bar.
-if (location.search) history.replaceState(null, "", location.pathname);
+if (location.search) history.replaceState(null, "", location.pathname + location.hash);
+
+/** The thread named in the address (`#thread=<id>`), so a reload reopens it. */
+function threadInAddress() {
+  const match = /^#thread=(.+)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]) : null;
+}
 
 const $ = (id) => document.getElementById(id);
 
@@ -71,7 +77,8 @@ async function connect() {
     return; // onState("closed") schedules the next attempt.
   }
   await loadThreads();
-  if (app.view) await openThread(app.view.threadId);
+  const open = app.view ? app.view.threadId : threadInAddress();
+  if (open) await openThread(open);
 }
 
 async function loadThreads() {
@@ -87,6 +94,7 @@ async function loadThreads() {
 
 async function openThread(threadId) {
   const resumed = await app.rpc.request("thread/resume", { threadId, excludeTurns: true });
+  history.replaceState(null, "", `/#thread=${encodeURIComponent(threadId)}`);
   app.statuses.set(threadId, resumed.thread.status);
   app.view = emptyTranscript(threadId);
   app.view.cwd = resumed.cwd;
@@ -100,7 +108,14 @@ async function loadOlder() {
   const view = app.view;
   const params = { threadId: view.threadId, limit: 20, itemsView: "full" };
   if (app.olderCursor) params.cursor = app.olderCursor;
-  const page = await app.rpc.request("thread/turns/list", params);
+  let page;
+  try {
+    page = await app.rpc.request("thread/turns/list", params);
+  } catch (err) {
+    // A thread nobody has written to yet has no stored turns to page through.
+    if (!/not materialized/.test(err.message)) throw err;
+    page = { data: [], nextCursor: null };
+  }
   if (app.view !== view) return;
   prependTurns(view, page.data.slice().reverse());
   app.olderCursor = page.nextCursor || null;
@@ -131,10 +146,10 @@ const DECISIONS = {
   "item/fileChange/requestApproval": ["accept", "acceptForSession", "decline", "cancel"],
 };
 
-function onRequest(method, params, respond) {
+// A dialog is keyed by its request's JSON-RPC id, which `serverRequest/resolved` names.
+function onRequest(method, params, respond, id) {
   const choices = DECISIONS[method];
   if (!choices) return;
-  const id = params.approvalId || params.itemId;
   const offered = (params.availableDecisions || choices).filter((d) => typeof d === "string");
   const dialog = el(
     "dialog",
@@ -250,9 +265,12 @@ function renderTranscript() {
     return;
   }
   const atBottom = transcript.scrollTop + transcript.clientHeight >= transcript.scrollHeight - 8;
+  const older = app.olderCursor
+    ? [el("button", { id: "older", onclick: loadOlder }, "Load older turns")]
+    : [];
   transcript.replaceChildren(
-    app.olderCursor ? el("button", { id: "older", onclick: loadOlder }, "Load older turns") : null,
-    view.turns.map((turn) =>
+    ...older,
+    ...view.turns.map((turn) =>
       el(
         "section",
         { class: `turn ${turn.status}`, "data-turn": turn.id },
@@ -289,6 +307,9 @@ async function send() {
       applyNotification(view, "turn/started", { threadId: view.threadId, turn: started.turn });
     }
   }
+  // How many messages the daemon has taken from this composer (what a test waits on).
+  const composer = $("composer");
+  composer.dataset.acknowledged = String(Number(composer.dataset.acknowledged || 0) + 1);
   scheduleRender();
 }
 

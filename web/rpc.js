@@ -63,9 +63,8 @@ export class Rpc {
       if (message.error) waiter.reject(Object.assign(new Error(message.error.message), message.error));
       else waiter.resolve(message.result);
     } else if (message.id !== undefined) {
-      this.onRequest(message.method, message.params, (result) =>
-        this.send({ jsonrpc: "2.0", id: message.id, result }),
-      );
+      const respond = (result) => this.send({ jsonrpc: "2.0", id: message.id, result });
+      this.onRequest(message.method, message.params, respond, message.id);
     } else if (message.method) {
       this.onNotification(message.method, message.params);
     }

@@ -51,7 +51,15 @@ function itemOf(turn, itemId) {
 
 /** Put stored turns (from `thread/turns/list`, oldest first) before what is already shown. */
 export function prependTurns(view, turns) {
-  const known = new Set(view.turns.map((t) => t.id));
+  const known = new Map(view.turns.map((t) => [t.id, t]));
+  // A turn already shown (its notifications came first) keeps what they built, with the
+  // stored items it had not heard of put first.
+  for (const stored of turns) {
+    const shown = known.get(stored.id);
+    if (!shown) continue;
+    const ids = new Set(shown.items.map((item) => item.id));
+    shown.items = (stored.items || []).filter((item) => !ids.has(item.id)).concat(shown.items);
+  }
   const older = turns
     .filter((t) => !known.has(t.id))
     .map((t) => ({ id: t.id, status: t.status, items: t.items || [], error: t.error || null }));

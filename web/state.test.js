@@ -3,25 +3,18 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import {
-  applyNotification,
-  emptyTranscript,
-  groupByCwd,
-  prependTurns,
-  statusWord,
-  textInput,
-} from "./state.js";
+import * as state from "./state.js";
 
 test("status words for the sidebar badge", () => {
-  assert.equal(statusWord(undefined), "notLoaded");
-  assert.equal(statusWord({ type: "idle" }), "idle");
-  assert.equal(statusWord({ type: "active", activeFlags: [] }), "running");
-  assert.equal(statusWord({ type: "active", activeFlags: ["waitingOnApproval"] }), "waiting");
-  assert.equal(statusWord({ type: "systemError" }), "systemError");
+  assert.equal(state.statusWord(undefined), "notLoaded");
+  assert.equal(state.statusWord({ type: "idle" }), "idle");
+  assert.equal(state.statusWord({ type: "active", activeFlags: [] }), "running");
+  assert.equal(state.statusWord({ type: "active", activeFlags: ["waitingOnApproval"] }), "waiting");
+  assert.equal(state.statusWord({ type: "systemError" }), "systemError");
 });
 
 test("threads are grouped by directory, newest first", () => {
-  const groups = groupByCwd([
+  const groups = state.groupByCwd([
     { id: "a", cwd: "/x", updatedAt: 1 },
     { id: "b", cwd: "/y", updatedAt: 5 },
     { id: "c", cwd: "/x", updatedAt: 3 },
@@ -36,15 +29,15 @@ test("threads are grouped by directory, newest first", () => {
 });
 
 test("a streamed turn builds its items, and a repeated notification changes nothing twice", () => {
-  const view = emptyTranscript("t1");
+  const view = state.emptyTranscript("t1");
   const started = { threadId: "t1", turn: { id: "u1", status: "inProgress" } };
-  assert.equal(applyNotification(view, "turn/started", started), true);
+  assert.equal(state.applyNotification(view, "turn/started", started), true);
   assert.equal(view.running, "u1");
   const item = { type: "agentMessage", id: "i1", text: "" };
-  applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
-  applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
+  state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
+  state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
   for (const delta of ["Hel", "lo"]) {
-    applyNotification(view, "item/agentMessage/delta", {
+    state.applyNotification(view, "item/agentMessage/delta", {
       threadId: "t1",
       turnId: "u1",
       itemId: "i1",
@@ -54,20 +47,20 @@ test("a streamed turn builds its items, and a repeated notification changes noth
   assert.equal(view.turns[0].items.length, 1);
   assert.equal(view.turns[0].items[0].text, "Hello");
   const done = { type: "agentMessage", id: "i1", text: "Hello!" };
-  applyNotification(view, "item/completed", { threadId: "t1", turnId: "u1", item: done });
+  state.applyNotification(view, "item/completed", { threadId: "t1", turnId: "u1", item: done });
   assert.equal(view.turns[0].items[0].text, "Hello!", "the daemon's copy wins");
   const completed = { threadId: "t1", turn: { id: "u1", status: "completed" } };
-  applyNotification(view, "turn/completed", completed);
+  state.applyNotification(view, "turn/completed", completed);
   assert.equal(view.running, null);
   assert.equal(view.turns[0].status, "completed");
 });
 
 test("command output and reasoning summaries grow by their deltas", () => {
-  const view = emptyTranscript("t1");
+  const view = state.emptyTranscript("t1");
   const command = { type: "commandExecution", id: "c1", command: "ls", aggregatedOutput: null };
-  applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item: command });
+  state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item: command });
   for (const delta of ["a\n", "b\n"]) {
-    applyNotification(view, "item/commandExecution/outputDelta", {
+    state.applyNotification(view, "item/commandExecution/outputDelta", {
       threadId: "t1",
       turnId: "u1",
       itemId: "c1",
@@ -76,8 +69,8 @@ test("command output and reasoning summaries grow by their deltas", () => {
   }
   assert.equal(view.turns[0].items[0].aggregatedOutput, "a\nb\n");
   const reasoning = { type: "reasoning", id: "r1", summary: [], content: [] };
-  applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item: reasoning });
-  applyNotification(view, "item/reasoning/summaryTextDelta", {
+  state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item: reasoning });
+  state.applyNotification(view, "item/reasoning/summaryTextDelta", {
     threadId: "t1",
     turnId: "u1",
     itemId: "r1",
@@ -88,20 +81,24 @@ test("command output and reasoning summaries grow by their deltas", () => {
 });
 
 test("another thread's notifications are not applied", () => {
-  const view = emptyTranscript("t1");
+  const view = state.emptyTranscript("t1");
   const other = { threadId: "t2", turn: { id: "u9", status: "inProgress" } };
-  assert.equal(applyNotification(view, "turn/started", other), false);
+  assert.equal(state.applyNotification(view, "turn/started", other), false);
   assert.equal(view.turns.length, 0);
 });
 
 test("older pages go before what is shown, without repeating a turn", () => {
-  const view = emptyTranscript("t1");
-  applyNotification(view, "turn/started", { threadId: "t1", turn: { id: "u3" } });
-  prependTurns(view, [
+  const view = state.emptyTranscript("t1");
+  state.applyNotification(view, "turn/started", { threadId: "t1", turn: { id: "u3" } });
+  state.prependTurns(view, [
     { id: "u2", status: "completed", items: [] },
     { id: "u3", status: "inProgress", items: [] },
   ]);
-  prependTurns(view, [{ id: "u1", status: "completed", items: [] }]);
+  state.prependTurns(view, [{ id: "u1", status: "completed", items: [] }]);
+  // The running turn was created by its notification; its stored items come in front.
+  const stored = { type: "agentMessage", id: "i0", text: "before" };
+  state.prependTurns(view, [{ id: "u3", status: "inProgress", items: [stored] }]);
+  assert.deepEqual(view.turns[2].items, [stored]);
   assert.deepEqual(
     view.turns.map((t) => t.id),
     ["u1", "u2", "u3"],
@@ -110,5 +107,5 @@ test("older pages go before what is shown, without repeating a turn", () => {
 });
 
 test("typed text is one text input", () => {
-  assert.deepEqual(textInput("hi"), [{ type: "text", text: "hi", text_elements: [] }]);
+  assert.deepEqual(state.textInput("hi"), [{ type: "text", text: "hi", text_elements: [] }]);
 });

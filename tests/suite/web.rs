@@ -5,6 +5,8 @@
 
 use weft_test_support::{Client, Daemon, TestHome, http_request};
 
+mod browser;
+
 /// A WebSocket daemon with the web client on, and its sign-in URL's token (from
 /// `$WEFT_HOME/web-sign-in.url`, once it says it has written it).
 async fn web_daemon(args: &[&str]) -> (TestHome, Daemon, String) {

@@ -27,6 +27,7 @@ const INDEX: Asset = asset!("index.html", "text/html; charset=utf-8");
 const ASSETS: &[Asset] = &[
     asset!("app.css", "text/css; charset=utf-8"),
     asset!("app.js", "text/javascript; charset=utf-8"),
+    asset!("icon.svg", "image/svg+xml"),
     asset!("rpc.js", "text/javascript; charset=utf-8"),
     asset!("state.js", "text/javascript; charset=utf-8"),
 ];

@@ -95,6 +95,7 @@ fn sign_in_page(title: &str, what: &str) -> Response {
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width\"><title>{title}</title>\
+         <link rel=\"icon\" href=\"/assets/icon.svg\" type=\"image/svg+xml\">\
          <link rel=\"stylesheet\" href=\"/assets/app.css\"></head>\
          <body class=\"sign-in\"><main><h1>{title}</h1><p>{what}</p>\
          <p>It is also in <code>$WEFT_HOME/{SIGN_IN_FILE}</code>, readable only by you.</p>\

@@ -1,0 +1,279 @@
+//! The web client in a real browser: Debian's chromium, driven by playwright-core
+//! (tests/web/browser.mjs, pinned by tests/web/package-lock.json), against the real daemon over
+//! its WebSocket port and the scripted mock model. Each test scripts the model, starts one
+//! scenario of browser.mjs and meets it at its `ask NAME` lines. Screenshots of the main
+//! views go to target/web-screenshots (docs/web.md shows them).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use weft_mock_model::{Gate, Reasoning, Reply};
+use weft_test_support::Transport;
+
+use crate::tools::{cmd, exec_call, patch_call, start_thread};
+use crate::turns::{Harness, Setup};
+
+/// How long one step of a scenario may take (a cold chromium start included).
+const STEP: Duration = Duration::from_secs(90);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// One run of tests/web/browser.mjs.
+struct Browser {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+    scenario: &'static str,
+}
+
+impl Browser {
+    async fn start(scenario: &'static str, h: &Harness, env: &[(&str, String)]) -> Browser {
+        h.daemon.wait_for_stderr("web client at").await;
+        let sign_in = std::fs::read_to_string(h.home.path().join("web-sign-in.url")).unwrap();
+        let modules = repo().join("target/web-tests/node_modules");
+        assert!(
+            modules.join("playwright-core").exists(),
+            "playwright-core is not installed: run tests/install.sh (tests/web/install.sh)"
+        );
+        let shots = repo().join("target/web-screenshots");
+        std::fs::create_dir_all(&shots).unwrap();
+        let mut command = tokio::process::Command::new("node");
+        command
+            .arg(repo().join("tests/web/browser.mjs"))
+            .arg(scenario)
+            .env("WEFT_SIGN_IN_URL", sign_in.trim())
+            .env("WEFT_WEB_NODE_MODULES", modules)
+            .env("WEFT_WEB_SCREENSHOTS", shots)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("node starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Browser {
+            child,
+            stdin,
+            stdout,
+            scenario,
+        }
+    }
+
+    /// The next line the scenario prints; `None` once it has ended.
+    async fn line(&mut self) -> Option<String> {
+        match tokio::time::timeout(STEP, self.stdout.next_line()).await {
+            Ok(line) => line.unwrap(),
+            Err(_) => panic!("{}: no progress in {STEP:?}", self.scenario),
+        }
+    }
+
+    /// Wait for the scenario's `ask name`.
+    async fn asked(&mut self, name: &str) {
+        let wanted = format!("ask {name}");
+        loop {
+            match self.line().await {
+                Some(line) if line == wanted => return,
+                Some(_) => {}
+                None => self.failed(&format!("ended before `{wanted}`")).await,
+            }
+        }
+    }
+
+    /// Let the scenario go on after an `ask`.
+    async fn go_on(&mut self) {
+        self.stdin.write_all(b"ok\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Wait for the scenario to pass.
+    async fn passes(mut self) {
+        let mut done = false;
+        while let Some(line) = self.line().await {
+            done |= line == "done";
+        }
+        let status = tokio::time::timeout(STEP, self.child.wait()).await;
+        if !done || !matches!(status, Ok(Ok(status)) if status.success()) {
+            self.failed("failed").await;
+        }
+    }
+
+    async fn failed(&mut self, what: &str) -> ! {
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            let _ = tokio::time::timeout(STEP, pipe.read_to_string(&mut stderr)).await;
+        }
+        panic!("browser scenario {}: {what}\n{stderr}", self.scenario);
+    }
+}
+
+/// A daemon on WebSocket with a workspace, and a thread in it (`approval`, `sandbox`).
+async fn thread_in_workspace(approval: &str, sandbox: &str) -> (Harness, PathBuf, String) {
+    let mut h = Harness::responses(Transport::Ws).await;
+    let ws = h.home.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = std::fs::canonicalize(&ws).unwrap();
+    let thread = start_thread(&mut h.client, &ws.display().to_string(), approval, sandbox).await;
+    (h, ws, thread)
+}
+
+/// Run `scenario` on `thread` to its end; it must pass.
+async fn passes_on(scenario: &'static str, h: &Harness, thread: &str) {
+    let env = [("WEFT_THREAD", thread.to_string())];
+    Browser::start(scenario, h, &env).await.passes().await;
+}
+
+fn thread_env(thread: &str) -> Vec<(&'static str, String)> {
+    vec![("WEFT_THREAD", thread.to_string())]
+}
+
+#[tokio::test]
+async fn a_streamed_turn_renders_reasoning_command_output_and_text() {
+    let (h, _ws, thread) = thread_in_workspace("never", "danger-full-access").await;
+    h.push(
+        exec_call("call_echo", cmd("echo hello-from-command"))
+            .reasoning(Reasoning::new().summary_deltas(["Thinking about ", "the command"])),
+    );
+    h.push(Reply::new().text_deltas(["All done: ", "streamed answer"]));
+    passes_on("stream", &h, &thread).await;
+}
+
+#[tokio::test]
+async fn a_command_approval_is_accepted_and_another_refused() {
+    let (h, ws, thread) = thread_in_workspace("untrusted", "danger-full-access").await;
+    h.push(exec_call("call_first", cmd("touch first.txt")));
+    h.push(Reply::new().text("first done"));
+    h.push(exec_call("call_second", cmd("touch second.txt")));
+    passes_on("approvals", &h, &thread).await;
+    assert!(ws.join("first.txt").exists(), "the accepted command ran");
+    assert!(
+        !ws.join("second.txt").exists(),
+        "the refused command did not"
+    );
+}
+
+#[tokio::test]
+async fn a_patch_is_shown_as_a_diff() {
+    let (h, ws, thread) = thread_in_workspace("never", "workspace-write").await;
+    let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the patch\n*** End Patch";
+    h.push(patch_call("call_patch", patch));
+    h.push(Reply::new().text("patched"));
+    passes_on("patch", &h, &thread).await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("hello.txt")).unwrap(),
+        "hello from the patch\n"
+    );
+}
+
+#[tokio::test]
+async fn escape_interrupts_the_running_turn() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    let gate = Gate::new();
+    h.push(
+        Reply::new()
+            .text_deltas(["working"])
+            .gate(&gate)
+            .text("never seen"),
+    );
+    let mut browser = Browser::start("interrupt", &h, &thread_env(&thread)).await;
+    browser.asked("running").await;
+    gate.wait_reached(STEP).await.unwrap();
+    browser.go_on().await;
+    browser.passes().await;
+}
+
+#[tokio::test]
+async fn enter_while_a_turn_runs_steers_it() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    let gate = Gate::new();
+    h.push(exec_call("call_wait", cmd("true")).gate(&gate));
+    h.push(Reply::new().text("after steer"));
+    let mut browser = Browser::start("steer", &h, &thread_env(&thread)).await;
+    browser.asked("running").await;
+    gate.wait_reached(STEP).await.unwrap();
+    browser.go_on().await;
+    browser.asked("steered").await;
+    // The steer is in once the daemon has answered it; the browser sent it before asking.
+    gate.release();
+    browser.go_on().await;
+    browser.passes().await;
+    let requests = h.mock.requests();
+    let last = serde_json::to_string(&requests.last().unwrap().body).unwrap();
+    assert!(
+        last.contains("also this"),
+        "the steered text reached the model: {last}"
+    );
+}
+
+#[tokio::test]
+async fn a_reload_mid_turn_shows_the_turn_going_on() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    // One message streamed slowly (10 s), so that the page reloads while it streams.
+    h.push(
+        Reply::new()
+            .text_deltas((1..=40).map(|n| format!("w{n} ")))
+            .event_delay(Duration::from_millis(250)),
+    );
+    passes_on("reload", &h, &thread).await;
+}
+
+#[tokio::test]
+async fn two_tabs_on_one_thread_answer_an_approval_once() {
+    let (h, ws, thread) = thread_in_workspace("untrusted", "danger-full-access").await;
+    h.push(exec_call("call_touch", cmd("echo x >> once.txt")));
+    h.push(Reply::new().text("created once"));
+    passes_on("two_tabs", &h, &thread).await;
+    assert_eq!(std::fs::read_to_string(ws.join("once.txt")).unwrap(), "x\n");
+}
+
+#[tokio::test]
+async fn a_stored_thread_opens_on_its_newest_page() {
+    let (mut h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    for n in 1..=25 {
+        h.push(Reply::new().text(format!("answer {n}")));
+        let run = h.run_turn(&thread, &format!("question {n}")).await;
+        assert_eq!(run.completed_turn()["status"], "completed");
+    }
+    passes_on("history", &h, &thread).await;
+}
+
+#[tokio::test]
+async fn markup_in_a_model_message_renders_as_inert_text() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    h.push(Reply::new().text(
+        "<script>window.__weftXss = 1</script> <img src=x onerror=\"window.__weftXss = 2\"> \
+         [click](javascript:window.__weftXss=3) <a href=\"javascript:window.__weftXss=4\">a</a> \
+         <!-- hidden --> <iframe src=\"/\"></iframe>",
+    ));
+    passes_on("xss", &h, &thread).await;
+}
+
+/// A free port on 127.0.0.1 (bound and released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn a_page_on_an_allowed_origin_connects_and_a_foreign_one_cannot() {
+    let (allowed, foreign) = (free_port(), free_port());
+    let origins = json!([format!("http://localhost:{allowed}")]);
+    let setup = Setup::new(Transport::Ws).config(&format!("[web]\nallowed_origins = {origins}\n"));
+    let h = Harness::start(setup).await;
+    let env = [
+        ("WEFT_ALLOWED_PORT", allowed.to_string()),
+        ("WEFT_FOREIGN_PORT", foreign.to_string()),
+    ];
+    Browser::start("origins", &h, &env).await.passes().await;
+}
