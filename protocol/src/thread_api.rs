@@ -109,6 +109,19 @@ impl Experimental for ThreadStartParams {
 pub struct ThreadStartResponse {
     /// The new thread (status `idle`, `turns: []`).
     pub thread: Thread,
+    /// The settings in effect.
+    #[serde(flatten)]
+    pub settings: ThreadEffectiveSettings,
+    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
+    #[serde(default)]
+    pub active_permission_profile: Option<ActivePermissionProfile>,
+}
+
+/// The effective settings `thread/start`, `thread/resume` and `thread/fork` answer with,
+/// flattened into their results (the schema is the same as with the fields inline).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadEffectiveSettings {
     /// Effective model.
     pub model: String,
     /// Effective model provider.
@@ -133,67 +146,6 @@ pub struct ThreadStartResponse {
     /// Disabled plugin ids.
     #[serde(default)]
     pub disabled_plugin_ids: Vec<String>,
-    /// The permission profile the sandbox came from (EXPERIMENTAL upstream).
-    #[serde(default)]
-    pub active_permission_profile: Option<ActivePermissionProfile>,
-}
-
-/// The effective settings `thread/resume` and `thread/fork` answer with, flattened into their
-/// results (the schema is the same as with the fields inline); `thread/start` answers with
-/// the same members but keeps them inline, its schema describes `instructionSources` in its
-/// own words.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ThreadEffectiveSettings {
-    /// Effective model.
-    pub model: String,
-    /// Effective model provider.
-    pub model_provider: String,
-    /// Effective service tier.
-    #[serde(default)]
-    pub service_tier: Option<String>,
-    /// Effective working directory (absolute).
-    pub cwd: String,
-    /// Paths of the instruction files that were loaded.
-    #[serde(default)]
-    pub instruction_sources: Vec<String>,
-    /// Effective approval policy.
-    pub approval_policy: AskForApproval,
-    /// Effective approvals reviewer.
-    pub approvals_reviewer: ApprovalsReviewer,
-    /// Effective sandbox policy (object form).
-    pub sandbox: SandboxPolicy,
-    /// Effective reasoning effort.
-    #[serde(default)]
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Disabled plugin ids.
-    #[serde(default)]
-    pub disabled_plugin_ids: Vec<String>,
-}
-
-impl ThreadStartResponse {
-    /// The thread, the effective settings and the permission profile the response holds.
-    fn into_parts(
-        self,
-    ) -> (
-        Thread,
-        ThreadEffectiveSettings,
-        Option<ActivePermissionProfile>,
-    ) {
-        let settings = ThreadEffectiveSettings {
-            model: self.model,
-            model_provider: self.model_provider,
-            service_tier: self.service_tier,
-            cwd: self.cwd,
-            instruction_sources: self.instruction_sources,
-            approval_policy: self.approval_policy,
-            approvals_reviewer: self.approvals_reviewer,
-            sandbox: self.sandbox,
-            reasoning_effort: self.reasoning_effort,
-            disabled_plugin_ids: self.disabled_plugin_ids,
-        };
-        (self.thread, settings, self.active_permission_profile)
-    }
 }
 
 /// The settings `thread/resume` and `thread/fork` may override, flattened into their params
@@ -307,7 +259,11 @@ impl From<ThreadStartResponse> for ThreadResumeResponse {
     /// The settings part `thread/resume` shares with `thread/start`; the cursors and the
     /// collaboration mode are `null`.
     fn from(start: ThreadStartResponse) -> Self {
-        let (thread, settings, active_permission_profile) = start.into_parts();
+        let ThreadStartResponse {
+            thread,
+            settings,
+            active_permission_profile,
+        } = start;
         Self {
             thread,
             settings,
@@ -390,7 +346,11 @@ pub struct ThreadForkResponse {
 impl From<ThreadStartResponse> for ThreadForkResponse {
     /// `thread/fork` answers with the same members as `thread/start`.
     fn from(start: ThreadStartResponse) -> Self {
-        let (thread, settings, active_permission_profile) = start.into_parts();
+        let ThreadStartResponse {
+            thread,
+            settings,
+            active_permission_profile,
+        } = start;
         Self {
             thread,
             settings,

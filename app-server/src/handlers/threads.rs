@@ -12,8 +12,8 @@ use weft_protocol::notifications::{
     ThreadStartedNotification, ThreadTokenUsageUpdatedNotification,
 };
 use weft_protocol::thread_api::{
-    ThreadLoadedListParams, ThreadLoadedListResponse, ThreadStartParams, ThreadStartResponse,
-    ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
+    ThreadEffectiveSettings, ThreadLoadedListParams, ThreadLoadedListResponse, ThreadStartParams,
+    ThreadStartResponse, ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
 };
 use weft_protocol::{
     ActivePermissionProfile, ApprovalsReviewer, AskForApproval, CollaborationMode, ReasoningEffort,
@@ -200,19 +200,21 @@ pub fn settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
     let settings = &snapshot.settings;
     ThreadStartResponse {
         thread: snapshot.thread.clone(),
-        model: settings.model.clone(),
-        model_provider: settings.model_provider.clone(),
-        service_tier: None,
-        cwd: settings.cwd.display().to_string(),
-        instruction_sources: weft_core::instructions::discover_agents_md(&settings.cwd)
-            .into_iter()
-            .map(|doc| doc.path.display().to_string())
-            .collect(),
-        approval_policy: settings.approval_policy,
-        approvals_reviewer: ApprovalsReviewer::User,
-        sandbox: settings.sandbox.clone(),
-        reasoning_effort: settings.reasoning_effort.clone(),
-        disabled_plugin_ids: Vec::new(),
+        settings: ThreadEffectiveSettings {
+            model: settings.model.clone(),
+            model_provider: settings.model_provider.clone(),
+            service_tier: None,
+            cwd: settings.cwd.display().to_string(),
+            instruction_sources: weft_core::instructions::discover_agents_md(&settings.cwd)
+                .into_iter()
+                .map(|doc| doc.path.display().to_string())
+                .collect(),
+            approval_policy: settings.approval_policy,
+            approvals_reviewer: ApprovalsReviewer::User,
+            sandbox: settings.sandbox.clone(),
+            reasoning_effort: settings.reasoning_effort.clone(),
+            disabled_plugin_ids: Vec::new(),
+        },
         active_permission_profile: settings
             .permission_profile
             .as_deref()

@@ -35,30 +35,27 @@ fn responses_validate_and_write_every_key() {
     for (approval_policy, sandbox) in policies {
         let start = ThreadStartResponse {
             thread: thread.clone(),
-            model: "gpt-5.5".into(),
-            model_provider: "openai".into(),
-            service_tier: None,
-            cwd: "/w".into(),
-            instruction_sources: vec!["/w/AGENTS.md".into()],
-            approval_policy,
-            approvals_reviewer: ApprovalsReviewer::User,
-            sandbox: sandbox.clone(),
-            reasoning_effort: None,
-            disabled_plugin_ids: vec![],
+            settings: ThreadEffectiveSettings {
+                model: "gpt-5.5".into(),
+                model_provider: "openai".into(),
+                service_tier: None,
+                cwd: "/w".into(),
+                instruction_sources: vec!["/w/AGENTS.md".into()],
+                approval_policy,
+                approvals_reviewer: ApprovalsReviewer::User,
+                sandbox: sandbox.clone(),
+                reasoning_effort: None,
+                disabled_plugin_ids: vec![],
+            },
             active_permission_profile: None,
         };
         schemas.check_result::<methods::ThreadStart>(&start);
         let settings = ThreadEffectiveSettings {
-            model: start.model.clone(),
-            model_provider: start.model_provider.clone(),
-            service_tier: None,
-            cwd: start.cwd.clone(),
             instruction_sources: vec![],
-            approval_policy,
             approvals_reviewer: ApprovalsReviewer::AutoReview,
             sandbox,
             reasoning_effort: Some("low".into()),
-            disabled_plugin_ids: vec![],
+            ..start.settings.clone()
         };
         let fork = ThreadForkResponse {
             thread: thread.clone(),
