@@ -134,6 +134,12 @@ function onNotification(method, params) {
       if (thread) thread.name = params.threadName || null;
     }
     if (method === "serverRequest/resolved") closeApproval(params.requestId);
+    if (method === "item/started" && params.item.type === "userMessage") {
+      // A new thread's first message becomes its title in the sidebar, as in the list.
+      const thread = app.threads.find((t) => t.id === params.threadId);
+      const text = (params.item.content || []).find((part) => part.type === "text");
+      if (thread && !thread.preview && text) thread.preview = text.text;
+    }
     if (app.view) applyNotification(app.view, method, params);
   }
   scheduleRender();
@@ -144,6 +150,14 @@ function onNotification(method, params) {
 const DECISIONS = {
   "item/commandExecution/requestApproval": ["accept", "acceptForSession", "decline", "cancel"],
   "item/fileChange/requestApproval": ["accept", "acceptForSession", "decline", "cancel"],
+};
+
+/** What each decision's button says. */
+const DECISION_LABELS = {
+  accept: "Yes, once",
+  acceptForSession: "Yes, for this session",
+  decline: "No, go on without it",
+  cancel: "No, and stop the turn",
 };
 
 // A dialog is keyed by its request's JSON-RPC id, which `serverRequest/resolved` names.
@@ -167,7 +181,7 @@ function onRequest(method, params, respond, id) {
             respond({ decision });
             closeApproval(id);
           },
-        }, decision),
+        }, DECISION_LABELS[decision] || decision),
       ),
     ),
   );

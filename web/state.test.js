@@ -5,6 +5,13 @@ import test from "node:test";
 
 import * as state from "./state.js";
 
+/** Apply one delta notification per part to item `itemId` of turn u1 of thread t1. */
+function deltas(view, method, itemId, parts) {
+  for (const delta of parts) {
+    state.applyNotification(view, method, { threadId: "t1", turnId: "u1", itemId, delta });
+  }
+}
+
 test("status words for the sidebar badge", () => {
   assert.equal(state.statusWord(undefined), "notLoaded");
   assert.equal(state.statusWord({ type: "idle" }), "idle");
@@ -36,14 +43,7 @@ test("a streamed turn builds its items, and a repeated notification changes noth
   const item = { type: "agentMessage", id: "i1", text: "" };
   state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
   state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
-  for (const delta of ["Hel", "lo"]) {
-    state.applyNotification(view, "item/agentMessage/delta", {
-      threadId: "t1",
-      turnId: "u1",
-      itemId: "i1",
-      delta,
-    });
-  }
+  deltas(view, "item/agentMessage/delta", "i1", ["Hel", "lo"]);
   assert.equal(view.turns[0].items.length, 1);
   assert.equal(view.turns[0].items[0].text, "Hello");
   const done = { type: "agentMessage", id: "i1", text: "Hello!" };
@@ -59,14 +59,7 @@ test("command output and reasoning summaries grow by their deltas", () => {
   const view = state.emptyTranscript("t1");
   const command = { type: "commandExecution", id: "c1", command: "ls", aggregatedOutput: null };
   state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item: command });
-  for (const delta of ["a\n", "b\n"]) {
-    state.applyNotification(view, "item/commandExecution/outputDelta", {
-      threadId: "t1",
-      turnId: "u1",
-      itemId: "c1",
-      delta,
-    });
-  }
+  deltas(view, "item/commandExecution/outputDelta", "c1", ["a\n", "b\n"]);
   assert.equal(view.turns[0].items[0].aggregatedOutput, "a\nb\n");
   const reasoning = { type: "reasoning", id: "r1", summary: [], content: [] };
   state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item: reasoning });

@@ -95,24 +95,51 @@ async function waitText(page, selector, text, { exact = false } = {}) {
   );
 }
 
+/** Wait until the page shows each `[selector, text]` of `expected`. */
+async function shows(page, expected) {
+  for (const [selector, text] of expected) await waitText(page, selector, text);
+}
+
 async function agentTexts(page) {
   return page.$$eval(".item.agent p", (nodes) => nodes.map((node) => node.textContent));
 }
 
 // --- scenarios ---------------------------------------------------------------------------
 
+/** A scenario: send `message` on the test's thread, see each of `expected`, save the view. */
+function sendAndSee(message, expected, view) {
+  return async (context) => {
+    const page = await onThread(context);
+    await send(page, message);
+    await shows(page, expected);
+    await shot(page, view);
+  };
+}
+
 const scenarios = {
   /** A streamed turn renders its reasoning, a command's output and exit code, and its text. */
-  async stream(context) {
-    const page = await onThread(context);
-    await send(page, "run the command");
-    await waitText(page, ".item.agent p", "All done: streamed answer");
-    await waitText(page, ".item.reasoning p", "Thinking about the command");
-    await waitText(page, ".item.command .output", "hello-from-command");
-    await waitText(page, ".item.command .exit", "exit 0");
-    await waitText(page, ".item.user p", "run the command");
-    await shot(page, "transcript");
-  },
+  stream: sendAndSee(
+    "run the command",
+    [
+      [".item.agent p", "All done: streamed answer"],
+      [".item.reasoning p", "Thinking about the command"],
+      [".item.command .output", "hello-from-command"],
+      [".item.command .exit", "exit 0"],
+      [".item.user p", "run the command"],
+    ],
+    "transcript",
+  ),
+
+  /** A patch is shown as its file and diff. */
+  patch: sendAndSee(
+    "add the file",
+    [
+      [".item.patch h4", "hello.txt"],
+      [".item.patch .diff", "hello from the patch"],
+      [".item.agent p", "patched"],
+    ],
+    "patch",
+  ),
 
   /** A command approval accepted, then one refused (its turn cancelled). */
   async approvals(context) {
@@ -133,16 +160,6 @@ const scenarios = {
       { timeout: TIMEOUT },
     );
     expect((await page.$$("dialog.approval")).length === 0, "the second dialog gone");
-  },
-
-  /** A patch is shown as its file and diff. */
-  async patch(context) {
-    const page = await onThread(context);
-    await send(page, "add the file");
-    await waitText(page, ".item.patch h4", "hello.txt");
-    await waitText(page, ".item.patch .diff", "hello from the patch");
-    await waitText(page, ".item.agent p", "patched");
-    await shot(page, "patch");
   },
 
   /** Esc stops the running turn. */
