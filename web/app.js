@@ -77,6 +77,7 @@ async function connect() {
     return; // onState("closed") schedules the next attempt.
   }
   await loadThreads();
+  await loadModels();
   const open = app.view ? app.view.threadId : threadInAddress();
   if (open) await openThread(open);
 }
@@ -90,6 +91,15 @@ async function loadThreads() {
   app.threads = page.data;
   for (const thread of page.data) app.statuses.set(thread.id, thread.status);
   scheduleRender();
+}
+
+async function loadModels() {
+  const select = $("new-model");
+  if (select.options.length > 1) return;
+  const models = await app.rpc.request("model/list", {});
+  for (const model of models.data) {
+    select.append(el("option", { value: model.model }, model.displayName || model.model));
+  }
 }
 
 async function openThread(threadId) {
@@ -132,6 +142,10 @@ function onNotification(method, params) {
     if (method === "thread/name/updated") {
       const thread = app.threads.find((t) => t.id === params.threadId);
       if (thread) thread.name = params.threadName || null;
+    }
+    if (method === "thread/archived" && !$("archived").checked) {
+      app.threads = app.threads.filter((t) => t.id !== params.threadId);
+      if (app.view && app.view.threadId === params.threadId) closeThread();
     }
     if (method === "serverRequest/resolved") closeApproval(params.requestId);
     if (method === "item/started" && params.item.type === "userMessage") {
@@ -295,7 +309,10 @@ function renderTranscript() {
   );
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
   $("stop").hidden = !view.running;
-  $("thread-title").textContent = view.cwd || "";
+  $("thread-tools").hidden = false;
+  const thread = app.threads.find((t) => t.id === view.threadId);
+  $("thread-title").textContent = (thread && thread.name) || view.cwd || "";
+  $("tokens").textContent = tokenMeter(view.tokenUsage);
 }
 
 // --- composer --------------------------------------------------------------------------
@@ -334,10 +351,60 @@ async function interrupt() {
   }
 }
 
+/** "12,345 tokens · 5% of the window" for the header. */
+function tokenMeter(usage) {
+  if (!usage || !usage.last) return "";
+  const used = usage.last.totalTokens || 0;
+  const window = usage.modelContextWindow;
+  const share = window ? ` · ${Math.round((100 * used) / window)}% of the window` : "";
+  return `${used.toLocaleString("en")} tokens${share}`;
+}
+
+function closeThread() {
+  app.view = null;
+  history.replaceState(null, "", "/");
+  $("thread-tools").hidden = true;
+  $("thread-title").textContent = "";
+  $("tokens").textContent = "";
+}
+
+async function rename(event) {
+  event.preventDefault();
+  const name = $("rename-input").value.trim();
+  if (!name || !app.view) return;
+  await app.rpc.request("thread/name/set", { threadId: app.view.threadId, name });
+  $("rename-input").value = "";
+}
+
+async function fork() {
+  if (!app.view) return;
+  const forked = await app.rpc.request("thread/fork", { threadId: app.view.threadId });
+  if (!app.threads.some((t) => t.id === forked.thread.id)) app.threads.unshift(forked.thread);
+  await openThread(forked.thread.id);
+}
+
+async function archive() {
+  if (!app.view) return;
+  const threadId = app.view.threadId;
+  await app.rpc.request("thread/archive", { threadId });
+  app.threads = app.threads.filter((t) => t.id !== threadId);
+  closeThread();
+  scheduleRender();
+}
+
 async function newThread(event) {
   event.preventDefault();
-  const cwd = $("new-cwd").value.trim();
-  const started = await app.rpc.request("thread/start", cwd ? { cwd } : {});
+  const params = {};
+  for (const [key, id] of [
+    ["cwd", "new-cwd"],
+    ["model", "new-model"],
+    ["approvalPolicy", "new-approval"],
+    ["sandbox", "new-sandbox"],
+  ]) {
+    const value = $(id).value.trim();
+    if (value) params[key] = value;
+  }
+  const started = await app.rpc.request("thread/start", params);
   if (!app.threads.some((t) => t.id === started.thread.id)) app.threads.unshift(started.thread);
   await openThread(started.thread.id);
 }
@@ -350,7 +417,12 @@ $("message").addEventListener("keydown", (event) => {
 });
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && !document.querySelector("dialog[open]")) interrupt();
+  const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+  if (event.key === "?" && !typing && !$("shortcuts").open) $("shortcuts").showModal();
 });
+$("thread-tools").addEventListener("submit", rename);
+$("fork").addEventListener("click", fork);
+$("archive").addEventListener("click", archive);
 $("send").addEventListener("click", send);
 $("stop").addEventListener("click", interrupt);
 $("new-thread").addEventListener("submit", newThread);

@@ -256,6 +256,48 @@ const scenarios = {
     }
   },
 
+  /** A new thread with its model, approvals and sandbox; rename, fork, archive; the keys. */
+  async manage(context) {
+    const page = await signIn(context);
+    await page.fill("#new-cwd", env.WEFT_CWD);
+    const models = await page.$$eval("#new-model option", (options) =>
+      options.map((option) => option.value).filter(Boolean),
+    );
+    expect(models.length > 0, "the daemon's models in the new thread's form");
+    await page.selectOption("#new-model", models[0]);
+    await page.selectOption("#new-approval", "never");
+    await page.selectOption("#new-sandbox", "read-only");
+    await page.click('#new-thread button[type="submit"]');
+    await page.waitForSelector('.thread[aria-current="true"]');
+    const original = await page.getAttribute('.thread[aria-current="true"]', "data-thread");
+    await send(page, "hello");
+    await waitText(page, ".item.agent p", "hi there");
+    await waitText(page, "#tokens", "tokens");
+    await page.fill("#rename-input", "Renamed thread");
+    await page.click("#rename");
+    await waitText(page, `[data-thread="${original}"] .title`, "Renamed thread");
+    await page.click("#fork");
+    await page.waitForFunction(
+      (id) => {
+        const open = document.querySelector('.thread[aria-current="true"]');
+        return open && open.dataset.thread !== id;
+      },
+      original,
+      { timeout: TIMEOUT },
+    );
+    await waitText(page, ".item.agent p", "hi there");
+    const forked = await page.getAttribute('.thread[aria-current="true"]', "data-thread");
+    await openThread(page, original);
+    await page.click("#archive");
+    await page.waitForSelector(`[data-thread="${original}"]`, { state: "detached" });
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    await page.keyboard.press("?");
+    await page.waitForSelector("#shortcuts[open]");
+    console.log(`model ${models[0]}`);
+    console.log(`original ${original}`);
+    console.log(`forked ${forked}`);
+  },
+
   /** A page on an allowed origin opens the socket with the token; a foreign one cannot. */
   async origins(context) {
     const socketUrl = `${daemonOrigin.replace("http", "ws")}/`;

@@ -94,16 +94,18 @@ impl Browser {
         self.stdin.flush().await.unwrap();
     }
 
-    /// Wait for the scenario to pass.
-    async fn passes(mut self) {
-        let mut done = false;
+    /// Wait for the scenario to pass; the lines it printed.
+    async fn passes(mut self) -> Vec<String> {
+        let mut lines = Vec::new();
         while let Some(line) = self.line().await {
-            done |= line == "done";
+            lines.push(line);
         }
         let status = tokio::time::timeout(STEP, self.child.wait()).await;
+        let done = lines.last().is_some_and(|line| line == "done");
         if !done || !matches!(status, Ok(Ok(status)) if status.success()) {
             self.failed("failed").await;
         }
+        lines
     }
 
     async fn failed(&mut self, what: &str) -> ! {
@@ -254,6 +256,48 @@ async fn markup_in_a_model_message_renders_as_inert_text() {
          <!-- hidden --> <iframe src=\"/\"></iframe>",
     ));
     passes_on("xss", &h, &thread).await;
+}
+
+#[tokio::test]
+async fn threads_are_started_renamed_forked_and_archived_from_the_page() {
+    let mut h = Harness::responses(Transport::Ws).await;
+    let cwd = std::fs::canonicalize(h.home.path()).unwrap();
+    h.push(Reply::new().text("hi there"));
+    let env = [("WEFT_CWD", cwd.display().to_string())];
+    let lines = Browser::start("manage", &h, &env).await.passes().await;
+    let said = |key: &str| {
+        let prefix = format!("{key} ");
+        let line = lines.iter().find(|line| line.starts_with(&prefix));
+        line.unwrap_or_else(|| panic!("the scenario did not say its {key}: {lines:?}"))
+            [prefix.len()..]
+            .to_string()
+    };
+    let (model, original, forked) = (said("model"), said("original"), said("forked"));
+    let archived = h
+        .client
+        .request("thread/list", json!({"archived": true}))
+        .await
+        .unwrap();
+    let listed = &archived["data"].as_array().unwrap();
+    let thread = listed.iter().find(|t| t["id"] == original.as_str());
+    let thread = thread.unwrap_or_else(|| panic!("{original} is not archived: {archived}"));
+    assert_eq!(thread["name"], "Renamed thread");
+    assert_eq!(thread["cwd"], cwd.display().to_string());
+    let read = h
+        .client
+        .request("thread/read", json!({"threadId": forked}))
+        .await
+        .unwrap();
+    assert_eq!(read["thread"]["forkedFromId"], original.as_str(), "{read}");
+    // The archived thread cannot be resumed; its fork has its settings.
+    let resumed = h
+        .client
+        .request("thread/resume", json!({"threadId": forked}))
+        .await
+        .unwrap();
+    assert_eq!(resumed["model"], model.as_str());
+    assert_eq!(resumed["approvalPolicy"], "never");
+    assert_eq!(resumed["sandbox"]["type"], "readOnly", "{resumed}");
 }
 
 /// A free port on 127.0.0.1 (bound and released).
