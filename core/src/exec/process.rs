@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::OUTPUT_BUFFER_CAP;
 use super::buffer::{OutputBuffer, Taken};
 
 /// After the command's leader exits, how long output already in flight is still read.
@@ -159,9 +160,21 @@ impl Process {
         }
     }
 
-    /// Hands new output to `on_output` and `out` until the process exits, `deadline` passes or
-    /// `cancel` fires. Output buffered while nobody was collecting comes first.
+    /// Hands new output to `on_output` until the process exits, `deadline` passes or `cancel`
+    /// fires, and returns how the wait ended with the call's output (capped at
+    /// [`OUTPUT_BUFFER_CAP`]). Output buffered while nobody was collecting comes first.
     pub async fn collect(
+        &self,
+        deadline: tokio::time::Instant,
+        on_output: &(dyn Fn(&str) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> (Waited, OutputBuffer) {
+        let mut out = OutputBuffer::new(OUTPUT_BUFFER_CAP);
+        let waited = self.wait_into(deadline, on_output, cancel, &mut out).await;
+        (waited, out)
+    }
+
+    async fn wait_into(
         &self,
         deadline: tokio::time::Instant,
         on_output: &(dyn Fn(&str) + Send + Sync),

@@ -135,10 +135,7 @@ impl ExecSessions {
 
         let deadline = tokio::time::Instant::from_std(started)
             + Duration::from_millis(req.yield_time_ms.clamp(MIN_YIELD_MS, MAX_YIELD_MS));
-        let mut out = OutputBuffer::new(OUTPUT_BUFFER_CAP);
-        let waited = process
-            .collect(deadline, &on_output, cancel, &mut out)
-            .await;
+        let (waited, mut out) = process.collect(deadline, &on_output, cancel).await;
         let (exit_code, session_id) = match waited {
             Waited::Exited(code) => {
                 guard.armed = false;
@@ -231,10 +228,7 @@ impl ExecSessions {
                 "session {session_id} has already exited; the input was not delivered"
             ));
         }
-        let mut out = OutputBuffer::new(OUTPUT_BUFFER_CAP);
-        let waited = process
-            .collect(deadline, &on_output, cancel, &mut out)
-            .await;
+        let (waited, mut out) = process.collect(deadline, &on_output, cancel).await;
         let (exit_code, session) = match waited {
             Waited::Exited(code) => {
                 self.remove(session_id);
