@@ -371,46 +371,51 @@ mod tests {
 
     #[test]
     fn bad_entries_are_skipped_with_a_reason_and_good_ones_kept() {
-        let servers = read(
-            r#"
-            [mcp_servers.good]
-            command = "srv"
-            [mcp_servers.none]
-            args = ["x"]
-            [mcp_servers.both]
-            command = "srv"
-            url = "http://127.0.0.1/"
-            [mcp_servers.slow]
-            command = "srv"
-            tool_timeout_sec = -1
-            [mcp_servers.mode]
-            command = "srv"
-            default_tools_approval_mode = "sometimes"
-            [mcp_servers.typo]
-            command = "srv"
-            comand = "x"
-            [mcp_servers."bad name"]
-            command = "srv"
-            "#,
-        );
+        // Each bad entry (its key and its TOML) with what its warning says.
+        let bad = [
+            ("none", r#"args = ["x"]"#, "`none`: set `command`"),
+            (
+                "both",
+                r#"command = "srv"
+                url = "http://127.0.0.1/""#,
+                "`both`: set either",
+            ),
+            (
+                "slow",
+                r#"command = "srv"
+                tool_timeout_sec = -1"#,
+                "`slow`: `tool_timeout_sec`",
+            ),
+            (
+                "mode",
+                r#"command = "srv"
+                default_tools_approval_mode = "sometimes""#,
+                "`mode`:",
+            ),
+            (
+                "typo",
+                r#"command = "srv"
+                comand = "x""#,
+                "`typo`:",
+            ),
+            (r#""bad name""#, r#"command = "srv""#, "`bad name`:"),
+        ];
+        let mut text = String::from("[mcp_servers.good]\ncommand = \"srv\"\n");
+        for (key, toml, _) in bad {
+            text.push_str(&format!("[mcp_servers.{key}]\n{toml}\n"));
+        }
+        let servers = read(&text);
         assert_eq!(
             servers.servers.keys().collect::<Vec<_>>(),
             vec!["good"],
             "{:?}",
             servers.warnings
         );
-        assert_eq!(servers.warnings.len(), 6, "{:?}", servers.warnings);
-        assert_eq!(servers.invalid.len(), 6);
+        assert_eq!(servers.warnings.len(), bad.len(), "{:?}", servers.warnings);
+        assert_eq!(servers.invalid.len(), bad.len());
         assert!(servers.invalid["none"].starts_with("set `command`"));
         let joined = servers.warnings.join("\n");
-        for needle in [
-            "`none`: set `command`",
-            "`both`: set either",
-            "`slow`: `tool_timeout_sec`",
-            "`mode`:",
-            "`typo`:",
-            "`bad name`:",
-        ] {
+        for (_, _, needle) in bad {
             assert!(joined.contains(needle), "{needle} in {joined}");
         }
     }
