@@ -15,11 +15,13 @@
 //!   the request causes (the `Reply` ordering contract, docs/architecture.md §5.3).
 //! - `spawned_to_thread`: the same, for a handler that waits first (`thread/goal/set` writes the
 //!   state DB before it tells the thread), in its own task.
+//! - `fixed`: a method Weft answers the same every time (`account/read`): its handler is a
+//!   plain `fn() -> Response`, and the answer is sent here.
 //!
 //! A handler gets a [`Context`] (the state and the connection) and its params; one routed
-//! [`scoped`] has its params' `threadId` checked first. A handler never sends anything itself: it returns an [`Answer`] (the notifications before
-//! the response, the response or error, and what follows it) and [`send_answer`] sends it in
-//! that order.
+//! [`scoped`] has its params' `threadId` checked first. A handler never sends anything itself:
+//! it returns an [`Answer`] (the notifications before the response, the response or error, and
+//! what follows it) and [`send_answer`] sends it in that order.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -409,6 +411,12 @@ impl Dispatcher {
         };
         let result = handler.call(cx, params).await;
         self.send(answer_of(result)).await;
+    }
+
+    /// Send the answer of a method Weft answers the same every time, here: `answer()`, whatever
+    /// the params.
+    pub async fn fixed<M: Method>(self, _params: M::Params, answer: fn() -> M::Response) {
+        self.send(Answer::new(answer())).await;
     }
 
     /// Run `handler` in its own task ([`spawn_handler`]) and send its answer.

@@ -8,6 +8,7 @@
 //!   response or a `dispatch::Answer` (the response with the notifications that precede it and
 //!   what follows it, in order). No handler sends anything itself. A method about one thread
 //!   ([`ThreadParams`]) is routed `scoped(handler)`: the dispatcher checks its `threadId` first.
+//!   One whose answer is always the same is a plain `fn() -> R`, in the route mode `fixed`.
 //! - Requests a thread answers itself (`turn/*`, `thread/compact/start`, `thread/goal/set`) go
 //!   through core: their handler gets a `dispatch::ThreadReply` and hands it to core with the
 //!   request (`turn/*` and `thread/compact/start` return the op, which the dispatcher queues on

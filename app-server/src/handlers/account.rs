@@ -1,30 +1,20 @@
 //! `account/read` and `account/bedrock/checkGovCloudRequirements`: Weft signs in to no hosted
 //! account and needs none; a provider's key comes from its `env_key` variable
-//! (docs/protocol.md §7.18, §7.19).
+//! (docs/protocol.md §7.18, §7.19). Both answer the same to every request (the route's mode
+//! is `fixed`).
 
-use weft_protocol::account::{
-    BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse,
-    GetAccountParams, GetAccountResponse,
-};
-
-use crate::dispatch::{Context, HandlerResult};
+use weft_protocol::account::{BedrockCheckGovCloudRequirementsResponse, GetAccountResponse};
 
 /// `account/read`: no account, and none required (`refreshToken` has nothing to refresh).
-pub async fn read(
-    _cx: Context<'_>,
-    _params: GetAccountParams,
-) -> HandlerResult<GetAccountResponse> {
-    Ok(GetAccountResponse::no_account())
+pub fn read() -> GetAccountResponse {
+    GetAccountResponse::no_account()
 }
 
 /// `account/bedrock/checkGovCloudRequirements`: Weft has no Bedrock authentication, so none
 /// resolves to a GovCloud region and there is nothing to warn about.
-pub async fn check_gov_cloud(
-    _cx: Context<'_>,
-    _params: BedrockCheckGovCloudRequirementsParams,
-) -> HandlerResult<BedrockCheckGovCloudRequirementsResponse> {
-    Ok(BedrockCheckGovCloudRequirementsResponse {
+pub fn check_gov_cloud() -> BedrockCheckGovCloudRequirementsResponse {
+    BedrockCheckGovCloudRequirementsResponse {
         is_gov_cloud: false,
         should_warn: false,
-    })
+    }
 }

@@ -1,20 +1,13 @@
 //! `collaborationMode/list` (EXPERIMENTAL upstream; docs/protocol.md §7.25): Weft's two
 //! collaboration modes. A turn enters one with `turn/start.collaborationMode`.
 
-use weft_protocol::collaboration::{
-    CollaborationModeListParams, CollaborationModeListResponse, CollaborationModeMask,
-};
+use weft_protocol::collaboration::{CollaborationModeListResponse, CollaborationModeMask};
 use weft_protocol::{ModeKind, ReasoningEffort};
 
-use crate::dispatch::{Context, HandlerResult};
-
 /// `collaborationMode/list`: Plan (medium reasoning effort), then Default (the thread's
-/// effort); neither selects a model.
-pub async fn list(
-    _cx: Context<'_>,
-    _params: CollaborationModeListParams,
-) -> HandlerResult<CollaborationModeListResponse> {
-    Ok(CollaborationModeListResponse {
+/// effort); neither selects a model. The same to every request (the route's mode is `fixed`).
+pub fn list() -> CollaborationModeListResponse {
+    CollaborationModeListResponse {
         data: vec![
             CollaborationModeMask {
                 name: "Plan".to_string(),
@@ -29,5 +22,5 @@ pub async fn list(
                 reasoning_effort: None,
             },
         ],
-    })
+    }
 }

@@ -9,7 +9,7 @@ use weft_core::hooks::listing::command_line;
 use weft_core::model::provider::WireApi;
 use weft_protocol::config_api::{
     self, ConfigLayerMetadata, ConfigLayerSource, ConfigReadParams, ConfigReadResponse,
-    ConfigRequirementsReadResponse, NoParams,
+    ConfigRequirementsReadResponse,
 };
 use weft_protocol::{AskForApproval, ReasoningEffort, ReasoningSummary, SandboxMode};
 
@@ -67,15 +67,12 @@ pub async fn read(cx: Context<'_>, params: ConfigReadParams) -> HandlerResult<Co
 }
 
 /// `configRequirements/read`: Weft imposes no requirements (there is no administrator layer),
-/// and so none on speed modes either.
-pub async fn requirements(
-    _cx: Context<'_>,
-    _params: NoParams,
-) -> HandlerResult<ConfigRequirementsReadResponse> {
-    Ok(ConfigRequirementsReadResponse {
+/// and so none on speed modes either. The same to every request (the route's mode is `fixed`).
+pub fn requirements() -> ConfigRequirementsReadResponse {
+    ConfigRequirementsReadResponse {
         supports_independent_speed_modes: Some(false),
         requirements: None,
-    })
+    }
 }
 
 fn source_key(source: LayerSource) -> &'static str {
