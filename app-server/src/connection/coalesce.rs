@@ -93,15 +93,22 @@ pub(super) mod tests {
 
     use super::*;
 
+    /// Notification `N` about item `item` of thread `t`, turn `u`, with its other `fields`.
+    fn of_item<N>(item: &str, fields: serde_json::Value) -> ServerNotification
+    where
+        N: serde::de::DeserializeOwned + Into<ServerNotification>,
+    {
+        let mut value = serde_json::json!({"threadId": "t", "turnId": "u", "itemId": item});
+        let serde_json::Value::Object(fields) = fields else {
+            panic!("fields must be an object: {fields}");
+        };
+        value.as_object_mut().unwrap().extend(fields);
+        serde_json::from_value::<N>(value).unwrap().into()
+    }
+
     /// An `item/agentMessage/delta` of item `item` (thread `t`, turn `u`).
     pub(crate) fn delta(item: &str, text: &str) -> ServerNotification {
-        AgentMessageDeltaNotification {
-            thread_id: "t".to_string().into(),
-            turn_id: "u".to_string().into(),
-            item_id: item.to_string().into(),
-            delta: text.into(),
-        }
-        .into()
+        of_item::<AgentMessageDeltaNotification>(item, serde_json::json!({"delta": text}))
     }
 
     fn text_of(notification: &ServerNotification) -> &str {
@@ -125,15 +132,9 @@ pub(super) mod tests {
     fn never_across_items_kinds_or_parts() {
         let mut tail = delta("a", "x");
         assert!(!absorb(&mut tail, &delta("b", "y")), "another item");
-        let summary = |index| -> ServerNotification {
-            ReasoningSummaryTextDeltaNotification {
-                thread_id: "t".to_string().into(),
-                turn_id: "u".to_string().into(),
-                item_id: "a".to_string().into(),
-                delta: "s".into(),
-                summary_index: index,
-            }
-            .into()
+        let summary = |index: i64| {
+            let fields = serde_json::json!({"delta": "s", "summaryIndex": index});
+            of_item::<ReasoningSummaryTextDeltaNotification>("a", fields)
         };
         assert!(!absorb(&mut tail, &summary(0)), "another kind");
         let mut part = summary(0);
@@ -154,14 +155,9 @@ pub(super) mod tests {
 
     #[test]
     fn progress_of_one_call_replaces() {
-        let progress = |item: &str, message: &str| -> ServerNotification {
-            McpToolCallProgressNotification {
-                thread_id: "t".to_string().into(),
-                turn_id: "u".to_string().into(),
-                item_id: item.to_string().into(),
-                message: message.into(),
-            }
-            .into()
+        let progress = |item: &str, message: &str| {
+            let fields = serde_json::json!({"message": message});
+            of_item::<McpToolCallProgressNotification>(item, fields)
         };
         let mut tail = progress("call", "1 / 3");
         assert!(absorb(&mut tail, &progress("call", "2 / 3")));
