@@ -166,20 +166,21 @@ impl Report {
 
 /// A target of issue 7: Weft's figure over the reference's figure must be at most `at_most`.
 pub struct Goal {
-    pub text: &'static str,
+    pub text: String,
     pub weft: (&'static str, &'static str),
     pub reference: (&'static str, &'static str),
     pub at_most: f64,
 }
 
 impl Goal {
-    /// A goal on the same measurement of both: `(group, label)`.
-    pub fn same(text: &'static str, measure: (&'static str, &'static str), at_most: f64) -> Goal {
+    /// A goal on the same measurement of both, `(group, label)`: `what` of Weft at most
+    /// 1/`one_in` of the reference's (the target reads `what ≤ 1/one_in`).
+    pub fn same(what: &str, measure: (&'static str, &'static str), one_in: u32) -> Goal {
         Goal {
-            text,
+            text: format!("{what} ≤ 1/{one_in}"),
             weft: measure,
             reference: measure,
-            at_most,
+            at_most: 1.0 / f64::from(one_in),
         }
     }
 }
@@ -229,12 +230,7 @@ mod tests {
         };
         report.value(Kind::Weft, "Start-up", "warm", Unit::Ms, s(10.0));
         report.value(Kind::Reference, "Start-up", "warm", Unit::Ms, s(80.0));
-        let goals = [Goal {
-            text: "start-up ≤ 1/8",
-            weft: ("Start-up", "warm"),
-            reference: ("Start-up", "warm"),
-            at_most: 1.0 / 8.0,
-        }];
+        let goals = [Goal::same("start-up", ("Start-up", "warm"), 8)];
         let text = report.render(&goals);
         assert!(text.contains("| warm | 10.0 ms (10.0 ms) | 80.0 ms (80.0 ms) | 0.125 (1/8.0) |"));
         assert!(text.contains("| start-up ≤ 1/8 | 0.125 (1/8.0) | yes |"));
