@@ -112,7 +112,6 @@ impl Default for ConnectionLimits {
 
 /// A client connection, shared by the transport, the request processor and the threads the
 /// connection is subscribed to.
-#[derive(Debug)]
 pub struct Connection {
     /// The connection's id.
     pub id: ConnectionId,

@@ -104,14 +104,6 @@ pub(super) struct Queue {
     room: Notify,
 }
 
-impl std::fmt::Debug for Queue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Queue")
-            .field("capacity", &self.capacity)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Queue {
     pub(super) fn new(limits: QueueLimits) -> Arc<Queue> {
         let capacity = limits.messages.max(1);
