@@ -12,6 +12,7 @@ use weft_app_server::server::{self, Daemon};
 use weft_app_server::transport::lines::{self, End, StreamNames};
 use weft_core::config::Config;
 use weft_mock_model::{MockModel, Reply};
+use weft_test_support::{TestHome, mock_model_config};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -22,14 +23,13 @@ struct InProcess {
     output: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
     serving: JoinHandle<End>,
     next_id: i64,
-    _home: tempfile::TempDir,
+    _home: TestHome,
 }
 
 impl InProcess {
     /// A daemon with `config` as its `config.toml`.
     async fn start(config: &str) -> InProcess {
-        let home = tempfile::tempdir().expect("a temporary home");
-        std::fs::write(home.path().join("config.toml"), config).expect("write config.toml");
+        let home = TestHome::with_config(config);
         let (config, _) = Config::load(home.path(), &[]).expect("the config loads");
         let daemon = server::start(config).await.expect("the daemon starts");
         let (client, ours) = tokio::io::duplex(64 * 1024);
@@ -204,7 +204,8 @@ async fn malformed_lines_are_dropped_and_the_connection_goes_on() {
         message.contains("exceeds the limit of 1024 bytes (limits.max_message_bytes)"),
         "{message}"
     );
-    c.finish().await;
+    // The connection went on to the end of its input.
+    assert_eq!(c.finish().await, End::Eof);
 }
 
 #[tokio::test]
@@ -249,19 +250,7 @@ async fn requests_past_the_running_bound_are_overloaded_and_all_answered() {
 async fn a_thread_takes_a_turn() {
     let mock = MockModel::start().await.expect("the mock model starts");
     mock.push(Reply::new().text("hello from the mock").responses());
-    let config = format!(
-        r#"model = "mock-model"
-model_provider = "mock"
-
-[model_providers.mock]
-name = "Mock model"
-base_url = "{}"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-"#,
-        mock.base_url()
-    );
+    let config = mock_model_config(&mock.base_url(), "responses");
     let mut c = InProcess::start(&config).await;
     c.initialize().await;
     let cwd = std::env::temp_dir().display().to_string();

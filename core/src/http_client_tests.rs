@@ -1,9 +1,9 @@
 //! [`build_http_client`] and `[http]`: user agent, connect and read timeouts, CA bundles.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use weft_mock_model::{MockModel, Reply};
+use weft_test_support::BlackHole;
 
 use super::*;
 
@@ -22,27 +22,6 @@ fn validate(config: HttpConfig, home: &Path) -> Result<HttpConfig, String> {
     config
         .validated(home, &home.join("config.toml"))
         .map_err(|err| err.to_string())
-}
-
-/// A loopback listener whose accept queue is full and never drained: the kernel drops the
-/// SYNs of further connections, so connecting neither succeeds nor is refused.
-pub(crate) async fn black_hole() -> (
-    tokio::net::TcpListener,
-    Vec<std::net::TcpStream>,
-    SocketAddr,
-) {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let listener = socket.listen(0).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut fillers = Vec::new();
-    for _ in 0..8 {
-        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
-            Ok(stream) => fillers.push(stream),
-            Err(_) => return (listener, fillers, addr),
-        }
-    }
-    panic!("the accept queue of {addr} never filled");
 }
 
 #[test]
@@ -141,7 +120,8 @@ async fn requests_carry_weft_user_agent() {
 
 #[tokio::test]
 async fn connect_timeout_is_the_configured_one() {
-    let (_listener, _fillers, addr) = black_hole().await;
+    let hole = BlackHole::start().await;
+    let addr = hole.addr;
     let config = HttpConfig {
         connect_timeout_ms: 300,
         ..HttpConfig::default()

@@ -2,39 +2,18 @@
 //! model request, a connect timeout that fails an unreachable provider's turn clearly, and the
 //! proxy variables.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::json;
 use weft_mock_model::{MockModel, Reply};
-use weft_test_support::{Client, Daemon, TestHome, Transport, mock_model_config, run_weft};
+use weft_test_support::{
+    BlackHole, Client, Daemon, TestHome, Transport, mock_model_config, run_weft,
+};
 
 use crate::turns::{Harness, Setup, run_turn_on, start_thread_on};
 
 /// The user agent the daemon must send (the workspace shares one version).
 const USER_AGENT: &str = concat!("weft/", env!("CARGO_PKG_VERSION"));
-
-/// A loopback listener whose accept queue is full and never drained: the kernel drops the
-/// SYNs of further connections, so connecting to it neither succeeds nor is refused (it
-/// hangs until the client gives up).
-async fn black_hole() -> (
-    tokio::net::TcpListener,
-    Vec<std::net::TcpStream>,
-    SocketAddr,
-) {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let listener = socket.listen(0).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut fillers = Vec::new();
-    for _ in 0..8 {
-        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
-            Ok(stream) => fillers.push(stream),
-            Err(_) => return (listener, fillers, addr),
-        }
-    }
-    panic!("the accept queue of {addr} never filled");
-}
 
 /// A daemon (with `env`) whose default provider is at `base_url`, and one initialized
 /// client with a thread.
@@ -102,7 +81,8 @@ async fn model_requests_carry_weft_user_agent() {
 /// connection was not made and names the URL.
 #[tokio::test]
 async fn unreachable_provider_fails_within_connect_timeout() {
-    let (_listener, _fillers, addr) = black_hole().await;
+    let hole = BlackHole::start().await;
+    let addr = hole.addr;
     let base_url = format!("http://{addr}/v1");
     let config = format!(
         "{}stream_idle_timeout_ms = 120000\n\n[http]\nconnect_timeout_ms = 1000\n",

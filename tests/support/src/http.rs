@@ -1,7 +1,9 @@
 //! Raw HTTP and raw WebSocket helpers for the listener's edge cases (health endpoints,
-//! refused methods, `Origin`, frames cut short).
+//! refused methods, `Origin`, frames cut short), and an address that takes no connection
+//! ([`BlackHole`], for connect timeouts).
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -159,6 +161,40 @@ pub fn client_frame(opcode: u8, fin: bool, payload: &[u8]) -> Vec<u8> {
     frame.extend_from_slice(&mask);
     frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
     frame
+}
+
+/// A loopback listener whose accept queue is full and never drained: the kernel drops the
+/// SYNs of further connections, so connecting to [`BlackHole::addr`] neither succeeds nor is
+/// refused (it hangs until the client gives up). The address stays so while this lives.
+pub struct BlackHole {
+    /// Where to connect.
+    pub addr: SocketAddr,
+    _listener: tokio::net::TcpListener,
+    _fillers: Vec<std::net::TcpStream>,
+}
+
+impl BlackHole {
+    /// Listen with a backlog of 0 and connect until a connection no longer completes.
+    pub async fn start() -> BlackHole {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = socket.listen(0).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut fillers = Vec::new();
+        for _ in 0..8 {
+            match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+                Ok(stream) => fillers.push(stream),
+                Err(_) => {
+                    return BlackHole {
+                        addr,
+                        _listener: listener,
+                        _fillers: fillers,
+                    };
+                }
+            }
+        }
+        panic!("the accept queue of {addr} never filled");
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! - [`client`] is the JSON-RPC client over both transports, with a timeout on every read (its
 //!   transport halves, [`client::transport`], are also what `bench/` speaks through);
 //! - [`schema`] validates each received message;
-//! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases;
+//! - [`http`] has raw HTTP and raw WebSocket helpers for the listener's edge cases, and an
+//!   address that takes no connection;
 //! - [`mcp`] finds the real MCP servers the MCP tests start;
 //! - [`codex`] finds the real Codex client and runs it (`codex exec --remote …`);
 //! - [`tui`] drives the Codex TUI through a private tmux server.
@@ -48,7 +49,7 @@ pub use client::{Client, Recv, RpcError, WsHandshakeError};
 pub use codex::{ClientHome, ClientOutput, codex_bin, run_codex};
 pub use daemon::{CommandOutput, Daemon, DaemonBuilder, Transport, run_weft, run_weft_with_env};
 pub use home::{TestHome, mock_model_config};
-pub use http::{HttpResponse, http_request};
+pub use http::{BlackHole, HttpResponse, http_request};
 pub use mcp::{McpServers, mcp_servers};
 pub use tui::Tui;
 
