@@ -55,14 +55,33 @@ pub fn push_answers(p: &Persist, answers: &[(&str, i64, i64)]) {
 }
 
 /// [`start`] with [`push_answers`] queued, and one thread started: the harness and the thread.
-pub async fn start_answering(
-    transport: Transport,
-    answers: &[(&str, i64, i64)],
-) -> (Persist, String) {
+async fn start_answering(transport: Transport, answers: &[(&str, i64, i64)]) -> (Persist, String) {
     let mut p = start(transport).await;
     push_answers(&p, answers);
     let thread = p.start_thread().await;
     (p, thread)
+}
+
+/// The usage (input, output tokens) of an answer, a summary and an answer that all leave the
+/// window under [`LIMIT`]: nothing compacts unless asked to.
+pub const UNDER_THE_LIMIT: [(i64, i64); 3] = [(100, 10), (120, 30), (90, 10)];
+
+/// The usage of an answer that puts the window over [`LIMIT`] (with no follow-up, so nothing
+/// compacts mid-turn), then of the summary and of an answer back under it.
+pub const OVER_THE_LIMIT: [(i64, i64); 3] = [(5_000, 100), (5_100, 40), (300, 20)];
+
+/// [`start_answering`] with a compaction between two turns: `[answer, summary, answer]`, the
+/// replies in order (the summary answers the summary request), reporting `usage`
+/// ([`UNDER_THE_LIMIT`] or [`OVER_THE_LIMIT`]).
+pub async fn start_compacting(
+    transport: Transport,
+    replies: [&str; 3],
+    usage: [(i64, i64); 3],
+) -> (Persist, String) {
+    let answers: Vec<_> = (replies.into_iter().zip(usage))
+        .map(|(text, (input, output))| (text, input, output))
+        .collect();
+    start_answering(transport, &answers).await
 }
 
 /// A reply calling `exec_command` with `echo hi` (`call_echo`), reporting this usage.

@@ -8,9 +8,9 @@ use weft_mock_model::{Reply, Usage};
 use weft_test_support::Transport;
 
 use super::{
-    Persist, answer, assert_compacted_conversation, assert_one_compaction_item,
+    OVER_THE_LIMIT, Persist, answer, assert_compacted_conversation, assert_one_compaction_item,
     assert_summary_between, assert_summary_request, assistant, conversation, echo_hi,
-    environment_contexts, input_kinds, label, position_of, push_answers, start, start_answering,
+    environment_contexts, input_kinds, label, position_of, push_answers, start, start_compacting,
     start_full_access_thread, summary_requests, user,
 };
 use crate::persistence::TurnRun;
@@ -151,12 +151,8 @@ async fn mid_turn_compaction_finishes_the_turn(transport: Transport) {
 async fn new_turn_over_the_limit_compacts_first(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-PRE: the user asked a first question.";
     // A reply with no follow-up leaves the window over the limit without compacting.
-    let answers = [
-        ("first answer", 5_000, 100),
-        (SUMMARY, 5_100, 40),
-        ("second answer", 300, 20),
-    ];
-    let (mut p, thread) = start_answering(transport, &answers).await;
+    let replies = ["first answer", SUMMARY, "second answer"];
+    let (mut p, thread) = start_compacting(transport, replies, OVER_THE_LIMIT).await;
 
     let first = p.run_turn(&thread, "first question").await;
     assert_eq!(first.completed_turn()["status"], "completed");

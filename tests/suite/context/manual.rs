@@ -7,10 +7,10 @@ use weft_mock_model::{Gate, Reply, Usage};
 use weft_test_support::{QUIET_PERIOD, Transport};
 
 use super::{
-    INVALID_REQUEST, answer, assert_compacted_conversation, assert_one_compaction_item,
-    assert_summary_between, assert_summary_request, assistant, compact, conversation, label,
-    push_answers, read_through, read_through_turn_completed, start, start_answering, str_at,
-    text_input, user, wait_gate,
+    INVALID_REQUEST, UNDER_THE_LIMIT, answer, assert_compacted_conversation,
+    assert_one_compaction_item, assert_summary_between, assert_summary_request, assistant, compact,
+    conversation, label, push_answers, read_through, read_through_turn_completed, start,
+    start_compacting, str_at, text_input, user, wait_gate,
 };
 use crate::turns::gated_message;
 
@@ -65,12 +65,8 @@ const COMPACTION_TURN: &[&str] = &[
 /// `userMessage`; the next turn's request carries the compacted history.
 async fn manual_compaction_on_an_idle_thread(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-MANUAL: the user greeted the model.";
-    let answers = [
-        ("first answer", 100, 10),
-        (SUMMARY, 120, 30),
-        ("second answer", 90, 10),
-    ];
-    let (mut p, thread) = start_answering(transport, &answers).await;
+    let replies = ["first answer", SUMMARY, "second answer"];
+    let (mut p, thread) = start_compacting(transport, replies, UNDER_THE_LIMIT).await;
     p.run_turn(&thread, "first question").await;
 
     let (messages, turn) = compact(&mut p.client, &thread).await;

@@ -6,18 +6,15 @@ use serde_json::json;
 use weft_test_support::Transport;
 
 use super::{
-    assert_summary_between, compact, environment_contexts, item_types, read, start_answering, turns,
+    UNDER_THE_LIMIT, assert_summary_between, compact, environment_contexts, item_types, read,
+    start_compacting, turns,
 };
 use crate::persistence::{path_of, rollout_lines};
 
 async fn resume_after_compaction(transport: Transport) {
     const SUMMARY: &str = "SUMMARY-RESUME: the number to remember is 42.";
-    let answers = [
-        ("Okay, I will remember 42.", 100, 20),
-        (SUMMARY, 130, 20),
-        ("You told me 42.", 90, 10),
-    ];
-    let (mut p, thread) = start_answering(transport, &answers).await;
+    let replies = ["Okay, I will remember 42.", SUMMARY, "You told me 42."];
+    let (mut p, thread) = start_compacting(transport, replies, UNDER_THE_LIMIT).await;
     let first = p.run_turn(&thread, "remember the number 42").await;
     let (_, compaction) = compact(&mut p.client, &thread).await;
     let before = read(&mut p.client, &thread, true).await;
