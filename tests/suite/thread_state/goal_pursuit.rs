@@ -60,6 +60,16 @@ pub fn last_user_text(request: &RecordedRequest) -> String {
         .collect()
 }
 
+/// The goal context message that ends a request (its last input, a user message): it starts
+/// with [`GOAL_CONTEXT`] and names `objective`.
+pub fn goal_context(request: &RecordedRequest, objective: &str) -> String {
+    let text = last_user_text(request);
+    assert!(text.starts_with(GOAL_CONTEXT), "{text}");
+    let named = format!("<objective>\n{objective}\n</objective>");
+    assert!(text.contains(&named), "{named:?} in {text}");
+    text
+}
+
 /// No `userMessage` item in the turn: it started by itself.
 pub fn assert_no_user_message(messages: &[Value]) {
     assert!(
@@ -197,8 +207,7 @@ async fn the_model_creates_and_completes_a_goal(transport: Transport) {
     assert_eq!(created["goal"]["objective"], "Port the parser");
     assert_eq!(created["goal"]["threadId"], thread.as_str());
     assert_eq!(created["remainingTokens"], 1000);
-    let prompt = last_user_text(&requests[2]);
-    assert!(prompt.starts_with(GOAL_CONTEXT), "{prompt}");
+    let prompt = goal_context(&requests[2], "Port the parser");
     assert!(prompt.contains("- Tokens used: 110\n"), "{prompt}");
     assert!(prompt.contains("- Tokens remaining: 890\n"), "{prompt}");
     let done: Value = serde_json::from_str(
@@ -268,12 +277,7 @@ async fn set_continues_until_the_budget_is_spent(transport: Transport) {
         .await;
     let requests = t.mock.requests();
     assert_eq!(requests.len(), 10);
-    let prompt = last_user_text(&requests[0]);
-    assert!(prompt.starts_with(GOAL_CONTEXT), "{prompt}");
-    assert!(
-        prompt.contains("<objective>\nShip the release\n</objective>"),
-        "{prompt}"
-    );
+    let prompt = goal_context(&requests[0], "Ship the release");
     for line in [
         "- Tokens used: 0\n",
         "- Token budget: 1000\n",
@@ -318,12 +322,7 @@ async fn a_new_objective_reaches_the_running_turn(transport: Transport) {
     let turns = read_turns(&mut t.client, 2).await;
     let requests = t.mock.requests();
     assert_eq!(requests.len(), 4);
-    let note = last_user_text(&requests[1]);
-    assert!(note.starts_with(GOAL_CONTEXT), "{note}");
-    assert!(
-        note.contains("<objective>\nWrite the tutorial\n</objective>"),
-        "{note}"
-    );
+    goal_context(&requests[1], "Write the tutorial");
     // The step's own tool output comes before the note.
     let input = requests[1].input();
     assert_eq!(input[input.len() - 2]["type"], "function_call_output");
