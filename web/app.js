@@ -280,9 +280,53 @@ function renderItem(item) {
       );
     case "plan":
       return el("div", { class: "item plan" }, el("pre", {}, item.text || ""));
+    case "mcpToolCall":
+      return el(
+        "div",
+        { class: `item tool ${item.status}` },
+        el("h4", {}, `${item.server} › ${item.tool}`),
+        el("pre", { class: "arguments" }, JSON.stringify(item.arguments, null, 2)),
+        item.result ? el("pre", { class: "result" }, toolResultText(item.result)) : null,
+        item.error ? el("p", { class: "error" }, item.error.message) : null,
+      );
+    case "dynamicToolCall":
+      return el(
+        "div",
+        { class: `item tool ${item.status}` },
+        el("h4", {}, item.namespace ? `${item.namespace} › ${item.tool}` : item.tool),
+        el("pre", { class: "arguments" }, JSON.stringify(item.arguments, null, 2)),
+      );
+    case "collabAgentToolCall":
+      return el(
+        "div",
+        { class: `item agents ${item.status}` },
+        el("h4", {}, `agents: ${item.tool}`),
+        item.prompt ? el("p", {}, item.prompt) : null,
+        (item.receiverThreadIds || []).map(threadLink),
+      );
+    case "subAgentActivity":
+      return el(
+        "div",
+        { class: "item agents" },
+        el("span", {}, `${item.kind}: ${item.agentPath} `),
+        threadLink(item.agentThreadId),
+      );
+    case "contextCompaction":
+      return el("div", { class: "item compaction" }, el("span", {}, "Context compacted"));
     default:
       return el("div", { class: `item other ${item.type}` }, el("span", {}, item.type));
   }
+}
+
+/** A button that opens another thread (a sub-agent's). */
+function threadLink(threadId) {
+  return el("button", { class: "thread-link", onclick: () => openThread(threadId) }, `open ${threadId}`);
+}
+
+/** The text parts of an MCP tool result. */
+function toolResultText(result) {
+  const parts = (result.content || []).map((part) => (part.type === "text" ? part.text : `[${part.type}]`));
+  return parts.join("\n");
 }
 
 function renderTranscript() {
@@ -306,6 +350,7 @@ function renderTranscript() {
         turn.error ? el("p", { class: "error" }, turn.error.message || "the turn failed") : null,
       ),
     ),
+    ...view.notices.map((notice) => el("p", { class: `notice ${notice.kind}` }, notice.message)),
   );
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
   $("stop").hidden = !view.running;

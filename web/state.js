@@ -33,7 +33,7 @@ export function groupByCwd(threads) {
 
 /** An empty transcript of one thread. */
 export function emptyTranscript(threadId) {
-  return { threadId, turns: [], running: null, tokenUsage: null };
+  return { threadId, turns: [], running: null, tokenUsage: null, notices: [] };
 }
 
 function turnOf(view, turnId) {
@@ -117,6 +117,15 @@ export function applyNotification(view, method, params) {
       }
       break;
     }
+    case "error":
+      view.notices.push({
+        kind: params.willRetry ? "retry" : "error",
+        message: (params.error && params.error.message) || "error",
+      });
+      break;
+    case "warning":
+      view.notices.push({ kind: "warning", message: params.message });
+      break;
     case "thread/tokenUsage/updated":
       view.tokenUsage = params.tokenUsage;
       break;

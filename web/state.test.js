@@ -99,6 +99,17 @@ test("older pages go before what is shown, without repeating a turn", () => {
   assert.equal(view.running, "u3");
 });
 
+test("errors and warnings become notices", () => {
+  const view = state.emptyTranscript("t1");
+  const error = { message: "the model failed" };
+  state.applyNotification(view, "error", { threadId: "t1", turnId: "u1", error, willRetry: true });
+  state.applyNotification(view, "warning", { threadId: "t1", message: "careful" });
+  assert.deepEqual(view.notices, [
+    { kind: "retry", message: "the model failed" },
+    { kind: "warning", message: "careful" },
+  ]);
+});
+
 test("typed text is one text input", () => {
   assert.deepEqual(state.textInput("hi"), [{ type: "text", text: "hi", text_elements: [] }]);
 });

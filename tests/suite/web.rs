@@ -192,5 +192,5 @@ fn the_clients_state_tests_pass() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("# pass 7"));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("# pass 8"));
 }

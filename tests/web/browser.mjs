@@ -130,6 +130,9 @@ const scenarios = {
     "transcript",
   ),
 
+  /** A failed turn shows its error. */
+  failure: sendAndSee("fail please", [[".notice.error", "the model broke down"]], "failure"),
+
   /** A patch is shown as its file and diff. */
   patch: sendAndSee(
     "add the file",

@@ -163,6 +163,13 @@ async fn a_command_approval_is_accepted_and_another_refused() {
 }
 
 #[tokio::test]
+async fn a_failed_turn_shows_its_error() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    h.push(Reply::new().failed("server_error", "the model broke down"));
+    passes_on("failure", &h, &thread).await;
+}
+
+#[tokio::test]
 async fn a_patch_is_shown_as_a_diff() {
     let (h, ws, thread) = thread_in_workspace("never", "workspace-write").await;
     let patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the patch\n*** End Patch";
