@@ -44,7 +44,6 @@ pub fn expect_error(answer: Result<Value, RpcError>) -> RpcError {
     }
 }
 
-
 /// Valid `initialize` params.
 pub fn init_params() -> Value {
     json!({"clientInfo": {"name": "weft-e2e", "title": null, "version": "0.1.0"}})
