@@ -53,7 +53,8 @@ async fn other_http_methods_are_405() {
     }
 }
 
-/// Any request carrying `Origin` is refused with 403: health probes and upgrades alike.
+/// A request carrying an `Origin` the web client does not admit (docs/web.md; here pages on
+/// other ports and hosts) is refused with 403: health probes and upgrades alike.
 #[tokio::test]
 async fn origin_header_is_forbidden() {
     let (_home, daemon) = ws_daemon().await;
