@@ -11,8 +11,8 @@
 #   2. Tools this script does not install, only checks: node + npm (node 20 or newer, for the
 #      pinned npm packages) and python3 (3.10 or newer, with venv and ensurepip).
 #   3. The pinned packages: the Codex client (tests/tui/install.sh, docs/tui-tests.md), the
-#      MCP test servers (tests/mcp/install.sh, tests/mcp/README.md) and the browser driver
-#      playwright-core (tests/web/install.sh), from their lockfiles.
+#      MCP test servers (tests/mcp/install.sh, tests/mcp/README.md), and the web client's
+#      build and browser driver playwright-core (tests/web/install.sh), from their lockfiles.
 #
 # When something is missing and cannot be installed, it stops at once with a message naming
 # what is missing and how to install it. Idempotent: with everything there it installs

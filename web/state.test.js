@@ -1,9 +1,9 @@
-// Unit tests of the client's state handling: `node --test web/` (the e2e suite runs them,
+// Unit tests of the client's state handling: `node --test web/state.test.js` (the e2e suite runs them,
 // tests/suite/web.rs).
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import * as state from "./state.js";
+import * as state from "./src/state.js";
 
 /** Apply one delta notification per part to item `itemId` of turn u1 of thread t1. */
 function deltas(view, method, itemId, parts) {

@@ -176,21 +176,40 @@ async fn no_web_serves_no_page_and_refuses_every_browser() {
     client.initialize().await;
 }
 
-/// The client's own unit tests (its state handling, `web/state.test.js`), with the node that
-/// tests/install.sh checks for.
-#[test]
-fn the_clients_state_tests_pass() {
+/// `node ARGS…` in `web/` (the node tests/install.sh checks for); its stdout, once it has
+/// succeeded.
+fn node_in_web(args: &[&str]) -> String {
     let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
     let output = std::process::Command::new("node")
-        .arg("--test")
-        .arg(web.join("state.test.js"))
+        .args(args)
+        .current_dir(&web)
         .output()
         .expect("node runs (tests/install.sh checks for it)");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
-        "node --test web/state.test.js failed:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
+        "node {args:?} in web/ failed:\n{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("# pass 8"));
+    stdout
+}
+
+/// The client the binary embeds (`web/dist/app.js`) is what its source builds to, with the
+/// build and libraries of `web/package-lock.json` (installed by tests/install.sh).
+#[test]
+fn the_embedded_client_is_built_from_its_source() {
+    let esbuild =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/node_modules/esbuild");
+    assert!(
+        esbuild.exists(),
+        "the web client's build is not installed: run tests/install.sh (tests/web/install.sh)"
+    );
+    node_in_web(&["build.mjs", "--check"]);
+}
+
+/// The client's own unit tests (its state handling, `web/state.test.js`).
+#[test]
+fn the_clients_state_tests_pass() {
+    let stdout = node_in_web(&["--test", "state.test.js"]);
+    assert!(stdout.contains("# pass 8"), "{stdout}");
 }

@@ -130,6 +130,23 @@ const scenarios = {
     "transcript",
   ),
 
+  /** An agent message is markdown: emphasis, code, a safe link, highlighted code. */
+  async markdown(context) {
+    const page = await onThread(context);
+    await send(page, "format it");
+    await shows(page, [
+      [".item.agent strong", "bold"],
+      [".item.agent p code", "inline"],
+      [".item.agent pre code .hljs-keyword", "fn"],
+    ]);
+    const link = await page.$eval(".item.agent a", (a) => [a.href, a.rel, a.target]);
+    expect(
+      link[0] === "https://example.com/" && link[1] === "noopener noreferrer" && link[2] === "_blank",
+      `a safe link, not ${JSON.stringify(link)}`,
+    );
+    await shot(page, "markdown");
+  },
+
   /** A failed turn shows its error. */
   failure: sendAndSee("fail please", [[".notice.error", "the model broke down"]], "failure"),
 
@@ -202,7 +219,7 @@ const scenarios = {
     await page.waitForSelector(`[data-thread="${thread}"][aria-current="true"]`);
     // Reopened while the turn still runs (its message streams for ten seconds).
     await page.waitForSelector("#stop:not([hidden])");
-    const words = Array.from({ length: 40 }, (_, n) => `w${n + 1} `).join("");
+    const words = Array.from({ length: 40 }, (_, n) => `w${n + 1}`).join(" ");
     await waitText(page, ".item.agent p", words, { exact: true });
     await page.waitForSelector("#stop[hidden]", { state: "attached" });
     const texts = await agentTexts(page);

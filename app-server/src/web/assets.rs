@@ -1,5 +1,7 @@
 //! The web client's files (`web/` in the repository), embedded in the binary so that a
-//! fresh clone serves the client with nothing else installed.
+//! fresh clone serves the client with nothing else installed: the page, its style and icon,
+//! and `web/dist/app.js`, the bundle `web/build.mjs` makes of `web/src/` (checked in; a test
+//! fails when it is not what the source builds to).
 
 /// One embedded file.
 pub struct Asset {
@@ -12,24 +14,22 @@ pub struct Asset {
 }
 
 macro_rules! asset {
-    ($name:literal, $content_type:literal) => {
+    ($name:literal, $file:literal, $content_type:literal) => {
         Asset {
             name: $name,
             content_type: $content_type,
-            body: include_bytes!(concat!("../../../web/", $name)),
+            body: include_bytes!(concat!("../../../web/", $file)),
         }
     };
 }
 
-const INDEX: Asset = asset!("index.html", "text/html; charset=utf-8");
+const INDEX: Asset = asset!("index.html", "index.html", "text/html; charset=utf-8");
 
 /// Everything under `/assets/`.
 const ASSETS: &[Asset] = &[
-    asset!("app.css", "text/css; charset=utf-8"),
-    asset!("app.js", "text/javascript; charset=utf-8"),
-    asset!("icon.svg", "image/svg+xml"),
-    asset!("rpc.js", "text/javascript; charset=utf-8"),
-    asset!("state.js", "text/javascript; charset=utf-8"),
+    asset!("app.css", "app.css", "text/css; charset=utf-8"),
+    asset!("app.js", "dist/app.js", "text/javascript; charset=utf-8"),
+    asset!("icon.svg", "icon.svg", "image/svg+xml"),
 ];
 
 /// The page at `/`.
@@ -53,16 +53,9 @@ mod tests {
             let name = reference.split('"').next().unwrap();
             assert!(find(name).is_some(), "{name} is not embedded");
         }
-        // The modules app.js imports, too.
+        // The bundle imports nothing: the page loads one script.
         let app = std::str::from_utf8(find("app.js").unwrap().body).unwrap();
-        for line in app.lines().filter(|l| l.contains("from \"./")) {
-            let name = line
-                .split("from \"./")
-                .nth(1)
-                .unwrap()
-                .trim_end_matches("\";");
-            assert!(find(name).is_some(), "{name} is not embedded");
-        }
+        assert!(!app.contains("from \"./"), "app.js is one bundle");
         assert!(find("../Cargo.toml").is_none());
     }
 }

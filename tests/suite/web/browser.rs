@@ -163,6 +163,16 @@ async fn a_command_approval_is_accepted_and_another_refused() {
 }
 
 #[tokio::test]
+async fn an_agent_message_renders_as_markdown() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    h.push(Reply::new().text(
+        "Some **bold**, `inline` code and [a link](https://example.com).\n\n\
+         ```rust\nfn main() {}\n```\n",
+    ));
+    passes_on("markdown", &h, &thread).await;
+}
+
+#[tokio::test]
 async fn a_failed_turn_shows_its_error() {
     let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
     h.push(Reply::new().failed("server_error", "the model broke down"));

@@ -1,7 +1,9 @@
 // The Weft web client: a sidebar of the daemon's threads, one thread's transcript, a
-// composer and the approval dialogs (docs/web.md). Every text the model or a command wrote
-// is put on the page with textContent, never parsed as HTML: it renders as inert text.
+// composer and the approval dialogs (docs/web.md). Agent messages are markdown, rendered
+// through a sanitiser (markdown.js); every other text the model or a command wrote is put on
+// the page with textContent, never parsed as HTML.
 
+import { renderMarkdown } from "./markdown.js";
 import { Rpc } from "./rpc.js";
 import {
   applyNotification,
@@ -251,8 +253,12 @@ function renderItem(item) {
         { class: "item user" },
         (item.content || []).map((part) => (part.type === "text" ? el("p", {}, part.text) : null)),
       );
-    case "agentMessage":
-      return el("div", { class: "item agent" }, el("p", {}, item.text || ""));
+    case "agentMessage": {
+      const body = el("div", { class: "markdown" });
+      // Sanitised by renderMarkdown: raw HTML in the text stays text.
+      body.innerHTML = renderMarkdown(item.text);
+      return el("div", { class: "item agent" }, body);
+    }
     case "reasoning":
       return el(
         "details",
