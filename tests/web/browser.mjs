@@ -147,6 +147,20 @@ const scenarios = {
     await shot(page, "markdown");
   },
 
+  /** In Plan mode the model's question is a form; the answer goes back to it. */
+  async plan_question(context) {
+    const page = await onThread(context);
+    await page.selectOption("#mode", "plan");
+    await send(page, "plan the storage");
+    await page.waitForSelector("dialog.user-input[open]");
+    await waitText(page, "dialog.user-input legend", "Storage");
+    await page.check('dialog.user-input input[value="SQLite (Recommended)"]');
+    await shot(page, "question");
+    await page.click('dialog.user-input button[type="submit"]');
+    await page.waitForSelector("dialog.user-input", { state: "detached" });
+    await waitText(page, ".item.agent p", "SQLite it is.");
+  },
+
   /** A failed turn shows its error. */
   failure: sendAndSee("fail please", [[".notice.error", "the model broke down"]], "failure"),
 

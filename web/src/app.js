@@ -111,6 +111,7 @@ async function openThread(threadId) {
   app.view = emptyTranscript(threadId);
   app.view.cwd = resumed.cwd;
   app.view.model = resumed.model;
+  $("mode").value = (resumed.collaborationMode && resumed.collaborationMode.mode) || "default";
   app.olderCursor = null;
   await loadOlder();
   scheduleRender();
@@ -176,8 +177,48 @@ const DECISION_LABELS = {
   cancel: "No, and stop the turn",
 };
 
+/** The model's questions (`item/tool/requestUserInput`) as a form; answers keyed by id. */
+function askUser(params, respond, id) {
+  const fields = params.questions.map((question) => {
+    const name = `q-${question.id}`;
+    const choices = (question.options || []).map((option) =>
+      el(
+        "label",
+        { class: "choice" },
+        el("input", { type: "radio", name, value: option.label }),
+        ` ${option.label} — ${option.description}`,
+      ),
+    );
+    const other = question.isOther || !choices.length
+      ? el("input", {
+          type: question.isSecret ? "password" : "text",
+          name: `${name}-other`,
+          placeholder: choices.length ? "Other" : "Answer",
+        })
+      : null;
+    return el("fieldset", {}, el("legend", {}, question.header), el("p", {}, question.question), choices, other);
+  });
+  const form = el("form", { method: "dialog" }, fields, el("button", { type: "submit" }, "Answer"));
+  const dialog = el("dialog", { class: "user-input" }, form);
+  form.addEventListener("submit", () => {
+    const answers = {};
+    for (const question of params.questions) {
+      const picked = form.querySelector(`input[name="q-${question.id}"]:checked`);
+      const typed = form.querySelector(`input[name="q-${question.id}-other"]`);
+      const answer = (typed && typed.value.trim()) || (picked && picked.value);
+      answers[question.id] = { answers: answer ? [answer] : [] };
+    }
+    respond({ answers });
+    closeApproval(id);
+  });
+  app.approvals.set(id, dialog);
+  document.body.append(dialog);
+  dialog.showModal();
+}
+
 // A dialog is keyed by its request's JSON-RPC id, which `serverRequest/resolved` names.
 function onRequest(method, params, respond, id) {
+  if (method === "item/tool/requestUserInput") return askUser(params, respond, id);
   const choices = DECISIONS[method];
   if (!choices) return;
   const offered = (params.availableDecisions || choices).filter((d) => typeof d === "string");
@@ -384,6 +425,11 @@ async function send() {
     const started = await app.rpc.request("turn/start", {
       threadId: view.threadId,
       input: textInput(text),
+      // The mode is sticky on the thread; the mode's own instructions (null) apply.
+      collaborationMode: {
+        mode: $("mode").value,
+        settings: { model: view.model, reasoning_effort: null, developer_instructions: null },
+      },
     });
     if (app.view === view) {
       applyNotification(view, "turn/started", { threadId: view.threadId, turn: started.turn });

@@ -30,7 +30,8 @@ export class Rpc {
         try {
           const result = await this.request("initialize", {
             clientInfo: { name: "weft-web", title: "Weft web client", version: "0.1.0" },
-            capabilities: { experimentalApi: false },
+            // The collaboration modes and `request_user_input` are experimental upstream.
+            capabilities: { experimentalApi: true },
           });
           this.notify("initialized", {});
           this.onState("open");

@@ -14,7 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use weft_mock_model::{Gate, Reasoning, Reply};
 use weft_test_support::Transport;
 
-use crate::tools::{cmd, exec_call, patch_call, start_thread};
+use crate::tools::{cmd, exec_call, output_of, patch_call, start_thread};
 use crate::turns::{Harness, Setup};
 
 /// How long one step of a scenario may take (a cold chromium start included).
@@ -170,6 +170,37 @@ async fn an_agent_message_renders_as_markdown() {
          ```rust\nfn main() {}\n```\n",
     ));
     passes_on("markdown", &h, &thread).await;
+}
+
+#[tokio::test]
+async fn a_plan_mode_question_is_answered_in_a_form() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    let questions = json!({"questions": [{
+        "id": "storage",
+        "header": "Storage",
+        "question": "Where should the data live?",
+        "options": [
+            {"label": "SQLite (Recommended)", "description": "One file, no server."},
+            {"label": "Postgres", "description": "A server to run."}
+        ]
+    }]});
+    h.push(Reply::new().function_call("call_ask", "request_user_input", questions.to_string()));
+    h.push(Reply::new().text("SQLite it is."));
+    passes_on("plan_question", &h, &thread).await;
+    let requests = h.mock.requests();
+    let answer = output_of(requests.last().unwrap(), "call_ask");
+    assert!(answer.contains("SQLite (Recommended)"), "{answer}");
+    let modes: Vec<String> = requests[0]
+        .message_texts("developer")
+        .into_iter()
+        .filter(|text| text.starts_with("<collaboration_mode>"))
+        .collect();
+    assert!(
+        modes
+            .iter()
+            .any(|text| text.starts_with("<collaboration_mode># Weft collaboration mode: Plan")),
+        "the turn ran in Plan mode: {modes:?}"
+    );
 }
 
 #[tokio::test]
