@@ -110,6 +110,34 @@ test("errors and warnings become notices", () => {
   ]);
 });
 
+test("the newest items are shown, the older ones counted", () => {
+  const view = state.emptyTranscript("t1");
+  const item = (n) => ({ type: "agentMessage", id: `i${n}`, text: `${n}` });
+  state.prependTurns(view, [
+    { id: "u1", status: "completed", items: [item(1), item(2), item(3)] },
+    { id: "u2", status: "completed", items: [item(4), item(5)] },
+  ]);
+  const few = state.visibleItems(view, 3);
+  assert.equal(few.hidden, 2);
+  assert.deepEqual(
+    few.turns.map(({ turn, items }) => [turn.id, items.map((i) => i.id)]),
+    [
+      ["u1", ["i3"]],
+      ["u2", ["i4", "i5"]],
+    ],
+  );
+  assert.equal(state.visibleItems(view, 10).hidden, 0);
+  assert.equal(state.visibleItems(view, 10).turns.length, 2);
+});
+
+test("a delta moves its item's version on, for the renderer", () => {
+  const view = state.emptyTranscript("t1");
+  const item = { type: "agentMessage", id: "i1", text: "" };
+  state.applyNotification(view, "item/started", { threadId: "t1", turnId: "u1", item });
+  deltas(view, "item/agentMessage/delta", "i1", ["a", "b"]);
+  assert.equal(view.turns[0].items[0].version, 2);
+});
+
 test("typed text is one text input", () => {
   assert.deepEqual(state.textInput("hi"), [{ type: "text", text: "hi", text_elements: [] }]);
 });

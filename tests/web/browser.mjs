@@ -161,6 +161,26 @@ const scenarios = {
     await waitText(page, ".item.agent p", "SQLite it is.");
   },
 
+  /** 10,000 deltas are drawn in batches; 5,000 items are shown through a bounded window. */
+  async long(context) {
+    const page = await onThread(context);
+    await send(page, "stream a lot");
+    await waitText(page, ".item.agent p", "d10000");
+    const renders = Number(await page.getAttribute("#transcript", "data-renders"));
+    expect(renders < 5000, `10,000 deltas drawn in batches, not in ${renders} renders`);
+    await page.waitForSelector("#stop[hidden]", { state: "attached" });
+    await send(page, "many items");
+    await waitText(page, ".item.agent p", "item 5000", { exact: true });
+    const count = () => page.$$eval("#transcript .item", (nodes) => nodes.length);
+    const first = await count();
+    expect(first <= 201, `at most 200 items drawn at first, not ${first}`);
+    await waitText(page, "#earlier", "earlier items");
+    await page.click("#earlier");
+    await page.waitForFunction((n) => document.querySelectorAll("#transcript .item").length > n, first);
+    const more = await count();
+    expect(more <= 401, `200 more items drawn, not ${more - first}`);
+  },
+
   /** A failed turn shows its error. */
   failure: sendAndSee("fail please", [[".notice.error", "the model broke down"]], "failure"),
 

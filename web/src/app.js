@@ -12,7 +12,11 @@ import {
   prependTurns,
   statusWord,
   textInput,
+  visibleItems,
 } from "./state.js";
+
+/** Items a transcript shows at first; "Show earlier items" adds as many again. */
+const WINDOW = 200;
 
 // The sign-in token has been exchanged for the session cookie: drop it from the address bar.
 if (location.search) history.replaceState(null, "", location.pathname + location.hash);
@@ -47,6 +51,9 @@ const app = {
   olderCursor: null,
   approvals: new Map(),
   frame: 0,
+  window: WINDOW,
+  /** Each shown item's node and the version it was drawn at: only changed items redraw. */
+  drawn: new WeakMap(),
 };
 
 function scheduleRender() {
@@ -109,6 +116,7 @@ async function openThread(threadId) {
   history.replaceState(null, "", `/#thread=${encodeURIComponent(threadId)}`);
   app.statuses.set(threadId, resumed.thread.status);
   app.view = emptyTranscript(threadId);
+  app.window = WINDOW;
   app.view.cwd = resumed.cwd;
   app.view.model = resumed.model;
   $("mode").value = (resumed.collaborationMode && resumed.collaborationMode.mode) || "default";
@@ -286,6 +294,15 @@ function renderSidebar() {
   );
 }
 
+/** An item's node, drawn again only when the item changed since. */
+function drawnItem(item) {
+  const known = app.drawn.get(item);
+  if (known && known.version === item.version) return known.node;
+  const node = renderItem(item);
+  app.drawn.set(item, { version: item.version, node });
+  return node;
+}
+
 function renderItem(item) {
   switch (item.type) {
     case "userMessage":
@@ -384,16 +401,24 @@ function renderTranscript() {
     return;
   }
   const atBottom = transcript.scrollTop + transcript.clientHeight >= transcript.scrollHeight - 8;
-  const older = app.olderCursor
-    ? [el("button", { id: "older", onclick: loadOlder }, "Load older turns")]
-    : [];
+  const shown = visibleItems(view, app.window);
+  const earlier = () => {
+    app.window += WINDOW;
+    scheduleRender();
+  };
+  const older = shown.hidden
+    ? [el("button", { id: "earlier", onclick: earlier }, `Show ${shown.hidden} earlier items`)]
+    : app.olderCursor
+      ? [el("button", { id: "older", onclick: loadOlder }, "Load older turns")]
+      : [];
+  transcript.dataset.renders = String(Number(transcript.dataset.renders || 0) + 1);
   transcript.replaceChildren(
     ...older,
-    ...view.turns.map((turn) =>
+    ...shown.turns.map(({ turn, items }) =>
       el(
         "section",
         { class: `turn ${turn.status}`, "data-turn": turn.id },
-        turn.items.map(renderItem),
+        items.map(drawnItem),
         turn.error ? el("p", { class: "error" }, turn.error.message || "the turn failed") : null,
       ),
     ),

@@ -45,8 +45,28 @@ function turnOf(view, turnId) {
   return turn;
 }
 
+/** The item `itemId` of `turn`, marked changed (its version moves on) for the renderer. */
 function itemOf(turn, itemId) {
-  return turn.items.find((item) => item.id === itemId);
+  const item = turn.items.find((candidate) => candidate.id === itemId);
+  if (item) item.version = (item.version || 0) + 1;
+  return item;
+}
+
+/**
+ * The newest `limit` items of a transcript, by turn (oldest first), and how many older ones
+ * are left out: the page shows a bounded number of items however long the thread is.
+ */
+export function visibleItems(view, limit) {
+  const shown = [];
+  let left = limit;
+  for (let at = view.turns.length - 1; at >= 0; at -= 1) {
+    const turn = view.turns[at];
+    const items = left > 0 ? turn.items.slice(Math.max(0, turn.items.length - left)) : [];
+    left -= items.length;
+    if (items.length || left > 0) shown.unshift({ turn, items });
+  }
+  const total = view.turns.reduce((sum, turn) => sum + turn.items.length, 0);
+  return { turns: shown, hidden: total - Math.min(total, limit) };
 }
 
 /** Put stored turns (from `thread/turns/list`, oldest first) before what is already shown. */

@@ -204,6 +204,15 @@ async fn a_plan_mode_question_is_answered_in_a_form() {
 }
 
 #[tokio::test]
+async fn a_long_turn_draws_in_batches_and_a_long_thread_through_a_window() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    h.push(Reply::new().text_deltas((1..=10_000).map(|n| format!("d{n} "))));
+    let many = (1..=5_000).fold(Reply::new(), |reply, n| reply.text(format!("item {n}")));
+    h.push(many);
+    passes_on("long", &h, &thread).await;
+}
+
+#[tokio::test]
 async fn a_failed_turn_shows_its_error() {
     let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
     h.push(Reply::new().failed("server_error", "the model broke down"));
