@@ -140,4 +140,7 @@ test("a delta moves its item's version on, for the renderer", () => {
 
 test("typed text is one text input", () => {
   assert.deepEqual(state.textInput("hi"), [{ type: "text", text: "hi", text_elements: [] }]);
+  assert.deepEqual(state.textInput("", ["data:image/png;base64,AA=="]), [
+    { type: "image", url: "data:image/png;base64,AA==" },
+  ]);
 });

@@ -181,6 +181,22 @@ const scenarios = {
     expect(more <= 401, `200 more items drawn, not ${more - first}`);
   },
 
+  /** An image attached in the composer goes with the message and shows in it. */
+  async image(context) {
+    const page = await onThread(context);
+    const dot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    await page.setInputFiles("#attach", {
+      name: "dot.png",
+      mimeType: "image/png",
+      buffer: Buffer.from(dot, "base64"),
+    });
+    await waitText(page, "#attachments", "dot.png");
+    await send(page, "what is this");
+    await page.waitForSelector('.item.user img.attached[src^="data:image/png;base64,"]');
+    await waitText(page, ".item.agent p", "a dot");
+    await waitText(page, "#attachments", "", { exact: true });
+  },
+
   /** A failed turn shows its error. */
   failure: sendAndSee("fail please", [[".notice.error", "the model broke down"]], "failure"),
 

@@ -15,6 +15,9 @@ import {
   visibleItems,
 } from "./state.js";
 
+/** The largest image the composer attaches (the daemon's message limit is 4 MiB). */
+const MAX_IMAGE_BYTES = 3 * 1024 * 1024;
+
 /** Items a transcript shows at first; "Show earlier items" adds as many again. */
 const WINDOW = 200;
 
@@ -52,6 +55,8 @@ const app = {
   approvals: new Map(),
   frame: 0,
   window: WINDOW,
+  /** Images attached to the next message, as data URLs. */
+  attachments: [],
   /** Each shown item's node and the version it was drawn at: only changed items redraw. */
   drawn: new WeakMap(),
 };
@@ -309,7 +314,14 @@ function renderItem(item) {
       return el(
         "div",
         { class: "item user" },
-        (item.content || []).map((part) => (part.type === "text" ? el("p", {}, part.text) : null)),
+        (item.content || []).map((part) => {
+          if (part.type === "text") return el("p", {}, part.text);
+          // Only an inline image is drawn; any other address stays a label.
+          if (part.type === "image" && /^data:image\//.test(part.url || "")) {
+            return el("img", { class: "attached", src: part.url, alt: "attached image" });
+          }
+          return el("span", { class: "attached" }, `[${part.type}]`);
+        }),
       );
     case "agentMessage": {
       const body = el("div", { class: "markdown" });
@@ -434,22 +446,45 @@ function renderTranscript() {
 
 // --- composer --------------------------------------------------------------------------
 
+/** Read the chosen files into the next message's attachments. */
+async function attach() {
+  for (const file of $("attach").files) {
+    if (file.size > MAX_IMAGE_BYTES) {
+      if (app.view) app.view.notices.push({ kind: "warning", message: `${file.name} is over 3 MiB` });
+      continue;
+    }
+    const url = await new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result);
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+    app.attachments.push({ name: file.name, url });
+  }
+  $("attach").value = "";
+  $("attachments").textContent = app.attachments.map((a) => a.name).join(", ");
+  scheduleRender();
+}
+
 async function send() {
   const box = $("message");
   const text = box.value.trim();
-  if (!text || !app.view) return;
+  const images = app.attachments.map((a) => a.url);
+  if ((!text && !images.length) || !app.view) return;
   box.value = "";
+  app.attachments = [];
+  $("attachments").textContent = "";
   const view = app.view;
   if (view.running) {
     await app.rpc.request("turn/steer", {
       threadId: view.threadId,
       expectedTurnId: view.running,
-      input: textInput(text),
+      input: textInput(text, images),
     });
   } else {
     const started = await app.rpc.request("turn/start", {
       threadId: view.threadId,
-      input: textInput(text),
+      input: textInput(text, images),
       // The mode is sticky on the thread; the mode's own instructions (null) apply.
       collaborationMode: {
         mode: $("mode").value,
@@ -546,6 +581,8 @@ $("thread-tools").addEventListener("submit", rename);
 $("fork").addEventListener("click", fork);
 $("archive").addEventListener("click", archive);
 $("send").addEventListener("click", send);
+$("attach-button").addEventListener("click", () => $("attach").click());
+$("attach").addEventListener("change", attach);
 $("stop").addEventListener("click", interrupt);
 $("new-thread").addEventListener("submit", newThread);
 $("search").addEventListener("input", () => loadThreads());

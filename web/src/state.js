@@ -155,7 +155,8 @@ export function applyNotification(view, method, params) {
   return true;
 }
 
-/** The text a user typed, as `turn/start` and `turn/steer` take it. */
-export function textInput(text) {
-  return [{ type: "text", text, text_elements: [] }];
+/** What a user typed and attached (images as data URLs), as `turn/start` and `turn/steer` take it. */
+export function textInput(text, images = []) {
+  const parts = text ? [{ type: "text", text, text_elements: [] }] : [];
+  return parts.concat(images.map((url) => ({ type: "image", url })));
 }

@@ -213,6 +213,18 @@ async fn a_long_turn_draws_in_batches_and_a_long_thread_through_a_window() {
 }
 
 #[tokio::test]
+async fn an_attached_image_reaches_the_model() {
+    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
+    h.push(Reply::new().text("a dot"));
+    passes_on("image", &h, &thread).await;
+    let request = serde_json::to_string(&h.mock.requests()[0].body).unwrap();
+    assert!(
+        request.contains("data:image/png;base64,iVBORw0KGgo"),
+        "the image is in the model request: {request}"
+    );
+}
+
+#[tokio::test]
 async fn a_failed_turn_shows_its_error() {
     let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
     h.push(Reply::new().failed("server_error", "the model broke down"));
