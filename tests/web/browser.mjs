@@ -197,6 +197,20 @@ const scenarios = {
     await waitText(page, "#attachments", "", { exact: true });
   },
 
+  /** An MCP server's question is a form; the answer goes back to the server. */
+  async elicitation(context) {
+    const page = await onThread(context);
+    await send(page, "ask me");
+    await page.waitForSelector("dialog.elicitation[open]");
+    await waitText(page, "dialog.elicitation p", "Which colour?");
+    await page.fill("dialog.elicitation input", "teal");
+    await shot(page, "elicitation");
+    await page.click('dialog.elicitation button[data-action="accept"]');
+    await page.waitForSelector("dialog.elicitation", { state: "detached" });
+    await waitText(page, ".item.agent p", "asked");
+    await waitText(page, ".item.tool .result", "teal");
+  },
+
   /** A failed turn shows its error. */
   failure: sendAndSee("fail please", [[".notice.error", "the model broke down"]], "failure"),
 

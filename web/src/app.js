@@ -229,9 +229,76 @@ function askUser(params, respond, id) {
   dialog.showModal();
 }
 
+/** One field of an MCP server's form, from its JSON Schema property. */
+function formField(name, property, required) {
+  const label = property.title || name;
+  const choices = property.enum || (property.oneOf || []).map((option) => option.const);
+  let input;
+  if (choices.length) {
+    input = el("select", { name }, choices.map((value) => el("option", { value }, String(value))));
+  } else if (property.type === "boolean") {
+    input = el("input", { type: "checkbox", name });
+  } else {
+    const numeric = property.type === "number" || property.type === "integer";
+    input = el("input", { type: numeric ? "number" : "text", name, required: required ? "" : null });
+  }
+  if (property.default !== undefined && input.type !== "checkbox") input.value = property.default;
+  if (property.default === true) input.checked = true;
+  return el("label", { class: "field" }, `${label} `, input, property.description ? el("small", {}, property.description) : null);
+}
+
+/** An MCP server's question (`mcpServer/elicitation/request`): a form, or a link to open. */
+function elicit(params, respond, id) {
+  const schema = params.requestedSchema || { properties: {} };
+  const required = new Set(schema.required || []);
+  const fields = Object.entries(schema.properties || {}).map(([name, property]) =>
+    formField(name, property, required.has(name)),
+  );
+  const answer = (action) => {
+    let content = null;
+    if (action === "accept" && params.mode !== "url") {
+      content = {};
+      for (const [name, property] of Object.entries(schema.properties || {})) {
+        const input = form.elements[name];
+        if (property.type === "boolean") content[name] = input.checked;
+        else if (property.type === "number" || property.type === "integer") content[name] = Number(input.value);
+        else content[name] = input.value;
+      }
+    }
+    respond({ action, content, _meta: null });
+    closeApproval(id);
+  };
+  const form = el(
+    "form",
+    {},
+    el("h2", {}, `${params.serverName} asks`),
+    el("p", {}, params.message || ""),
+    params.mode === "url" && /^https?:/.test(params.url || "")
+      ? el("a", { href: params.url, target: "_blank", rel: "noopener noreferrer" }, params.url)
+      : null,
+    fields,
+    el(
+      "div",
+      { class: "choices" },
+      el("button", { type: "submit", "data-action": "accept" }, "Submit"),
+      el("button", { type: "button", "data-action": "decline", onclick: () => answer("decline") }, "Decline"),
+      el("button", { type: "button", "data-action": "cancel", onclick: () => answer("cancel") }, "Cancel"),
+    ),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    answer("accept");
+  });
+  const dialog = el("dialog", { class: "elicitation" }, form);
+  app.approvals.set(id, dialog);
+  document.body.append(dialog);
+  dialog.showModal();
+}
+
 // A dialog is keyed by its request's JSON-RPC id, which `serverRequest/resolved` names.
 function onRequest(method, params, respond, id) {
   if (method === "item/tool/requestUserInput") return askUser(params, respond, id);
+  if (method === "mcpServer/elicitation/request") return elicit(params, respond, id);
   const choices = DECISIONS[method];
   if (!choices) return;
   const offered = (params.availableDecisions || choices).filter((d) => typeof d === "string");

@@ -14,6 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use weft_mock_model::{Gate, Reasoning, Reply};
 use weft_test_support::Transport;
 
+use crate::mcp::{Mcp, weft_call};
 use crate::tools::{cmd, exec_call, output_of, patch_call, start_thread};
 use crate::turns::{Harness, Setup};
 
@@ -221,6 +222,28 @@ async fn an_attached_image_reaches_the_model() {
     assert!(
         request.contains("data:image/png;base64,iVBORw0KGgo"),
         "the image is in the model request: {request}"
+    );
+}
+
+#[tokio::test]
+async fn an_mcp_servers_question_is_answered_in_a_form() {
+    let extra = "default_tools_approval_mode = \"approve\"";
+    let mut t = Mcp::start_with(Transport::Ws, extra, "").await;
+    t.script(
+        [weft_call(
+            "call_ask",
+            "ask_user",
+            json!({"question": "Which colour?"}),
+        )],
+        "asked",
+    );
+    let thread = t.thread("on-request").await;
+    passes_on("elicitation", &t.h, &thread).await;
+    let requests = t.h.mock.requests();
+    let output = output_of(requests.last().unwrap(), "call_ask");
+    assert!(
+        output.contains("teal"),
+        "the server got the answer: {output}"
     );
 }
 
