@@ -55,6 +55,17 @@ test("a streamed turn builds its items, and a repeated notification changes noth
   assert.equal(view.turns[0].status, "completed");
 });
 
+test("threads can be ordered by creation instead", () => {
+  const groups = state.groupByCwd(
+    [
+      { id: "a", cwd: "/x", createdAt: 9, updatedAt: 1 },
+      { id: "b", cwd: "/x", createdAt: 2, updatedAt: 5 },
+    ],
+    "createdAt",
+  );
+  assert.deepEqual(groups[0].threads.map((t) => t.id), ["a", "b"]);
+});
+
 test("command output and reasoning summaries grow by their deltas", () => {
   const view = state.emptyTranscript("t1");
   const command = { type: "commandExecution", id: "c1", command: "ls", aggregatedOutput: null };

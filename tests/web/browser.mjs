@@ -314,7 +314,10 @@ const scenarios = {
     const before = await agentTexts(page);
     expect(!before.includes("answer 1"), "the oldest turns not loaded at first");
     await shot(page, "history");
-    await page.click("#older");
+    // Scrolled to the top, the older turns load by themselves.
+    await page.$eval("#transcript", (transcript) => {
+      transcript.scrollTop = 0;
+    });
     await waitText(page, ".item.agent p", "answer 1", { exact: true });
     const after = await agentTexts(page);
     expect(after.length === 25, `25 answers, not ${after.length}`);
@@ -360,6 +363,15 @@ const scenarios = {
     await page.fill("#rename-input", "Renamed thread");
     await page.click("#rename");
     await waitText(page, `[data-thread="${original}"] .title`, "Renamed thread");
+    // The directory filter and the order are the daemon's (thread/list cwd and sortKey).
+    await page.fill("#cwd-filter", "/nowhere");
+    await page.press("#cwd-filter", "Enter");
+    await page.waitForSelector(`[data-thread="${original}"]`, { state: "detached" });
+    await page.fill("#cwd-filter", env.WEFT_CWD);
+    await page.press("#cwd-filter", "Enter");
+    await page.waitForSelector(`[data-thread="${original}"]`);
+    await page.selectOption("#sort", "created_at");
+    await page.waitForSelector(`[data-thread="${original}"]`);
     await page.click("#fork");
     await page.waitForFunction(
       (id) => {
@@ -377,6 +389,15 @@ const scenarios = {
     await page.evaluate(() => document.activeElement && document.activeElement.blur());
     await page.keyboard.press("?");
     await page.waitForSelector("#shortcuts[open]");
+    await page.keyboard.press("Escape");
+    // At a phone's width the sidebar sits above the transcript.
+    await page.setViewportSize({ width: 390, height: 800 });
+    await openThread(page, forked);
+    const [sidebar, main] = await page.$$eval("#sidebar, main", (nodes) =>
+      nodes.map((node) => node.getBoundingClientRect().top),
+    );
+    expect(main > sidebar, "the transcript below the sidebar on a narrow screen");
+    await shot(page, "phone");
     console.log(`model ${models[0]}`);
     console.log(`original ${original}`);
     console.log(`forked ${forked}`);

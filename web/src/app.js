@@ -97,9 +97,11 @@ async function connect() {
 }
 
 async function loadThreads() {
-  const params = { limit: 100, sortKey: "updated_at" };
+  const params = { limit: 100, sortKey: $("sort").value };
   const search = $("search").value.trim();
   if (search) params.searchTerm = search;
+  const cwd = $("cwd-filter").value.trim();
+  if (cwd) params.cwd = cwd;
   if ($("archived").checked) params.archived = true;
   const page = await app.rpc.request("thread/list", params);
   app.threads = page.data;
@@ -132,6 +134,21 @@ async function openThread(threadId) {
 
 async function loadOlder() {
   const view = app.view;
+  if (!view || app.loadingOlder === view) return;
+  app.loadingOlder = view;
+  try {
+    await loadOlderPage(view);
+  } finally {
+    if (app.loadingOlder === view) app.loadingOlder = null;
+  }
+}
+
+/** Older turns load by themselves once the top of the transcript comes into view. */
+const olderInView = new IntersectionObserver((entries) => {
+  if (entries.some((entry) => entry.isIntersecting)) loadOlder();
+});
+
+async function loadOlderPage(view) {
   const params = { threadId: view.threadId, limit: 20, itemsView: "full" };
   if (app.olderCursor) params.cursor = app.olderCursor;
   let page;
@@ -342,7 +359,7 @@ function closeApproval(id) {
 function renderSidebar() {
   const list = $("threads");
   list.replaceChildren(
-    ...groupByCwd(app.threads).map((group) =>
+    ...groupByCwd(app.threads, $("sort").value === "created_at" ? "createdAt" : "updatedAt").map((group) =>
       el(
         "section",
         { class: "group" },
@@ -504,6 +521,8 @@ function renderTranscript() {
     ...view.notices.map((notice) => el("p", { class: `notice ${notice.kind}` }, notice.message)),
   );
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+  olderInView.disconnect();
+  if ($("older")) olderInView.observe($("older"));
   $("stop").hidden = !view.running;
   $("thread-tools").hidden = false;
   const thread = app.threads.find((t) => t.id === view.threadId);
@@ -654,6 +673,8 @@ $("stop").addEventListener("click", interrupt);
 $("new-thread").addEventListener("submit", newThread);
 $("search").addEventListener("input", () => loadThreads());
 $("archived").addEventListener("change", () => loadThreads());
+$("sort").addEventListener("change", () => loadThreads());
+$("cwd-filter").addEventListener("change", () => loadThreads());
 
 connect();
 scheduleRender();

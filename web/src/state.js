@@ -14,19 +14,19 @@ export function statusWord(status) {
   return status.type;
 }
 
-/** Group threads by working directory, groups and threads newest first. */
-export function groupByCwd(threads) {
+/** Group threads by working directory, groups and threads newest first by `key`. */
+export function groupByCwd(threads, key = "updatedAt") {
   const groups = new Map();
   for (const thread of threads) {
     const key = thread.cwd || "";
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(thread);
   }
-  const newest = (list) => Math.max(...list.map((t) => t.updatedAt || 0));
+  const newest = (list) => Math.max(...list.map((t) => t[key] || 0));
   return [...groups.entries()]
     .map(([cwd, list]) => ({
       cwd,
-      threads: list.slice().sort((a, b) => (b.updatedAt || 0) - (a.updatedAt || 0)),
+      threads: list.slice().sort((a, b) => (b[key] || 0) - (a[key] || 0)),
     }))
     .sort((a, b) => newest(b.threads) - newest(a.threads));
 }
