@@ -5,7 +5,7 @@
 mod permissions;
 mod plan;
 mod settings;
-mod user_input;
+pub mod user_input;
 
 use std::path::PathBuf;
 

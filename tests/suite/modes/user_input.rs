@@ -12,7 +12,8 @@ use crate::tools::{answer, output_of, wait_request};
 use crate::turns::read_through_turn_completed;
 use crate::turns::read_through_turn_ending;
 
-fn ask_call(call_id: &str) -> Reply {
+/// A mock reply asking the user where the data should live (two options).
+pub fn ask_call(call_id: &str) -> Reply {
     Reply::new().function_call(
         call_id,
         "request_user_input",

@@ -15,7 +15,8 @@ use weft_mock_model::{Gate, Reasoning, Reply};
 use weft_test_support::Transport;
 
 use crate::mcp::{Mcp, weft_call};
-use crate::tools::{cmd, exec_call, output_of, patch_call, start_thread};
+use crate::modes::user_input::ask_call;
+use crate::tools::{cmd, exec_call, patch_call, start_thread};
 use crate::turns::{Harness, Setup};
 
 /// How long one step of a scenario may take (a cold chromium start included).
@@ -128,10 +129,30 @@ async fn thread_in_workspace(approval: &str, sandbox: &str) -> (Harness, PathBuf
     (h, ws, thread)
 }
 
+/// Check that the model's last request carries `needle` (an answer, an input, a tool output).
+fn the_model_saw(mock: &weft_mock_model::MockModel, needle: &str, what: &str) {
+    let requests = mock.requests();
+    let last = serde_json::to_string(&requests.last().expect("a model request").body).unwrap();
+    assert!(last.contains(needle), "{what}: {needle:?} not in {last}");
+}
+
 /// Run `scenario` on `thread` to its end; it must pass.
 async fn passes_on(scenario: &'static str, h: &Harness, thread: &str) {
     let env = [("WEFT_THREAD", thread.to_string())];
     Browser::start(scenario, h, &env).await.passes().await;
+}
+
+/// [`thread_in_workspace`] with the model's replies queued.
+async fn scripted(
+    approval: &str,
+    sandbox: &str,
+    replies: impl IntoIterator<Item = Reply>,
+) -> (Harness, PathBuf, String) {
+    let (h, ws, thread) = thread_in_workspace(approval, sandbox).await;
+    for reply in replies {
+        h.push(reply);
+    }
+    (h, ws, thread)
 }
 
 fn thread_env(thread: &str) -> Vec<(&'static str, String)> {
@@ -140,21 +161,31 @@ fn thread_env(thread: &str) -> Vec<(&'static str, String)> {
 
 #[tokio::test]
 async fn a_streamed_turn_renders_reasoning_command_output_and_text() {
-    let (h, _ws, thread) = thread_in_workspace("never", "danger-full-access").await;
-    h.push(
-        exec_call("call_echo", cmd("echo hello-from-command"))
-            .reasoning(Reasoning::new().summary_deltas(["Thinking about ", "the command"])),
-    );
-    h.push(Reply::new().text_deltas(["All done: ", "streamed answer"]));
+    let (h, _ws, thread) = scripted(
+        "never",
+        "danger-full-access",
+        [
+            exec_call("call_echo", cmd("echo hello-from-command"))
+                .reasoning(Reasoning::new().summary_deltas(["Thinking about ", "the command"])),
+            Reply::new().text_deltas(["All done: ", "streamed answer"]),
+        ],
+    )
+    .await;
     passes_on("stream", &h, &thread).await;
 }
 
 #[tokio::test]
 async fn a_command_approval_is_accepted_and_another_refused() {
-    let (h, ws, thread) = thread_in_workspace("untrusted", "danger-full-access").await;
-    h.push(exec_call("call_first", cmd("touch first.txt")));
-    h.push(Reply::new().text("first done"));
-    h.push(exec_call("call_second", cmd("touch second.txt")));
+    let (h, ws, thread) = scripted(
+        "untrusted",
+        "danger-full-access",
+        [
+            exec_call("call_first", cmd("touch first.txt")),
+            Reply::new().text("first done"),
+            exec_call("call_second", cmd("touch second.txt")),
+        ],
+    )
+    .await;
     passes_on("approvals", &h, &thread).await;
     assert!(ws.join("first.txt").exists(), "the accepted command ran");
     assert!(
@@ -165,32 +196,33 @@ async fn a_command_approval_is_accepted_and_another_refused() {
 
 #[tokio::test]
 async fn an_agent_message_renders_as_markdown() {
-    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
-    h.push(Reply::new().text(
-        "Some **bold**, `inline` code and [a link](https://example.com).\n\n\
+    let (h, _ws, thread) = scripted(
+        "never",
+        "read-only",
+        [Reply::new().text(
+            "Some **bold**, `inline` code and [a link](https://example.com).\n\n\
          ```rust\nfn main() {}\n```\n",
-    ));
+        )],
+    )
+    .await;
     passes_on("markdown", &h, &thread).await;
 }
 
 #[tokio::test]
 async fn a_plan_mode_question_is_answered_in_a_form() {
-    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
-    let questions = json!({"questions": [{
-        "id": "storage",
-        "header": "Storage",
-        "question": "Where should the data live?",
-        "options": [
-            {"label": "SQLite (Recommended)", "description": "One file, no server."},
-            {"label": "Postgres", "description": "A server to run."}
-        ]
-    }]});
-    h.push(Reply::new().function_call("call_ask", "request_user_input", questions.to_string()));
-    h.push(Reply::new().text("SQLite it is."));
+    let (h, _ws, thread) = scripted(
+        "never",
+        "read-only",
+        [ask_call("call_ask"), Reply::new().text("SQLite it is.")],
+    )
+    .await;
     passes_on("plan_question", &h, &thread).await;
+    the_model_saw(
+        &h.mock,
+        "SQLite (Recommended)",
+        "the answer reached the model",
+    );
     let requests = h.mock.requests();
-    let answer = output_of(requests.last().unwrap(), "call_ask");
-    assert!(answer.contains("SQLite (Recommended)"), "{answer}");
     let modes: Vec<String> = requests[0]
         .message_texts("developer")
         .into_iter()
@@ -206,22 +238,26 @@ async fn a_plan_mode_question_is_answered_in_a_form() {
 
 #[tokio::test]
 async fn a_long_turn_draws_in_batches_and_a_long_thread_through_a_window() {
-    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
-    h.push(Reply::new().text_deltas((1..=10_000).map(|n| format!("d{n} "))));
-    let many = (1..=5_000).fold(Reply::new(), |reply, n| reply.text(format!("item {n}")));
-    h.push(many);
+    let (h, _ws, thread) = scripted(
+        "never",
+        "read-only",
+        [
+            Reply::new().text_deltas((1..=10_000).map(|n| format!("d{n} "))),
+            (1..=5_000).fold(Reply::new(), |reply, n| reply.text(format!("item {n}"))),
+        ],
+    )
+    .await;
     passes_on("long", &h, &thread).await;
 }
 
 #[tokio::test]
 async fn an_attached_image_reaches_the_model() {
-    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
-    h.push(Reply::new().text("a dot"));
+    let (h, _ws, thread) = scripted("never", "read-only", [Reply::new().text("a dot")]).await;
     passes_on("image", &h, &thread).await;
-    let request = serde_json::to_string(&h.mock.requests()[0].body).unwrap();
-    assert!(
-        request.contains("data:image/png;base64,iVBORw0KGgo"),
-        "the image is in the model request: {request}"
+    the_model_saw(
+        &h.mock,
+        "data:image/png;base64,iVBORw0KGgo",
+        "the image reached the model",
     );
 }
 
@@ -239,18 +275,17 @@ async fn an_mcp_servers_question_is_answered_in_a_form() {
     );
     let thread = t.thread("on-request").await;
     passes_on("elicitation", &t.h, &thread).await;
-    let requests = t.h.mock.requests();
-    let output = output_of(requests.last().unwrap(), "call_ask");
-    assert!(
-        output.contains("teal"),
-        "the server got the answer: {output}"
-    );
+    the_model_saw(&t.h.mock, "teal", "the server's answer reached the model");
 }
 
 #[tokio::test]
 async fn a_failed_turn_shows_its_error() {
-    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
-    h.push(Reply::new().failed("server_error", "the model broke down"));
+    let (h, _ws, thread) = scripted(
+        "never",
+        "read-only",
+        [Reply::new().failed("server_error", "the model broke down")],
+    )
+    .await;
     passes_on("failure", &h, &thread).await;
 }
 
@@ -299,12 +334,7 @@ async fn enter_while_a_turn_runs_steers_it() {
     gate.release();
     browser.go_on().await;
     browser.passes().await;
-    let requests = h.mock.requests();
-    let last = serde_json::to_string(&requests.last().unwrap().body).unwrap();
-    assert!(
-        last.contains("also this"),
-        "the steered text reached the model: {last}"
-    );
+    the_model_saw(&h.mock, "also this", "the steered text reached the model");
 }
 
 #[tokio::test]
@@ -321,9 +351,15 @@ async fn a_reload_mid_turn_shows_the_turn_going_on() {
 
 #[tokio::test]
 async fn two_tabs_on_one_thread_answer_an_approval_once() {
-    let (h, ws, thread) = thread_in_workspace("untrusted", "danger-full-access").await;
-    h.push(exec_call("call_touch", cmd("echo x >> once.txt")));
-    h.push(Reply::new().text("created once"));
+    let (h, ws, thread) = scripted(
+        "untrusted",
+        "danger-full-access",
+        [
+            exec_call("call_touch", cmd("echo x >> once.txt")),
+            Reply::new().text("created once"),
+        ],
+    )
+    .await;
     passes_on("two_tabs", &h, &thread).await;
     assert_eq!(std::fs::read_to_string(ws.join("once.txt")).unwrap(), "x\n");
 }
@@ -341,12 +377,16 @@ async fn a_stored_thread_opens_on_its_newest_page() {
 
 #[tokio::test]
 async fn markup_in_a_model_message_renders_as_inert_text() {
-    let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
-    h.push(Reply::new().text(
-        "<script>window.__weftXss = 1</script> <img src=x onerror=\"window.__weftXss = 2\"> \
+    let (h, _ws, thread) = scripted(
+        "never",
+        "read-only",
+        [Reply::new().text(
+            "<script>window.__weftXss = 1</script> <img src=x onerror=\"window.__weftXss = 2\"> \
          [click](javascript:window.__weftXss=3) <a href=\"javascript:window.__weftXss=4\">a</a> \
          <!-- hidden --> <iframe src=\"/\"></iframe>",
-    ));
+        )],
+    )
+    .await;
     passes_on("xss", &h, &thread).await;
 }
 
