@@ -110,6 +110,13 @@ test("older pages go before what is shown, without repeating a turn", () => {
   assert.equal(view.running, "u3");
 });
 
+test("the latest plan of a turn is kept with it", () => {
+  const view = state.emptyTranscript("t1");
+  const plan = [{ step: "Fix the bug", status: "inProgress" }];
+  state.applyNotification(view, "turn/plan/updated", { threadId: "t1", turnId: "u1", plan });
+  assert.deepEqual(view.turns[0].plan, { explanation: null, steps: plan });
+});
+
 test("errors and warnings become notices", () => {
   const view = state.emptyTranscript("t1");
   const error = { message: "the model failed" };

@@ -60,6 +60,17 @@ async function newPage(context) {
 
 async function signIn(context) {
   const page = await newPage(context);
+  // Record the page's WebSockets, so that a scenario can drop them.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    window.__weftSockets = [];
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        super(...args);
+        window.__weftSockets.push(this);
+      }
+    };
+  });
   await page.goto(signInUrl);
   await page.waitForSelector('#connection[data-state="open"]');
   expect(!page.url().includes("token="), `the token gone from the address bar, not ${page.url()}`);
@@ -246,6 +257,20 @@ const scenarios = {
     expect((await page.$$("dialog.approval")).length === 0, "the second dialog gone");
   },
 
+  /** The plan shows with its steps; a patch asks first (the thread's badge says it waits). */
+  async plan_and_patch(context) {
+    const page = await onThread(context);
+    await send(page, "plan, then add the file");
+    await waitText(page, ".plan-update li.inProgress", "Fix the bug");
+    await page.waitForSelector("dialog.approval[open]");
+    await waitText(page, "dialog.approval h2", "Apply this change?");
+    await waitText(page, `[data-thread="${thread}"] .badge`, "waiting");
+    await page.click('dialog.approval button[data-decision="accept"]');
+    await waitText(page, ".item.agent p", "Patched.");
+    await waitText(page, ".item.patch .diff", "hello from apply_patch");
+    await waitText(page, `[data-thread="${thread}"] .badge`, "idle");
+  },
+
   /** Esc stops the running turn. */
   async interrupt(context) {
     const page = await onThread(context);
@@ -286,6 +311,22 @@ const scenarios = {
     const words = Array.from({ length: 40 }, (_, n) => `w${n + 1}`).join(" ");
     await waitText(page, ".item.agent p", words, { exact: true });
     await page.waitForSelector("#stop[hidden]", { state: "attached" });
+    const texts = await agentTexts(page);
+    expect(texts.length === 1, `one agent message, not ${JSON.stringify(texts)}`);
+  },
+
+  /** A dropped connection comes back by itself, and the turn's stream goes on. */
+  async drop(context) {
+    const page = await onThread(context);
+    await send(page, "stream slowly");
+    await waitText(page, ".item.agent p", "w1 ");
+    // The page's sockets (recorded by the init script below) are closed as a network drop
+    // closes them; offline emulation would leave an open WebSocket alone.
+    await page.evaluate(() => window.__weftSockets.forEach((socket) => socket.close()));
+    await page.waitForSelector('#connection[data-state="closed"]');
+    await page.waitForSelector('#connection[data-state="open"]');
+    const words = Array.from({ length: 40 }, (_, n) => `w${n + 1}`).join(" ");
+    await waitText(page, ".item.agent p", words, { exact: true });
     const texts = await agentTexts(page);
     expect(texts.length === 1, `one agent message, not ${JSON.stringify(texts)}`);
   },

@@ -478,6 +478,20 @@ function renderItem(item) {
   }
 }
 
+/** A turn's latest plan (`turn/plan/updated`): its steps with their statuses. */
+function planOf(plan) {
+  return el(
+    "div",
+    { class: "plan-update" },
+    plan.explanation ? el("p", {}, plan.explanation) : null,
+    el(
+      "ol",
+      {},
+      plan.steps.map((step) => el("li", { class: step.status }, step.step)),
+    ),
+  );
+}
+
 /** A button that opens another thread (a sub-agent's). */
 function threadLink(threadId) {
   return el("button", { class: "thread-link", onclick: () => openThread(threadId) }, `open ${threadId}`);
@@ -514,6 +528,7 @@ function renderTranscript() {
       el(
         "section",
         { class: `turn ${turn.status}`, "data-turn": turn.id },
+        turn.plan ? planOf(turn.plan) : null,
         items.map(drawnItem),
         turn.error ? el("p", { class: "error" }, turn.error.message || "the turn failed") : null,
       ),

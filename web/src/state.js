@@ -146,6 +146,12 @@ export function applyNotification(view, method, params) {
     case "warning":
       view.notices.push({ kind: "warning", message: params.message });
       break;
+    case "turn/plan/updated":
+      turnOf(view, params.turnId).plan = {
+        explanation: params.explanation || null,
+        steps: params.plan || [],
+      };
+      break;
     case "thread/tokenUsage/updated":
       view.tokenUsage = params.tokenUsage;
       break;

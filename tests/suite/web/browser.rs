@@ -303,6 +303,27 @@ async fn a_patch_is_shown_as_a_diff() {
 }
 
 #[tokio::test]
+async fn the_plan_shows_and_a_patch_asks_first() {
+    let plan = json!({"explanation": "Starting.", "plan": [
+        {"step": "Read the parser", "status": "completed"},
+        {"step": "Fix the bug", "status": "in_progress"}
+    ]});
+    let add = "*** Begin Patch\n*** Add File: hello.txt\n+hello from apply_patch\n*** End Patch\n";
+    let (h, ws, thread) = scripted(
+        "on-request",
+        "read-only",
+        [
+            Reply::new().function_call("call_plan", "update_plan", plan.to_string()),
+            patch_call("call_patch", add),
+            Reply::new().text("Patched."),
+        ],
+    )
+    .await;
+    passes_on("plan_and_patch", &h, &thread).await;
+    assert!(ws.join("hello.txt").exists(), "the approved patch applied");
+}
+
+#[tokio::test]
 async fn escape_interrupts_the_running_turn() {
     let (h, _ws, thread) = thread_in_workspace("never", "read-only").await;
     let gate = Gate::new();
@@ -347,6 +368,16 @@ async fn a_reload_mid_turn_shows_the_turn_going_on() {
             .event_delay(Duration::from_millis(250)),
     );
     passes_on("reload", &h, &thread).await;
+}
+
+#[tokio::test]
+async fn a_dropped_connection_comes_back_and_the_turn_goes_on() {
+    // One message streamed slowly (10 s), so that the connection drops while it streams.
+    let slow = Reply::new()
+        .text_deltas((1..=40).map(|n| format!("w{n} ")))
+        .event_delay(Duration::from_millis(250));
+    let (h, _ws, thread) = scripted("never", "read-only", [slow]).await;
+    passes_on("drop", &h, &thread).await;
 }
 
 #[tokio::test]
