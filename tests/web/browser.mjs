@@ -271,6 +271,24 @@ const scenarios = {
     await waitText(page, `[data-thread="${thread}"] .badge`, "idle");
   },
 
+  /** A sub-agent's spawn shows in the parent with a button that opens the child. */
+  async subagent(context) {
+    const page = await onThread(context);
+    await send(page, "spawn a worker");
+    await waitText(page, ".item.agents h4", "spawn");
+    await waitText(page, ".item.agent p", "spawned");
+    await page.click(".item.agents .thread-link");
+    await page.waitForFunction(
+      (id) => {
+        const open = document.querySelector('.thread[aria-current="true"]');
+        return open && open.dataset.thread !== id;
+      },
+      thread,
+      { timeout: TIMEOUT },
+    );
+    await waitText(page, ".item.agent p", "hi from the child");
+  },
+
   /** Esc stops the running turn. */
   async interrupt(context) {
     const page = await onThread(context);
@@ -388,6 +406,7 @@ const scenarios = {
   async manage(context) {
     const page = await signIn(context);
     await page.fill("#new-cwd", env.WEFT_CWD);
+    await page.waitForSelector('#new-model option:not([value=""])', { state: "attached" });
     const models = await page.$$eval("#new-model option", (options) =>
       options.map((option) => option.value).filter(Boolean),
     );
@@ -431,6 +450,12 @@ const scenarios = {
     await page.keyboard.press("?");
     await page.waitForSelector("#shortcuts[open]");
     await page.keyboard.press("Escape");
+    // Dark when the system is.
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const light = await background();
+    await page.emulateMedia({ colorScheme: "dark" });
+    const dark = await background();
+    expect(light !== dark && dark.startsWith("rgb(2"), `a dark background, not ${dark} (light ${light})`);
     // At a phone's width the sidebar sits above the transcript.
     await page.setViewportSize({ width: 390, height: 800 });
     await openThread(page, forked);

@@ -122,6 +122,8 @@ async function openThread(threadId) {
   const resumed = await app.rpc.request("thread/resume", { threadId, excludeTurns: true });
   history.replaceState(null, "", `/#thread=${encodeURIComponent(threadId)}`);
   app.statuses.set(threadId, resumed.thread.status);
+  // A thread the list does not show (a sub-agent's, opened from its parent) joins it.
+  if (!app.threads.some((t) => t.id === threadId)) app.threads.unshift(resumed.thread);
   app.view = emptyTranscript(threadId);
   app.window = WINDOW;
   app.view.cwd = resumed.cwd;

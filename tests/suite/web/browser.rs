@@ -14,6 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use weft_mock_model::{Gate, Reasoning, Reply};
 use weft_test_support::Transport;
 
+use crate::agents::{spawn_call, task_says};
 use crate::mcp::{Mcp, weft_call};
 use crate::modes::user_input::ask_call;
 use crate::tools::{cmd, exec_call, patch_call, start_thread};
@@ -321,6 +322,17 @@ async fn the_plan_shows_and_a_patch_asks_first() {
     .await;
     passes_on("plan_and_patch", &h, &thread).await;
     assert!(ws.join("hello.txt").exists(), "the approved patch applied");
+}
+
+#[tokio::test]
+async fn a_sub_agent_opens_from_its_parent() {
+    let mut h = crate::agents::harness(Transport::Ws, "").await;
+    let cwd = h.home.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd, "never", "read-only").await;
+    task_says(&h, "Say hi.", Reply::new().text("hi from the child"));
+    h.push(spawn_call("call_spawn_1", "Say hi."));
+    h.push(Reply::new().text("spawned"));
+    passes_on("subagent", &h, &thread).await;
 }
 
 #[tokio::test]
