@@ -423,7 +423,14 @@ const scenarios = {
     await page.fill("#rename-input", "Renamed thread");
     await page.click("#rename");
     await waitText(page, `[data-thread="${original}"] .title`, "Renamed thread");
-    // The directory filter and the order are the daemon's (thread/list cwd and sortKey).
+    // The search, the directory filter and the order are the daemon's (thread/list's
+    // searchTerm, cwd and sortKey).
+    await page.fill("#search", "Renamed");
+    await page.waitForSelector(`[data-thread="${original}"]`);
+    await page.fill("#search", "no thread is called this");
+    await page.waitForSelector(`[data-thread="${original}"]`, { state: "detached" });
+    await page.fill("#search", "");
+    await page.waitForSelector(`[data-thread="${original}"]`);
     await page.fill("#cwd-filter", "/nowhere");
     await page.press("#cwd-filter", "Enter");
     await page.waitForSelector(`[data-thread="${original}"]`, { state: "detached" });
@@ -445,6 +452,10 @@ const scenarios = {
     const forked = await page.getAttribute('.thread[aria-current="true"]', "data-thread");
     await openThread(page, original);
     await page.click("#archive");
+    await page.waitForSelector(`[data-thread="${original}"]`, { state: "detached" });
+    await page.check("#archived");
+    await page.waitForSelector(`[data-thread="${original}"]`);
+    await page.uncheck("#archived");
     await page.waitForSelector(`[data-thread="${original}"]`, { state: "detached" });
     await page.evaluate(() => document.activeElement && document.activeElement.blur());
     await page.keyboard.press("?");

@@ -97,6 +97,8 @@ async function connect() {
 }
 
 async function loadThreads() {
+  // Only the latest listing counts: an older one answered late is dropped.
+  const asked = (app.listings = (app.listings || 0) + 1);
   const params = { limit: 100, sortKey: $("sort").value };
   const search = $("search").value.trim();
   if (search) params.searchTerm = search;
@@ -104,6 +106,7 @@ async function loadThreads() {
   if (cwd) params.cwd = cwd;
   if ($("archived").checked) params.archived = true;
   const page = await app.rpc.request("thread/list", params);
+  if (asked !== app.listings) return;
   app.threads = page.data;
   for (const thread of page.data) app.statuses.set(thread.id, thread.status);
   scheduleRender();
