@@ -102,8 +102,15 @@ async fn every_response_carries_the_security_headers() {
         assert!(csp.contains("script-src 'self'"), "GET {path}: {csp}");
         assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"));
         assert!(csp.contains("frame-ancestors 'none'"), "GET {path}: {csp}");
-        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
-        assert_eq!(response.header("referrer-policy"), Some("no-referrer"));
+        for (name, value) in [
+            ("x-content-type-options", "nosniff"),
+            ("referrer-policy", "no-referrer"),
+            ("x-frame-options", "DENY"),
+            ("cross-origin-opener-policy", "same-origin"),
+            ("cross-origin-resource-policy", "same-origin"),
+        ] {
+            assert_eq!(response.header(name), Some(value), "GET {path}: {name}");
+        }
     }
 }
 
@@ -157,6 +164,34 @@ async fn a_browser_socket_needs_an_admitted_origin_and_a_sign_in() {
     // Clients that are not browsers (no Origin) are admitted as before.
     let mut client = Client::connect_ws(&daemon.ws_url()).await;
     client.initialize().await;
+}
+
+/// A page on a name that resolves to the daemon but is not one of its own (DNS rebinding) is
+/// refused, page and socket alike, even with the token.
+#[tokio::test]
+async fn a_foreign_host_name_is_refused() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_home, daemon, token) = web_daemon(&[]).await;
+    let addr = daemon.ws_addr();
+    let host = format!("evil.example:{}", addr.port());
+    for extra in [
+        String::new(),
+        format!(
+            "Origin: http://{host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        ),
+    ] {
+        let request = format!(
+            "GET /?token={token} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 403"), "{request}\n{answer}");
+        assert!(!answer.contains("set-cookie"), "{answer}");
+    }
 }
 
 #[tokio::test]

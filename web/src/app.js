@@ -61,11 +61,19 @@ const app = {
   drawn: new WeakMap(),
 };
 
-function scheduleRender() {
+/**
+ * Draw on the next animation frame: the transcript always, the sidebar only when something it
+ * shows changed (a streaming delta leaves it alone).
+ */
+function scheduleRender({ sidebar = true } = {}) {
+  app.sidebarStale = app.sidebarStale || sidebar;
   if (app.frame) return;
   app.frame = requestAnimationFrame(() => {
     app.frame = 0;
-    renderSidebar();
+    if (app.sidebarStale) {
+      app.sidebarStale = false;
+      renderSidebar();
+    }
     renderTranscript();
   });
 }
@@ -170,31 +178,46 @@ async function loadOlderPage(view) {
   scheduleRender();
 }
 
-function onNotification(method, params) {
-  if (params && params.threadId) {
-    if (method === "thread/status/changed") app.statuses.set(params.threadId, params.status);
-    if (method === "thread/started" && !app.threads.some((t) => t.id === params.thread.id)) {
+/** What a notification changes in the sidebar's list; whether it changed anything. */
+function updateList(method, params) {
+  switch (method) {
+    case "thread/status/changed":
+      app.statuses.set(params.threadId, params.status);
+      return true;
+    case "thread/started":
+      if (app.threads.some((t) => t.id === params.thread.id)) return false;
       app.threads.unshift(params.thread);
       app.statuses.set(params.thread.id, params.thread.status);
-    }
-    if (method === "thread/name/updated") {
+      return true;
+    case "thread/name/updated": {
       const thread = app.threads.find((t) => t.id === params.threadId);
       if (thread) thread.name = params.threadName || null;
+      return true;
     }
-    if (method === "thread/archived" && !$("archived").checked) {
+    case "thread/archived":
+      if ($("archived").checked) return false;
       app.threads = app.threads.filter((t) => t.id !== params.threadId);
       if (app.view && app.view.threadId === params.threadId) closeThread();
-    }
-    if (method === "serverRequest/resolved") closeApproval(params.requestId);
-    if (method === "item/started" && params.item.type === "userMessage") {
+      return true;
+    case "item/started": {
       // A new thread's first message becomes its title in the sidebar, as in the list.
       const thread = app.threads.find((t) => t.id === params.threadId);
       const text = (params.item.content || []).find((part) => part.type === "text");
-      if (thread && !thread.preview && text) thread.preview = text.text;
+      if (params.item.type !== "userMessage" || !thread || thread.preview || !text) return false;
+      thread.preview = text.text;
+      return true;
     }
-    if (app.view) applyNotification(app.view, method, params);
+    default:
+      return false;
   }
-  scheduleRender();
+}
+
+function onNotification(method, params) {
+  if (!params || !params.threadId) return;
+  if (method === "serverRequest/resolved") closeApproval(params.requestId);
+  const listed = updateList(method, params);
+  const shown = app.view ? applyNotification(app.view, method, params) : false;
+  if (listed || shown) scheduleRender({ sidebar: listed });
 }
 
 // --- approvals -------------------------------------------------------------------------
@@ -351,7 +374,7 @@ function onRequest(method, params, respond, id) {
 
 function closeApproval(id) {
   for (const [key, dialog] of app.approvals) {
-    if (key === id || id === undefined) {
+    if (key === id) {
       dialog.close();
       dialog.remove();
       app.approvals.delete(key);

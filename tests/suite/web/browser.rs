@@ -139,8 +139,10 @@ fn the_model_saw(mock: &weft_mock_model::MockModel, needle: &str, what: &str) {
 
 /// Run `scenario` on `thread` to its end; it must pass.
 async fn passes_on(scenario: &'static str, h: &Harness, thread: &str) {
-    let env = [("WEFT_THREAD", thread.to_string())];
-    Browser::start(scenario, h, &env).await.passes().await;
+    Browser::start(scenario, h, &thread_env(thread))
+        .await
+        .passes()
+        .await;
 }
 
 /// [`thread_in_workspace`] with the model's replies queued.
