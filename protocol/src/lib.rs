@@ -11,6 +11,7 @@ pub mod collaboration;
 pub mod config_api;
 pub mod dynamic_tools;
 pub mod experimental;
+pub mod guardian_api;
 pub mod history_api;
 pub mod hooks_api;
 pub mod ids;
@@ -25,10 +26,13 @@ pub mod models;
 pub mod notifications;
 pub mod policy;
 pub mod requests;
+pub mod revert_api;
+pub mod review_api;
 pub mod schema;
 mod schema_base;
 pub mod server_requests;
 pub mod settings_api;
+pub mod shell_api;
 pub mod skills_api;
 pub mod thread;
 pub mod thread_api;
@@ -41,6 +45,14 @@ pub mod usage;
 mod serde_util;
 
 pub use serde_util::wire_name;
+
+pub use guardian_api::{
+    AutoReviewDecisionSource, GuardianApprovalReview, GuardianApprovalReviewAction,
+    GuardianApprovalReviewStatus, GuardianCommandSource, GuardianRiskLevel,
+    GuardianUserAuthorization, GuardianWarningNotification,
+    ItemGuardianApprovalReviewCompletedNotification, ItemGuardianApprovalReviewStartedNotification,
+    ThreadApproveGuardianDeniedActionParams, ThreadApproveGuardianDeniedActionResponse,
+};
 
 #[cfg(test)]
 mod conformance_tests;
@@ -104,7 +116,10 @@ pub use requests::{
     CLIENT_METHODS, ClientNotification, ClientRequest, EXPERIMENTAL_METHODS, EXPERIMENTAL_PARAMS,
     Method, PENDING_CLIENT_METHODS, experimental_params, methods,
 };
+pub use revert_api::{ThreadRevertParams, ThreadRevertResponse, ThreadRevertedNotification};
+pub use review_api::{ReviewDelivery, ReviewStartParams, ReviewStartResponse, ReviewTarget};
 pub use schema::{schema_files, write_schema};
+pub use shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 pub use server_requests::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,

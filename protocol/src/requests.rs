@@ -19,6 +19,9 @@ use crate::config_api::{
     ConfigReadParams, ConfigReadResponse, ConfigRequirementsReadResponse, NoParams,
 };
 use crate::experimental::{Experimental, ExperimentalParams};
+use crate::guardian_api::{
+    ThreadApproveGuardianDeniedActionParams, ThreadApproveGuardianDeniedActionResponse,
+};
 use crate::history_api::{
     ThreadItemsListParams, ThreadItemsListResponse, ThreadTurnsListParams, ThreadTurnsListResponse,
 };
@@ -31,6 +34,9 @@ use crate::mcp_api::{
     McpServerToolCallResponse,
 };
 use crate::models::{ModelListParams, ModelListResponse};
+use crate::review_api::{ReviewStartParams, ReviewStartResponse};
+use crate::revert_api::{ThreadRevertParams, ThreadRevertResponse};
+use crate::shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::thread_api::{
     ThreadArchiveParams, ThreadArchiveResponse, ThreadCompactStartParams,
@@ -188,9 +194,12 @@ client_requests! {
         ThreadUnsubscribe => "thread/unsubscribe", "v2", ThreadUnsubscribeParams, ThreadUnsubscribeResponse;
         ThreadSetName => "thread/name/set", "v2", ThreadSetNameParams, ThreadSetNameResponse;
         ThreadCompactStart => "thread/compact/start", "v2", ThreadCompactStartParams, ThreadCompactStartResponse;
+        ThreadShellCommand => "thread/shellCommand", "v2", ThreadShellCommandParams, ThreadShellCommandResponse;
+        ThreadRevert => "thread/revert", "v2", ThreadRevertParams, ThreadRevertResponse;
         TurnStart => "turn/start", "v2", TurnStartParams, TurnStartResponse;
         TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
         TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
+        ReviewStart => "review/start", "v2", ReviewStartParams, ReviewStartResponse;
         ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
         AccountRead => "account/read", "v2", GetAccountParams, GetAccountResponse;
         BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
@@ -212,6 +221,7 @@ client_requests! {
         ThreadBackgroundTerminalsList => "thread/backgroundTerminals/list", "v2", ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse;
         ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", "v2", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse;
         ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
+        ThreadApproveGuardianDeniedAction => "thread/approveGuardianDeniedAction", "v2", ThreadApproveGuardianDeniedActionParams, ThreadApproveGuardianDeniedActionResponse;
     }
     pending {
     }
@@ -439,7 +449,8 @@ mod tests {
             } else {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
                     "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
-                    "server": "s", "tool": "x", "uri": "u"})
+                    "server": "s", "tool": "x", "uri": "u", "event": {},
+                    "target": {"type": "uncommittedChanges"}})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
