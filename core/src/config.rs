@@ -19,6 +19,9 @@ use crate::model::provider::{ProviderConfig, WireApi};
 
 mod agents;
 mod features;
+mod guardian;
+mod review;
+mod snapshots;
 mod web;
 
 pub use crate::config_base::{
@@ -27,6 +30,9 @@ pub use crate::config_base::{
 pub use crate::limits::Limits;
 pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
+pub use guardian::GuardianConfig;
+pub use review::ReviewConfig;
+pub use snapshots::SnapshotsConfig;
 pub use web::{WebConfig, normalize_origin};
 
 /// Keys of the top level of `config.toml` that Weft understands.
@@ -49,6 +55,10 @@ pub const KNOWN_KEYS: &[&str] = &[
     "mcp",
     "features",
     "goals",
+    "review",
+    "snapshots",
+    "approvals_reviewer",
+    "guardian",
     "agents",
     "web",
 ];
@@ -85,6 +95,13 @@ struct ConfigToml {
     features: Features,
     #[serde(default)]
     goals: GoalsConfig,
+    #[serde(default)]
+    review: ReviewConfig,
+    #[serde(default)]
+    snapshots: SnapshotsConfig,
+    approvals_reviewer: Option<String>,
+    #[serde(default)]
+    guardian: GuardianConfig,
     #[serde(default)]
     web: WebConfig,
 }
@@ -141,6 +158,15 @@ pub struct Config {
     pub features: Features,
     /// `[goals]`: how far a goal is pursued without the user.
     pub goals: GoalsConfig,
+    /// `[review]`: what a review attaches to its prompt (docs/config.md).
+    pub review: ReviewConfig,
+    /// `[snapshots]`: the ghost snapshots of the workspace and their limits.
+    pub snapshots: SnapshotsConfig,
+    /// Who answers approval questions by default: `user` (unset), or `auto_review` /
+    /// `guardian_subagent` for the guardian (docs/protocol.md §9.7).
+    pub approvals_reviewer: Option<String>,
+    /// `[guardian]`: the reviewer's model, timeout and input limits.
+    pub guardian: GuardianConfig,
     /// `[agents]`: the limits of sub-agent trees (docs/agents.md §2).
     pub agents: AgentsConfig,
     /// `[web]`: the browser client and the origins admitted to the socket (docs/web.md).
@@ -319,6 +345,10 @@ impl Config {
             },
             features: raw.features,
             goals: raw.goals.validated(path)?,
+            review: raw.review.validated(path)?,
+            snapshots: raw.snapshots.validated(path)?,
+            approvals_reviewer: raw.approvals_reviewer,
+            guardian: raw.guardian.validated(path)?,
             web: raw.web.validated(path)?,
             agents,
         })

@@ -13,7 +13,10 @@
 //! it (`thread/actor/finish.rs`).
 
 mod compact;
+mod ghost_snapshot;
 mod regular;
+mod review;
+mod user_shell;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -27,7 +30,13 @@ use weft_protocol::{NonSteerableTurnKind, TurnError};
 use crate::turn::{TurnContext, TurnEnd};
 
 pub use compact::CompactTask;
+pub use ghost_snapshot::GhostSnapshotTask;
 pub use regular::RegularTask;
+pub use review::ReviewTask;
+pub use user_shell::{
+    DEFAULT_USER_SHELL_TIMEOUT, USER_SHELL_ABORTED, UserShellCommand, UserShellOutcome, UserShellTask,
+    run_command as run_user_shell_command,
+};
 
 /// How long an interrupted task may take to finish cooperatively before it is aborted.
 pub const INTERRUPT_GRACE: Duration = Duration::from_millis(100);
@@ -40,6 +49,8 @@ pub enum TaskKind {
     Regular,
     /// A manual compaction (`thread/compact/start`).
     Compact,
+    /// A code review (`review/start`, `task/review.rs`).
+    Review,
 }
 
 impl TaskKind {
@@ -49,6 +60,7 @@ impl TaskKind {
         match self {
             TaskKind::Regular => None,
             TaskKind::Compact => Some(NonSteerableTurnKind::Compact),
+            TaskKind::Review => Some(NonSteerableTurnKind::Review),
         }
     }
 
@@ -57,7 +69,8 @@ impl TaskKind {
     /// thread unread. A compaction's carries no items and leaves the read state alone.
     pub fn is_conversation(self) -> bool {
         match self {
-            TaskKind::Regular => true,
+            // A review ends with the rendered review as its agent message.
+            TaskKind::Regular | TaskKind::Review => true,
             TaskKind::Compact => false,
         }
     }
@@ -90,6 +103,14 @@ pub trait ThreadTask: Send + Sync + 'static {
             records_context: true,
             continuation: false,
         }
+    }
+
+    /// Whether the task's turn runs read-only whatever the thread's sandbox: a read-only
+    /// sandbox, no approval asked, and only the tools that cannot change the environment
+    /// (as in Plan mode: no `apply_patch`, no escalation; no MCP, client-defined, goal or
+    /// multi-agent tools). A review's is.
+    fn read_only(&self) -> bool {
+        false
     }
 
     /// Run the task with the context the actor froze for it (docs/architecture.md §6.2).

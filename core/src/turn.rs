@@ -18,6 +18,7 @@ mod compaction;
 mod input;
 mod item_sink;
 mod open_items;
+mod review;
 mod sampling;
 mod shared;
 
@@ -41,6 +42,7 @@ use crate::tools::context::ToolTurn;
 use crate::tools::offer::ToolOffer;
 use crate::tools::tool::ToolSet;
 
+pub use review::{exit_review, run_review};
 pub use shared::{PendingInput, TurnShared};
 
 /// What a turn starts with.

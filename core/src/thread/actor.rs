@@ -19,8 +19,12 @@
 mod context;
 mod finish;
 mod goal;
+mod guardian;
 mod mail;
 mod persistence;
+mod revert;
+mod review;
+mod shell;
 mod start;
 
 use std::ops::ControlFlow;
@@ -234,6 +238,12 @@ impl ThreadActor {
                 self.start_task(Arc::new(crate::task::CompactTask), reply)
                     .await;
             }
+            Op::Review { target, reply } => self.start_review(target, reply).await,
+            Op::ApproveGuardianDenial { denial, reply } => {
+                self.approve_guardian_denial(&denial);
+                reply.send(Ok(())).await;
+            }
+            Op::ShellCommand { command, reply } => self.shell_command(command, reply).await,
             Op::GoalChanged { set, reply } => self.goal_changed(set, reply).await,
             Op::Tools { reply } => {
                 let _ = reply.send(Arc::clone(&self.tools));
@@ -244,6 +254,13 @@ impl ThreadActor {
             }
             Op::Idle { reply } => {
                 let _ = reply.send(self.active.is_none().then_some(self.last_activity));
+            }
+            Op::Revert {
+                before_turn_id,
+                restore_workspace,
+                reply,
+            } => {
+                let _ = reply.send(self.revert(before_turn_id, restore_workspace).await);
             }
             Op::Shutdown { reply } => {
                 self.wind_down().await;

@@ -36,6 +36,8 @@ pub struct TurnOverrides {
     pub cwd: Option<PathBuf>,
     /// Approval policy.
     pub approval_policy: Option<weft_protocol::AskForApproval>,
+    /// Who reviews approvals (`approvalsReviewer`, docs/protocol.md §9.7).
+    pub approvals_reviewer: Option<weft_protocol::ApprovalsReviewer>,
     /// Sandbox policy.
     pub sandbox: Option<weft_protocol::SandboxPolicy>,
     /// Reasoning effort.
@@ -86,6 +88,9 @@ impl TurnOverrides {
         }
         if let Some(policy) = self.approval_policy {
             settings.approval_policy = policy;
+        }
+        if let Some(reviewer) = self.approvals_reviewer {
+            settings.approvals_reviewer = reviewer;
         }
         if let Some(sandbox) = self.sandbox {
             settings.sandbox = sandbox;
@@ -194,10 +199,43 @@ pub enum Op {
         /// The request's answer, delivered before the continuation turn starts.
         reply: Reply<()>,
     },
+    /// `thread/approveGuardianDeniedAction`: the user allows one action the guardian denied
+    /// (docs/protocol.md §9.7).
+    ApproveGuardianDenial {
+        /// The denied review.
+        denial: crate::guardian::DeniedReview,
+        /// Answered once the note is queued.
+        reply: Reply<Result<(), CoreError>>,
+    },
     /// `thread/compact/start`.
     Compact {
         /// Answered at once (before the compaction turn starts).
         reply: Reply<Result<(), CoreError>>,
+    },
+    /// `thread/shellCommand`: the user's own command, in a turn of its own or inside the
+    /// running one (docs/protocol.md §7.28).
+    ShellCommand {
+        /// The command, checked by the handler.
+        command: crate::task::UserShellCommand,
+        /// Answered before the command's item starts.
+        reply: Reply<Result<(), CoreError>>,
+    },
+    /// `review/start`: a review turn (replacing a running turn), docs/protocol.md §7.27.
+    Review {
+        /// What to review, already checked and trimmed by the handler.
+        target: weft_protocol::ReviewTarget,
+        /// Answered with the review's turn before it starts.
+        reply: Reply<Result<weft_protocol::Turn, CoreError>>,
+    },
+    /// `thread/revert`: cut the history before a turn (and restore the workspace, when
+    /// asked); answered with the thread as it is then.
+    Revert {
+        /// The first turn left out.
+        before_turn_id: TurnId,
+        /// Weft's `restoreWorkspace`.
+        restore_workspace: bool,
+        /// The answer.
+        reply: oneshot::Sender<Result<ThreadSnapshot, CoreError>>,
     },
     /// Stop the thread: interrupt any turn, then end the actor.
     Shutdown {

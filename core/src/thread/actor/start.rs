@@ -214,7 +214,7 @@ impl ThreadActor {
         let stream_max_retries = provider.stream_max_retries;
         let tool_search = self.services.config.features.tool_search
             && provider.wire_api == crate::model::WireApi::Responses;
-        let tool_turn = ToolTurn {
+        let mut tool_turn = ToolTurn {
             thread_id: self.thread.id.clone(),
             turn_id: turn_id.clone(),
             sink: self.sink.clone(),
@@ -225,7 +225,18 @@ impl ThreadActor {
                 self.settings.collaboration_mode.as_ref(),
                 &self.settings.sandbox,
             ),
+            reviewer: self.guardian(&provider),
+            ghost: None,
         };
+        // The turn's ghost snapshot, which its mutating calls wait for (§5.5).
+        tool_turn.ghost = crate::task::GhostSnapshotTask::for_turn(
+            &self.services.config,
+            &self.thread.id,
+            &turn_id,
+            &tool_turn.cwd,
+            &tool_turn.sandbox,
+            self.persistence.writer(),
+        );
         let offer = ToolOffer {
             plan_mode: collaboration::is_plan(self.settings.collaboration_mode.as_ref()),
             user_input: self.settings.collaboration_mode.is_some(),
@@ -233,6 +244,12 @@ impl ThreadActor {
             mcp: Arc::clone(&self.services.mcp),
             goals: self.goal.tools(&goal_usage),
             agents: self.agent_caller(&turn_id, tool_search),
+        };
+        // A task that runs read-only whatever the thread's sandbox (a review, §5.5).
+        let (tool_turn, offer) = if task.read_only() {
+            super::review::read_only_tools(tool_turn)
+        } else {
+            (tool_turn, offer)
         };
         let mut step = self.step_prompt();
         step.output_schema = output_schema;

@@ -1,0 +1,202 @@
+//! The review task's run (`task/review.rs`, docs/protocol.md §7.27). A review is a
+//! conversation of its own: the reviewer's instructions instead of the thread's, a history of
+//! its own that starts with the environment and the request (the target named, the diff
+//! attached), the turn's read-only tools. Its events reach the thread's turn as a
+//! sub-conversation's do in the reference: every item and delta passes into the thread's
+//! turn (its open items, its rollout, its clients) except the reviewer's own messages, which
+//! are replaced by the rendered review. The thread's history gets only the outcome: what the
+//! user asked for and what the reviewer found, as a user message, and the rendered review as
+//! the assistant's, so the next turn can act on it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use weft_protocol::{
+    AgentMessageItem, ItemId, ReviewModeItem, ReviewTarget, ThreadId, ThreadItem, ThreadItemDetails,
+};
+
+use super::{TurnContext, TurnEnd, TurnInput, TurnShared, item_sink, run_task, start_and_complete};
+use crate::config::ReviewConfig;
+use crate::env_context::EnvironmentContext;
+use crate::events::{
+    EventSink, ServerRequestOutcome, ServerRequestParams, SharedSink, ThreadEvent,
+};
+use crate::history::History;
+use crate::model::{Prompt, ResponseItem, Role};
+use crate::review::{
+    INTERRUPTED_ASSISTANT_MESSAGE, REVIEW_FALLBACK_MESSAGE, REVIEW_INSTRUCTIONS, ReviewOutput,
+    collect_diff, interrupted_user_action, parse_review_output, review_prompt, success_user_action,
+    user_facing_hint,
+};
+use crate::time::{new_item_id, now_ms};
+
+/// Run a review of `target` as the turn of `ctx`. Returns how the turn ended; the review's
+/// end (`exitedReviewMode` and what the thread's history is told) is recorded here unless the
+/// review was interrupted, which the task's abort records ([`exit_review`] with `None`).
+pub async fn run_review(
+    ctx: &TurnContext,
+    target: &ReviewTarget,
+    config: &ReviewConfig,
+    exited: &AtomicBool,
+) -> TurnEnd {
+    let entered = ReviewModeItem {
+        id: ItemId::from(ctx.turn_id.to_string()),
+        review: user_facing_hint(target),
+    };
+    start_and_complete(
+        ctx,
+        ThreadItem::new(ThreadItemDetails::EnteredReviewMode(entered)),
+        now_ms(),
+    )
+    .await;
+    let diff = tokio::select! {
+        diff = collect_diff(target, &ctx.cwd, config) => diff,
+        () = ctx.cancel.cancelled() => return TurnEnd::Interrupted,
+    };
+    let reviewer = reviewer_context(ctx);
+    let environment = EnvironmentContext::capture(ctx.cwd.clone(), "never", "read-only");
+    reviewer
+        .history
+        .lock()
+        .record(ResponseItem::user_text(environment.render()));
+    let request = review_prompt(target, diff.as_ref());
+    // Recorded for the reviewer without an item: clients see `enteredReviewMode`.
+    let end = run_task(&reviewer, TurnInput::Goal(request)).await;
+    match end {
+        TurnEnd::Completed => {
+            let answer = reviewer.shared.last_agent_message().unwrap_or_default();
+            exit_review(ctx, Some(parse_review_output(&answer)), exited).await;
+            TurnEnd::Completed
+        }
+        TurnEnd::Interrupted => TurnEnd::Interrupted,
+        TurnEnd::Failed(error) => {
+            exit_review(ctx, None, exited).await;
+            TurnEnd::Failed(error)
+        }
+    }
+}
+
+/// End review mode: `exitedReviewMode` with the rendered review (the fallback text when there
+/// is none: interrupted or failed), the thread's history told the outcome, and the rendered
+/// review (or the interruption notice) as the turn's agent message. Once per review: the
+/// first call sets `exited`, a later one (an abort racing the end) does nothing.
+pub async fn exit_review(ctx: &TurnContext, output: Option<ReviewOutput>, exited: &AtomicBool) {
+    if exited.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let (told, review, message) = match &output {
+        Some(output) => {
+            let rendered = output.render();
+            (success_user_action(output), rendered.clone(), rendered)
+        }
+        None => (
+            interrupted_user_action(),
+            REVIEW_FALLBACK_MESSAGE.to_string(),
+            INTERRUPTED_ASSISTANT_MESSAGE.to_string(),
+        ),
+    };
+    ctx.history.lock().record(ResponseItem::user_text(told));
+    let exited = ReviewModeItem {
+        id: ItemId::from(ctx.turn_id.to_string()),
+        review,
+    };
+    start_and_complete(
+        ctx,
+        ThreadItem::new(ThreadItemDetails::ExitedReviewMode(exited)),
+        now_ms(),
+    )
+    .await;
+    ctx.history
+        .lock()
+        .record(ResponseItem::text_message(Role::Assistant, message.clone()));
+    ctx.shared.set_last_agent_message(message.clone());
+    let item = ThreadItem::new(ThreadItemDetails::AgentMessage(AgentMessageItem::new(
+        new_item_id().to_string(),
+        message,
+    )));
+    start_and_complete(ctx, item, now_ms()).await;
+}
+
+/// The reviewer's conversation: the turn's model, tools, cancellation and clients, with the
+/// reviewer's instructions, an empty history of its own (not journalled), no stop hooks, and
+/// a sink that passes its events into the thread's turn ([`IntoTurn`]).
+fn reviewer_context(ctx: &TurnContext) -> TurnContext {
+    let step = Prompt {
+        instructions: REVIEW_INSTRUCTIONS.to_string(),
+        output_schema: None,
+        ..ctx.step.clone()
+    };
+    let sink: SharedSink = Arc::new(IntoTurn {
+        inner: ctx.sink.clone(),
+        shared: ctx.shared.clone(),
+        turn_id: ctx.turn_id.clone(),
+        rollout: ctx.rollout.clone(),
+    });
+    TurnContext {
+        thread_id: ctx.thread_id.clone(),
+        turn_id: ctx.turn_id.clone(),
+        client: ctx.client.clone(),
+        step,
+        stop_hooks: Arc::new(Vec::new()),
+        cwd: ctx.cwd.clone(),
+        sink,
+        history: Arc::new(Mutex::new(History::new())),
+        token_usage: ctx.token_usage.clone(),
+        shared: Arc::new(TurnShared::new(*ctx.token_usage.lock())),
+        cancel: ctx.cancel.clone(),
+        stream_max_retries: ctx.stream_max_retries,
+        context_window: ctx.context_window,
+        rollout: None,
+        window: ctx.window,
+        environment: ctx.environment.clone(),
+        tools: ctx.tools.clone(),
+        offer: ctx.offer.clone(),
+        tool_turn: ctx.tool_turn.clone(),
+        tool_search: false,
+    }
+}
+
+/// Passes the reviewer's events into the thread's turn — noted among its items and in its
+/// rollout ([`item_sink::record`]), then to its clients — except the reviewer's own agent
+/// messages and their deltas; token usage also updates what the actor reads of the turn.
+struct IntoTurn {
+    inner: SharedSink,
+    shared: Arc<TurnShared>,
+    turn_id: weft_protocol::TurnId,
+    rollout: Option<crate::rollout::RolloutWriter>,
+}
+
+fn is_reviewer_message(event: &ThreadEvent) -> bool {
+    match event {
+        ThreadEvent::ItemStarted { item, .. } | ThreadEvent::ItemCompleted { item, .. } => {
+            matches!(item.details, ThreadItemDetails::AgentMessage(_))
+        }
+        ThreadEvent::AgentMessageDelta { .. } => true,
+        _ => false,
+    }
+}
+
+impl EventSink for IntoTurn {
+    fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
+        if is_reviewer_message(&event) {
+            return Box::pin(std::future::ready(()));
+        }
+        if let ThreadEvent::TokenUsage { usage, .. } = &event {
+            self.shared.set_token_usage(*usage);
+        }
+        if !item_sink::record(&self.shared, &self.turn_id, self.rollout.as_ref(), &event) {
+            return Box::pin(std::future::ready(()));
+        }
+        self.inner.emit(thread, event)
+    }
+
+    fn request<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        params: ServerRequestParams,
+    ) -> BoxFuture<'a, ServerRequestOutcome> {
+        self.inner.request(thread, params)
+    }
+}
