@@ -450,7 +450,7 @@ mod tests {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
                     "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
                     "server": "s", "tool": "x", "uri": "u", "event": {},
-                    "target": {"type": "uncommittedChanges"}})
+                    "target": {"type": "uncommittedChanges"}, "command": "c"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
