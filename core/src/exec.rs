@@ -18,12 +18,14 @@
 //!   turn is interrupted or when the `exec_command` future is dropped.
 //!
 //! Layout: this file holds the request, output and error types and the model-facing text;
-//! `sessions.rs` the session table ([`ExecSessions`]), `process.rs` one running command,
+//! `sessions.rs` the session table ([`ExecSessions`]), `foreground.rs` a command run to its end
+//! (the user's shell command), `process.rs` one running command,
 //! `buffer.rs` its output, `environment.rs` its environment, `spec.rs` the tool definitions and arguments, `truncate.rs` output
 //! truncation.
 
 mod buffer;
 mod environment;
+mod foreground;
 mod process;
 mod sessions;
 mod spec;
@@ -37,6 +39,7 @@ use std::time::Duration;
 pub use environment::{
     CORE_VARS, DEFAULT_EXCLUDES, Inherit, ShellEnvironmentPolicy, ShellEnvironmentPolicyToml,
 };
+pub use foreground::ForegroundEnd;
 pub use sessions::ExecSessions;
 pub use spec::{
     ArgsError, EXEC_COMMAND_TOOL, ExecCommandArgs, SandboxPermissions, WRITE_STDIN_TOOL,

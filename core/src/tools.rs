@@ -16,7 +16,7 @@ pub mod approval;
 pub mod command_actions;
 pub mod context;
 pub mod dynamic_tool;
-mod exec_tool;
+pub(crate) mod exec_tool;
 pub mod goal_tool;
 pub mod mcp_tool;
 pub mod offer;

@@ -81,6 +81,60 @@ impl ExecSessions {
         cancel: &CancellationToken,
     ) -> Result<ExecOutput, ExecError> {
         let started = Instant::now();
+        let process = Arc::new(self.spawn(&req, sandbox)?);
+        let (id, mut warnings) = self.register(Arc::clone(&process), req.display_command())?;
+        let mut guard = ForegroundGuard {
+            sessions: self,
+            id,
+            armed: true,
+        };
+
+        let deadline = tokio::time::Instant::from_std(started)
+            + Duration::from_millis(req.yield_time_ms.clamp(MIN_YIELD_MS, MAX_YIELD_MS));
+        let (waited, mut out) = process.collect(deadline, &on_output, cancel).await;
+        let (exit_code, session_id) = match waited {
+            Waited::Exited(code) => {
+                guard.armed = false;
+                self.remove(id);
+                (Some(code), None)
+            }
+            Waited::Yielded => {
+                guard.armed = false;
+                self.mark_background(id);
+                (None, Some(id))
+            }
+            Waited::Cancelled => {
+                guard.armed = false;
+                self.abort(id, process);
+                return Err(ExecError::Aborted {
+                    wall_time: started.elapsed(),
+                });
+            }
+        };
+        if session_id.is_some() {
+            let running = self.running_count();
+            if running >= WARN_SESSIONS {
+                warnings.push(format!(
+                    "{running} processes are running in this thread; at {MAX_SESSIONS} the least recently used session is killed to make room. Let sessions you no longer need finish."
+                ));
+            }
+        }
+        Ok(finish(
+            started,
+            exit_code,
+            session_id,
+            &mut out,
+            req.max_output_tokens,
+            warnings,
+        ))
+    }
+
+    /// Starts `req` under `sandbox` with the thread's environment (not registered yet).
+    pub(super) fn spawn(
+        &self,
+        req: &ExecRequest,
+        sandbox: &SandboxSpec,
+    ) -> Result<Process, ExecError> {
         if self.lock().closed {
             return Err(ExecError::ShutDown);
         }
@@ -109,7 +163,7 @@ impl ExecSessions {
         if !sandbox.network_allowed() {
             env.push(("WEFT_SANDBOX_NETWORK_DISABLED".to_string(), "1".to_string()));
         }
-        let process = Process::spawn(Spawn {
+        Process::spawn(Spawn {
             program: &argv[0],
             args: &argv[1..],
             workdir: &req.workdir,
@@ -124,57 +178,16 @@ impl ExecSessions {
             } else {
                 ExecError::Spawn(format!("`{}`: {e}", argv[0]))
             }
-        })?;
-        let process = Arc::new(process);
-        let (id, mut warnings) = self.register(Arc::clone(&process), req.display_command())?;
-        let mut guard = ForegroundGuard {
-            sessions: self,
-            id,
-            armed: true,
-        };
+        })
+    }
 
-        let deadline = tokio::time::Instant::from_std(started)
-            + Duration::from_millis(req.yield_time_ms.clamp(MIN_YIELD_MS, MAX_YIELD_MS));
-        let (waited, mut out) = process.collect(deadline, &on_output, cancel).await;
-        let (exit_code, session_id) = match waited {
-            Waited::Exited(code) => {
-                guard.armed = false;
-                self.remove(id);
-                (Some(code), None)
-            }
-            Waited::Yielded => {
-                guard.armed = false;
-                self.mark_background(id);
-                (None, Some(id))
-            }
-            Waited::Cancelled => {
-                // Answer the interrupt now; the group gets SIGTERM at once and SIGKILL after
-                // the grace period, from a task that owns the process (its drop kills too).
-                guard.armed = false;
-                drop(self.remove(id));
-                process.term_now();
-                tokio::spawn(async move { process.terminate(TERMINATE_GRACE).await });
-                return Err(ExecError::Aborted {
-                    wall_time: started.elapsed(),
-                });
-            }
-        };
-        if session_id.is_some() {
-            let running = self.running_count();
-            if running >= WARN_SESSIONS {
-                warnings.push(format!(
-                    "{running} processes are running in this thread; at {MAX_SESSIONS} the least recently used session is killed to make room. Let sessions you no longer need finish."
-                ));
-            }
-        }
-        Ok(finish(
-            started,
-            exit_code,
-            session_id,
-            &mut out,
-            req.max_output_tokens,
-            warnings,
-        ))
+    /// Ends a foreground command whose wait was cancelled or ran out: out of the table at
+    /// once, SIGTERM to its group now and SIGKILL after the grace period, from a task that
+    /// owns the process (its drop kills too), so the caller can answer at once.
+    pub(super) fn abort(&self, id: u64, process: Arc<Process>) {
+        drop(self.remove(id));
+        process.term_now();
+        tokio::spawn(async move { process.terminate(TERMINATE_GRACE).await });
     }
 
     /// Writes `chars` to session `session_id` (nothing when empty: a poll), then collects its
@@ -352,7 +365,7 @@ impl ExecSessions {
     }
 
     /// Adds a started process, evicting the least recently used session if the table is full.
-    fn register(
+    pub(super) fn register(
         &self,
         process: Arc<Process>,
         command: String,
@@ -398,7 +411,7 @@ impl ExecSessions {
         Ok((id, warnings))
     }
 
-    fn remove(&self, id: u64) -> Option<Arc<Process>> {
+    pub(super) fn remove(&self, id: u64) -> Option<Arc<Process>> {
         self.lock().entries.remove(&id).map(|entry| entry.process)
     }
 
@@ -422,10 +435,10 @@ impl Drop for ExecSessions {
 
 /// Kills a command whose `exec_command` call was dropped before it returned (the turn was
 /// hard-aborted): only a command that was handed to the model as a session may outlive it.
-struct ForegroundGuard<'a> {
-    sessions: &'a ExecSessions,
-    id: u64,
-    armed: bool,
+pub(super) struct ForegroundGuard<'a> {
+    pub(super) sessions: &'a ExecSessions,
+    pub(super) id: u64,
+    pub(super) armed: bool,
 }
 
 impl Drop for ForegroundGuard<'_> {
@@ -438,7 +451,7 @@ impl Drop for ForegroundGuard<'_> {
     }
 }
 
-fn finish(
+pub(super) fn finish(
     started: Instant,
     exit_code: Option<i32>,
     session_id: Option<u64>,

@@ -146,19 +146,19 @@ impl Tool for ExecTool {
     }
 }
 
-/// A `commandExecution` item being built.
-struct CommandItem {
-    id: String,
-    command: String,
-    cwd: String,
-    source: CommandExecutionSource,
-    actions: Vec<weft_protocol::CommandAction>,
-    process_id: Option<String>,
-    started_at: i64,
+/// A `commandExecution` item being built (also the user's shell command's, `task/user_shell.rs`).
+pub(crate) struct CommandItem {
+    pub(crate) id: String,
+    pub(crate) command: String,
+    pub(crate) cwd: String,
+    pub(crate) source: CommandExecutionSource,
+    pub(crate) actions: Vec<weft_protocol::CommandAction>,
+    pub(crate) process_id: Option<String>,
+    pub(crate) started_at: i64,
 }
 
 impl CommandItem {
-    fn wire(
+    pub(crate) fn wire(
         &self,
         status: CommandExecutionStatus,
         output: Option<String>,
@@ -186,12 +186,12 @@ impl CommandItem {
         item
     }
 
-    async fn start(&self, turn: &ToolTurn) {
+    pub(crate) async fn start(&self, turn: &ToolTurn) {
         let item = self.wire(CommandExecutionStatus::InProgress, None, None, None);
         turn.item_started(item).await;
     }
 
-    async fn complete(
+    pub(crate) async fn complete(
         &self,
         turn: &ToolTurn,
         status: CommandExecutionStatus,
@@ -262,7 +262,11 @@ fn status_for_exit(exit_code: Option<i32>) -> CommandExecutionStatus {
 /// Runs `call` (the exec future, given the output callback) while forwarding its output to
 /// the client as `outputDelta`s of `item_id`; every delta is emitted before this returns. Also
 /// returns the output seen (capped), for an interrupted command's item.
-async fn with_deltas<F, Fut>(turn: &ToolTurn, item_id: &str, call: F) -> (Fut::Output, String)
+pub(crate) async fn with_deltas<F, Fut>(
+    turn: &ToolTurn,
+    item_id: &str,
+    call: F,
+) -> (Fut::Output, String)
 where
     F: FnOnce(Box<dyn Fn(&str) + Send + Sync>) -> Fut,
     Fut: std::future::Future,

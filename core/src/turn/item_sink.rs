@@ -52,6 +52,15 @@ pub(super) fn tool_turn(ctx: &TurnContext) -> ToolTurn {
     turn
 }
 
+impl TurnContext {
+    /// What a command run in this turn from outside the model's tool calls (the user's shell
+    /// command, `task/user_shell.rs`) runs with: the tools' context, its items recorded among
+    /// the turn's.
+    pub(crate) fn item_tool_turn(&self) -> ToolTurn {
+        tool_turn(self)
+    }
+}
+
 /// Forwards a tool's events, recording its items as the turn loop's own are (see [`record`]).
 struct ToolItemSink {
     inner: SharedSink,
@@ -62,6 +71,12 @@ struct ToolItemSink {
 
 impl EventSink for ToolItemSink {
     fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
+        // The guardian's decisions are part of the thread's record (docs/protocol.md §9.8).
+        if let (ThreadEvent::GuardianReviewCompleted(review), Some(rollout)) =
+            (&event, self.rollout.as_ref())
+        {
+            rollout.append(RolloutRecord::GuardianReview(review.clone()));
+        }
         if !record(&self.shared, &self.turn_id, self.rollout.as_ref(), &event) {
             return Box::pin(std::future::ready(()));
         }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 use weft_protocol::{ItemId, ThreadItem, ThreadTokenUsage, UserInput};
 
 use super::open_items::OpenItems;
@@ -37,6 +38,9 @@ pub struct TurnShared {
     /// The thread's token totals, copied by the turn at each report (the actor's view while
     /// the turn holds the totals, docs/architecture.md §5.1).
     token_usage: Mutex<ThreadTokenUsage>,
+    /// What runs inside the turn besides its task (a user's shell command started while it
+    /// ran): stopped when the turn's items are sealed.
+    auxiliary: Mutex<Vec<CancellationToken>>,
 }
 
 impl TurnShared {
@@ -123,7 +127,19 @@ impl TurnShared {
     /// complete: commands and file changes `failed`. Also counted among the turn's items; a
     /// late event of the aborted task is dropped afterwards (see [`OpenItems::abandon`]).
     pub fn complete_abandoned(&self, completed_at_ms: i64) -> Vec<ThreadItem> {
+        // The turn is over: what still runs inside it stops (its items complete here).
+        for auxiliary in self.auxiliary.lock().drain(..) {
+            auxiliary.cancel();
+        }
         self.items.abandon(completed_at_ms)
+    }
+
+    /// Run something inside the turn besides its task: `cancel` fires when the turn ends
+    /// (see [`TurnShared::complete_abandoned`]).
+    pub fn hold_auxiliary(&self, cancel: CancellationToken) {
+        let mut auxiliary = self.auxiliary.lock();
+        auxiliary.retain(|token| !token.is_cancelled());
+        auxiliary.push(cancel);
     }
 
     /// The turn's items, open and completed.
@@ -169,6 +185,20 @@ mod tests {
             .collect();
         assert_eq!(ids, ["u1", "u2"]);
         assert!(!shared.has_pending());
+    }
+
+    #[test]
+    fn what_runs_inside_the_turn_stops_when_its_items_are_sealed() {
+        let shared = TurnShared::default();
+        let (done, running) = (CancellationToken::new(), CancellationToken::new());
+        shared.hold_auxiliary(done.clone());
+        done.cancel();
+        shared.hold_auxiliary(running.clone());
+        assert_eq!(shared.auxiliary.lock().len(), 1, "a finished one is let go");
+        assert!(!running.is_cancelled());
+        shared.complete_abandoned(0);
+        assert!(running.is_cancelled());
+        assert!(shared.auxiliary.lock().is_empty());
     }
 
     #[test]
