@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod models;
 pub mod pages;
 pub mod read_state;
+pub mod shell;
 pub mod skills;
 pub mod terminals;
 pub mod thread_list;
@@ -75,6 +76,7 @@ thread_params!(
     thread_api::ThreadUnsubscribeParams,
     thread_api::ThreadSetNameParams,
     thread_api::ThreadCompactStartParams,
+    weft_protocol::ThreadShellCommandParams,
     turn_api::TurnStartParams,
     turn_api::TurnSteerParams,
     turn_api::TurnInterruptParams,

@@ -19,7 +19,7 @@ use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
 use crate::handlers::{
     account, collaboration, config, goals, history, hooks, initialize, mcp, models, pages,
-    read_state, skills, terminals, thread_list, threads, turns,
+    read_state, shell, skills, terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -176,6 +176,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadUnsubscribe => spawned(scoped(threads::unsubscribe));
         ThreadSetName => spawned(scoped(history::set_name));
         ThreadCompactStart => to_thread(turns::compact);
+        ThreadShellCommand => to_thread(shell::shell_command);
         TurnStart => to_thread(turns::start);
         TurnSteer => to_thread(turns::steer);
         TurnInterrupt => to_thread(turns::interrupt);
