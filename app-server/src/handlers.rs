@@ -23,6 +23,7 @@ pub mod account;
 pub mod collaboration;
 pub mod config;
 pub mod goals;
+pub mod guardian;
 pub mod history;
 pub mod hooks;
 pub mod initialize;
@@ -30,6 +31,8 @@ pub mod mcp;
 pub mod models;
 pub mod pages;
 pub mod read_state;
+pub mod revert;
+pub mod review;
 pub mod shell;
 pub mod skills;
 pub mod terminals;
@@ -39,7 +42,7 @@ pub mod turns;
 
 use weft_core::thread::ThreadHandle;
 use weft_protocol::jsonrpc::JsonRpcError;
-use weft_protocol::{ApprovalsReviewer, ThreadId, history_api, thread_api, turn_api, wire_name};
+use weft_protocol::{ThreadId, history_api, thread_api, turn_api};
 
 use crate::state::AppState;
 
@@ -76,6 +79,7 @@ thread_params!(
     thread_api::ThreadUnsubscribeParams,
     thread_api::ThreadSetNameParams,
     thread_api::ThreadCompactStartParams,
+    weft_protocol::ThreadRevertParams,
     weft_protocol::ThreadShellCommandParams,
     turn_api::TurnStartParams,
     turn_api::TurnSteerParams,
@@ -90,6 +94,8 @@ thread_params!(
     weft_protocol::ThreadBackgroundTerminalsTerminateParams,
     weft_protocol::ThreadBackgroundTerminalsCleanParams,
     weft_protocol::McpServerToolCallParams,
+    weft_protocol::ReviewStartParams,
+    weft_protocol::ThreadApproveGuardianDeniedActionParams,
 );
 
 /// A loaded thread's handle, or the reference's `thread not found` error.
@@ -99,17 +105,6 @@ pub fn loaded_thread(state: &AppState, id: &ThreadId) -> Result<ThreadHandle, Js
         .threads
         .get(id)
         .ok_or_else(|| JsonRpcError::invalid_request(format!("thread not found: {id}")))
-}
-
-/// Only `user` reviews approvals in Weft; the reviewing sub-agents are not implemented.
-pub fn check_reviewer(reviewer: Option<ApprovalsReviewer>) -> Result<(), JsonRpcError> {
-    match reviewer {
-        None | Some(ApprovalsReviewer::User) => Ok(()),
-        Some(other) => Err(JsonRpcError::invalid_request(format!(
-            "approvalsReviewer `{}` is not supported by Weft; use `user`",
-            wire_name(&other).unwrap_or_default()
-        ))),
-    }
 }
 
 /// The daemon's working directory: what an empty `cwds` means, and what relative ones are

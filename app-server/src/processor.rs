@@ -18,8 +18,8 @@ use crate::connection::Connection;
 use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
 use crate::handlers::{
-    account, collaboration, config, goals, history, hooks, initialize, mcp, models, pages,
-    read_state, shell, skills, terminals, thread_list, threads, turns,
+    account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models, pages,
+    read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
@@ -176,10 +176,12 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadUnsubscribe => spawned(scoped(threads::unsubscribe));
         ThreadSetName => spawned(scoped(history::set_name));
         ThreadCompactStart => to_thread(turns::compact);
+        ThreadRevert => spawned(scoped(revert::revert));
         ThreadShellCommand => to_thread(shell::shell_command);
         TurnStart => to_thread(turns::start);
         TurnSteer => to_thread(turns::steer);
         TurnInterrupt => to_thread(turns::interrupt);
+        ReviewStart => to_thread(review::start);
         ModelList => spawned(models::list);
         AccountRead => fixed(account::read);
         BedrockCheckGovCloudRequirements => fixed(account::check_gov_cloud);
@@ -201,6 +203,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadBackgroundTerminalsList => spawned(scoped(terminals::list));
         ThreadBackgroundTerminalsTerminate => spawned(scoped(terminals::terminate));
         ThreadBackgroundTerminalsClean => spawned(scoped(terminals::clean));
+        ThreadApproveGuardianDeniedAction => to_thread(guardian::approve_denied);
     }
 }
 

@@ -31,6 +31,7 @@ mod modes;
 mod persistence;
 mod requests;
 mod security;
+mod tasks;
 mod thread_state;
 mod tools;
 mod turns;
