@@ -12,6 +12,8 @@ mod exec;
 mod mcp;
 mod overlay;
 mod resume;
+mod review;
+mod shell;
 mod slash;
 mod startup;
 mod stdio;
