@@ -7,10 +7,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::guardian_api::{
+    GuardianWarningNotification, ItemGuardianApprovalReviewCompletedNotification,
+    ItemGuardianApprovalReviewStartedNotification,
+};
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
 pub use crate::mcp_items::{McpServerStatusUpdatedNotification, McpToolCallProgressNotification};
+use crate::revert_api::ThreadRevertedNotification;
 pub use crate::settings_api::ThreadSettingsUpdatedNotification;
 use crate::thread::{Thread, ThreadStatus};
 pub use crate::thread_state_api::{
@@ -372,6 +377,7 @@ server_notifications! {
     ReasoningSummaryPartAdded => "item/reasoning/summaryPartAdded", ReasoningSummaryPartAddedNotification;
     ReasoningTextDelta => "item/reasoning/textDelta", ReasoningTextDeltaNotification;
     ContextCompacted => "thread/compacted", ContextCompactedNotification;
+    ThreadReverted => "thread/reverted", ThreadRevertedNotification;
     Warning => "warning", WarningNotification;
     ThreadReadStateChanged => "thread/readState/changed", ThreadReadStateChangedNotification;
     ThreadGoalUpdated => "thread/goal/updated", ThreadGoalUpdatedNotification;
@@ -379,6 +385,9 @@ server_notifications! {
     ThreadSettingsUpdated => "thread/settings/updated", ThreadSettingsUpdatedNotification;
     McpServerStatusUpdated => "mcpServer/startupStatus/updated", McpServerStatusUpdatedNotification;
     McpToolCallProgress => "item/mcpToolCall/progress", McpToolCallProgressNotification;
+    GuardianReviewStarted => "item/autoApprovalReview/started", ItemGuardianApprovalReviewStartedNotification;
+    GuardianReviewCompleted => "item/autoApprovalReview/completed", ItemGuardianApprovalReviewCompletedNotification;
+    GuardianWarning => "guardianWarning", GuardianWarningNotification;
 }
 
 impl ServerNotification {
@@ -409,6 +418,7 @@ impl ServerNotification {
             N::ReasoningSummaryPartAdded(p) => Some(&p.thread_id),
             N::ReasoningTextDelta(p) => Some(&p.thread_id),
             N::ContextCompacted(p) => Some(&p.thread_id),
+            N::ThreadReverted(p) => Some(&p.thread_id),
             N::Warning(p) => p.thread_id.as_ref(),
             N::ThreadReadStateChanged(p) => Some(&p.thread_id),
             N::ThreadGoalUpdated(p) => Some(&p.thread_id),
@@ -416,6 +426,9 @@ impl ServerNotification {
             N::ThreadSettingsUpdated(p) => Some(&p.thread_id),
             N::McpServerStatusUpdated(p) => p.thread_id.as_ref(),
             N::McpToolCallProgress(p) => Some(&p.thread_id),
+            N::GuardianReviewStarted(p) => Some(&p.thread_id),
+            N::GuardianReviewCompleted(p) => Some(&p.thread_id),
+            N::GuardianWarning(p) => Some(&p.thread_id),
         }
     }
 

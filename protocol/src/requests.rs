@@ -34,8 +34,8 @@ use crate::mcp_api::{
     McpServerToolCallResponse,
 };
 use crate::models::{ModelListParams, ModelListResponse};
-use crate::review_api::{ReviewStartParams, ReviewStartResponse};
 use crate::revert_api::{ThreadRevertParams, ThreadRevertResponse};
+use crate::review_api::{ReviewStartParams, ReviewStartResponse};
 use crate::shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::thread_api::{
@@ -450,7 +450,7 @@ mod tests {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
                     "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
                     "server": "s", "tool": "x", "uri": "u", "event": {},
-                    "target": {"type": "uncommittedChanges"}, "command": "c"})
+                    "target": {"type": "uncommittedChanges"}, "command": "c", "beforeTurnId": "u"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

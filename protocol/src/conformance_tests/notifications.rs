@@ -277,6 +277,13 @@ fn notifications_validate_and_write_every_key() {
         .into(),
     );
     notifications.extend(mcp::sample_notifications());
+    notifications.extend(super::guardian::sample_notifications());
+    notifications.push(
+        ThreadRevertedNotification {
+            thread_id: "t".into(),
+        }
+        .into(),
+    );
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();

@@ -113,6 +113,21 @@ fn responses_validate_and_write_every_key() {
             revision: "r".into(),
         }),
     });
+    // `thread/revert` (with and without Weft's `restoreWorkspace`, and its result).
+    for restore_workspace in [None, Some(true)] {
+        schemas.check_params::<methods::ThreadRevert>(&ThreadRevertParams {
+            thread_id: "t".into(),
+            before_turn_id: "u".into(),
+            restore_workspace,
+        });
+    }
+    for cursor in [None, Some("c".to_string())] {
+        schemas.check_result::<methods::ThreadRevert>(&ThreadRevertResponse {
+            thread: thread.clone(),
+            turns_backwards_cursor: cursor.clone(),
+            items_backwards_cursor: cursor,
+        });
+    }
     schemas.check_result::<methods::ThreadUnarchive>(&ThreadUnarchiveResponse { thread });
     let loaded = ThreadLoadedListResponse {
         data: vec!["a".into()],
