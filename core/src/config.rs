@@ -163,7 +163,7 @@ pub struct Config {
     /// `[snapshots]`: the ghost snapshots of the workspace and their limits.
     pub snapshots: SnapshotsConfig,
     /// Who answers approval questions by default: `user` (unset), or `auto_review` /
-    /// `guardian_subagent` for the guardian (docs/protocol.md §9.7).
+    /// `guardian_subagent` for the guardian (docs/protocol.md §9.8).
     pub approvals_reviewer: Option<String>,
     /// `[guardian]`: the reviewer's model, timeout and input limits.
     pub guardian: GuardianConfig,

@@ -86,6 +86,8 @@ impl Replay {
             model_provider: meta.model_provider.clone(),
             cwd: PathBuf::from(&meta.cwd),
             approval_policy: meta.approval_policy,
+            // Not recorded: a resumed thread takes its reviewer from the request or config.
+            approvals_reviewer: weft_protocol::ApprovalsReviewer::User,
             sandbox: meta.sandbox_policy.clone(),
             base_instructions: meta.base_instructions.clone(),
             developer_instructions: meta.developer_instructions.clone(),
@@ -424,6 +426,9 @@ impl Builder {
             RolloutRecord::TokenUsage(usage) => self.token_usage = Some(usage),
             RolloutRecord::ThreadNameSet { name } => self.name = Some(name),
             RolloutRecord::AgentClosed { closed } => self.agent_closed = closed,
+            RolloutRecord::GhostSnapshot(_) => {}
+            // A record of what the guardian decided; nothing of the thread to rebuild.
+            RolloutRecord::GuardianReview(_) => {}
             RolloutRecord::Compacted {
                 replacement_history,
                 ..

@@ -201,6 +201,11 @@ pub enum RolloutRecord {
         /// Closed.
         closed: bool,
     },
+    /// The guardian decided an approval question (`item/autoApprovalReview/completed`,
+    /// docs/protocol.md §9.8); not replayed.
+    GuardianReview(Box<weft_protocol::ItemGuardianApprovalReviewCompletedNotification>),
+    /// A ghost snapshot of the workspace for a turn (docs/architecture.md §5.5).
+    GhostSnapshot(crate::snapshots::SnapshotRecord),
     /// The history was compacted: the model history restarts from `replacement_history`.
     Compacted {
         /// The summary text the compaction produced.

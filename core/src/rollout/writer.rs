@@ -42,6 +42,12 @@ enum Msg {
     Close {
         done: oneshot::Sender<Result<(), RolloutError>>,
     },
+    /// Cut the file to its first `len` bytes, durably (`thread/revert`), after the lines
+    /// queued before.
+    Truncate {
+        len: u64,
+        done: oneshot::Sender<Result<(), RolloutError>>,
+    },
 }
 
 impl RolloutWriter {
@@ -105,6 +111,18 @@ impl RolloutWriter {
         self.inner
             .tx
             .send(Msg::Flush { fsync, done })
+            .map_err(|_| self.closed())?;
+        rx.await.map_err(|_| self.closed())?
+    }
+
+    /// Write everything queued before, then cut the file to its first `len` bytes and sync
+    /// it: the one operation that shortens a rollout, `thread/revert` dropping the turns from
+    /// a turn's start on (docs/protocol.md §12). `len` must be the start of a line.
+    pub async fn truncate(&self, len: u64) -> Result<(), RolloutError> {
+        let (done, rx) = oneshot::channel();
+        self.inner
+            .tx
+            .send(Msg::Truncate { len, done })
             .map_err(|_| self.closed())?;
         rx.await.map_err(|_| self.closed())?
     }
@@ -232,7 +250,8 @@ async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Ms
             break;
         };
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+        // A truncation ends its batch: what is queued after it is written after it.
+        while batch.len() < MAX_BATCH && !matches!(batch.last(), Some(Msg::Truncate { .. })) {
             match rx.try_recv() {
                 Ok(msg) => batch.push(msg),
                 Err(_) => break,
@@ -241,6 +260,7 @@ async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Ms
         let mut waiters = Vec::new();
         let mut fsync = false;
         let mut close = None;
+        let mut truncate = None;
         for msg in batch.drain(..) {
             match msg {
                 Msg::Line(_) if close.is_some() => {
@@ -260,6 +280,7 @@ async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Ms
                     fsync = true;
                     close = Some(done);
                 }
+                Msg::Truncate { len, done } => truncate = Some((len, done)),
             }
         }
         let mut result = Ok(());
@@ -305,6 +326,33 @@ async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Ms
         for done in waiters {
             let _ = done.send(answer());
         }
+        if let Some((len, done)) = truncate {
+            let outcome = match (result.clone(), file.take()) {
+                (Err(source), owned) => {
+                    file = owned;
+                    Err(source)
+                }
+                (Ok(()), None) => break,
+                (Ok(()), Some(owned)) => {
+                    let joined = tokio::task::spawn_blocking(move || {
+                        let mut owned = owned;
+                        let cut = owned.truncate(len);
+                        (owned, cut)
+                    })
+                    .await;
+                    let Ok((owned, cut)) = joined else {
+                        tracing::error!(path = %path.display(), "rollout truncation task failed");
+                        break;
+                    };
+                    file = Some(owned);
+                    cut.map_err(Arc::new)
+                }
+            };
+            let _ = done.send(outcome.map_err(|source| RolloutError::WriteFailed {
+                path: path.clone(),
+                source,
+            }));
+        }
         if let Some(done) = close {
             // Release the lock before answering, so the caller may reopen the file at once.
             drop(file.take());
@@ -333,11 +381,22 @@ struct Attempt {
 pub(super) trait Sink: Write + Send + 'static {
     /// Make what was written durable (`fdatasync` for a file).
     fn sync(&mut self) -> std::io::Result<()>;
+
+    /// Cut what was written to its first `len` bytes, durably.
+    fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+        let _ = len;
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
 }
 
 impl Sink for File {
     fn sync(&mut self) -> std::io::Result<()> {
         self.sync_data()
+    }
+
+    fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+        self.set_len(len)?;
+        self.sync_all()
     }
 }
 

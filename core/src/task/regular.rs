@@ -40,6 +40,24 @@ impl ThreadTask for RegularTask {
     }
 
     fn run<'a>(&'a self, ctx: &'a TurnContext) -> BoxFuture<'a, TurnEnd> {
-        Box::pin(turn::run_task(ctx, self.input.clone()))
+        Box::pin(async move {
+            let end = turn::run_task(ctx, self.input.clone()).await;
+            // The workspace as the turn left it, when it changed it (docs/architecture.md
+            // §5.5).
+            if let Some(ghost) = &ctx.tool_turn.ghost {
+                ghost.finish().await;
+            }
+            end
+        })
+    }
+
+    /// A stopped turn that took a ghost snapshot before its first change takes the one of
+    /// its end too (docs/architecture.md §5.5).
+    fn abort<'a>(&'a self, ctx: &'a TurnContext) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some(ghost) = &ctx.tool_turn.ghost {
+                ghost.finish().await;
+            }
+        })
     }
 }

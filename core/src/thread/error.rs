@@ -98,6 +98,10 @@ pub enum CoreError {
     /// `runtimeWorkspaceRoots` other than the thread's cwd.
     #[error("runtimeWorkspaceRoots other than the thread's cwd are not supported by Weft")]
     WorkspaceRoots,
+    /// `thread/revert {restoreWorkspace: true}` refused or failed (docs/protocol.md §7.27);
+    /// the text says why.
+    #[error("{0}")]
+    RestoreWorkspace(String),
     /// `permissions` names a profile Weft does not have.
     #[error(transparent)]
     PermissionProfile(#[from] crate::permissions::PermissionProfileError),

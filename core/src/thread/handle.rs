@@ -36,7 +36,7 @@ pub struct TurnOverrides {
     pub cwd: Option<PathBuf>,
     /// Approval policy.
     pub approval_policy: Option<weft_protocol::AskForApproval>,
-    /// Who reviews approvals (`approvalsReviewer`, docs/protocol.md §9.7).
+    /// Who reviews approvals (`approvalsReviewer`, docs/protocol.md §9.8).
     pub approvals_reviewer: Option<weft_protocol::ApprovalsReviewer>,
     /// Sandbox policy.
     pub sandbox: Option<weft_protocol::SandboxPolicy>,
@@ -200,7 +200,7 @@ pub enum Op {
         reply: Reply<()>,
     },
     /// `thread/approveGuardianDeniedAction`: the user allows one action the guardian denied
-    /// (docs/protocol.md §9.7).
+    /// (docs/protocol.md §9.8).
     ApproveGuardianDenial {
         /// The denied review.
         denial: crate::guardian::DeniedReview,
@@ -213,7 +213,7 @@ pub enum Op {
         reply: Reply<Result<(), CoreError>>,
     },
     /// `thread/shellCommand`: the user's own command, in a turn of its own or inside the
-    /// running one (docs/protocol.md §7.28).
+    /// running one (docs/protocol.md §7.30).
     ShellCommand {
         /// The command, checked by the handler.
         command: crate::task::UserShellCommand,

@@ -13,6 +13,7 @@ mod loaded;
 mod pages;
 mod read_state;
 mod replay;
+mod revert;
 
 pub use goals::GoalRequestError;
 pub use idle::{Subscribers, Unloaded};

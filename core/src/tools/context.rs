@@ -110,9 +110,31 @@ pub struct ToolTurn {
     pub approval_policy: AskForApproval,
     /// What commands and patches may touch (read-only in Plan mode).
     pub sandbox: SandboxPolicy,
+    /// The guardian, when approval questions go to it instead of the user
+    /// (`approvalsReviewer: auto_review`, docs/protocol.md §9.8).
+    pub reviewer: Option<std::sync::Arc<crate::guardian::Guardian>>,
+    /// The turn's ghost snapshot, which mutating calls wait for (none where no snapshot is
+    /// taken: an ephemeral thread, a read-only turn, `[snapshots] enabled = false`).
+    pub ghost: Option<std::sync::Arc<crate::task::GhostSnapshotTask>>,
 }
 
 impl ToolTurn {
+    /// Puts an approval question to the guardian when the thread has one (docs/protocol.md
+    /// §9.8); `None` when approvals go to the user.
+    pub async fn guardian_review(
+        &self,
+        request: crate::guardian::ReviewRequest,
+    ) -> Option<crate::guardian::Verdict> {
+        let guardian = self.reviewer.as_ref()?;
+        let site = crate::guardian::ReviewSite {
+            sink: &self.sink,
+            thread_id: &self.thread_id,
+            turn_id: &self.turn_id,
+            cancel: &self.cancel,
+        };
+        Some(guardian.review(site, request).await)
+    }
+
     /// `item/started` for an item of this turn.
     pub async fn item_started(&self, item: ThreadItem) {
         let turn_id = self.turn_id.clone();

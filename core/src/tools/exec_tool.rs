@@ -41,6 +41,7 @@ use super::command_actions::command_actions;
 use super::context::{ToolCall, ToolTurn};
 use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
+use crate::guardian::{ReviewRequest, Verdict};
 use crate::exec::{
     EXEC_COMMAND_TOOL, ExecError, ExecOutput, ExecSessions, OUTPUT_BUFFER_CAP, WRITE_STDIN_TOOL,
     exec_command_tool_spec, exec_command_tool_spec_with_escalation, format_aborted_for_model,
@@ -135,6 +136,19 @@ impl Tool for ExecTool {
 
     fn aborted(&self, elapsed: Duration) -> String {
         format_aborted_for_model(elapsed)
+    }
+
+    /// A command known to only read (`ls`, `cat`, `rg`, …) does not mutate.
+    fn mutates(&self, call: &ToolCall) -> bool {
+        match self.kind {
+            ExecToolKind::Command { .. } => {
+                match crate::exec::parse_exec_command_args(call.arguments()) {
+                    Ok(args) => !super::command_actions::is_known_safe(&args.cmd),
+                    Err(_) => true,
+                }
+            }
+            ExecToolKind::WriteStdin => true,
+        }
     }
 
     async fn call(&self, call: &ToolCall, turn: &ToolTurn) -> ToolOutput {
@@ -349,10 +363,33 @@ async fn exec_command(rt: &ExecContext, call_id: &str, arguments: &str, turn: &T
             item.start(turn).await;
             unconfined
         }
-        CommandPlan::Ask { unconfined, reason } => {
+        CommandPlan::Ask { unconfined, reason } => 'ask: {
+            // With the guardian: the item, then its review; the user only if it cannot decide
+            // (docs/protocol.md §9.8).
+            if turn.reviewer.is_some() {
+                item.start(turn).await;
+                let review =
+                    ReviewRequest::command(call_id, &display, &item.cwd, reason.as_deref(), unconfined);
+                match turn.guardian_review(review).await {
+                    Some(Verdict::Approved) => break 'ask unconfined,
+                    Some(Verdict::Denied(text)) => {
+                        item.complete(turn, CommandExecutionStatus::Declined, None, None, None)
+                            .await;
+                        return text;
+                    }
+                    Some(Verdict::Cancelled) => {
+                        item.complete(turn, CommandExecutionStatus::Declined, None, None, None)
+                            .await;
+                        return COMMAND_REJECTED.to_string();
+                    }
+                    Some(Verdict::AskUser) | None => {}
+                }
+            }
             // Reference order: the status flag, then the item, then the request.
             let wait = rt.waits.begin(turn).await;
-            item.start(turn).await;
+            if turn.reviewer.is_none() {
+                item.start(turn).await;
+            }
             let params = CommandExecutionRequestApprovalParams {
                 kind: CommandExecutionApprovalKind::Command,
                 thread_id: turn.thread_id.clone(),

@@ -277,6 +277,8 @@ pub(super) fn plain_turn(
         cwd: std::env::temp_dir(),
         approval_policy: AskForApproval::Never,
         sandbox: SandboxPolicy::DangerFullAccess,
+        reviewer: None,
+        ghost: None,
     }
 }
 

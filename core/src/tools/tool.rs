@@ -113,6 +113,14 @@ pub trait Tool: Send + Sync {
     /// What a call may do to the environment and whether it runs beside other calls.
     fn effects(&self) -> Effects;
 
+    /// Whether this call may change the environment: [`Effects::mutates`] unless the tool
+    /// can tell from the call that it only reads (a known read-only command). A mutating
+    /// call waits for the turn's ghost snapshot first (docs/architecture.md §5.5).
+    fn mutates(&self, call: &ToolCall) -> bool {
+        let _ = call;
+        self.effects().mutates
+    }
+
     /// What the model gets for a call interrupted before it started (docs/architecture.md §8.6).
     fn aborted(&self, elapsed: Duration) -> String {
         aborted_by_user(elapsed)
@@ -206,10 +214,19 @@ impl ToolSet {
             return call.output(truncate_output(&text, history_truncation()));
         };
         let started = Instant::now();
+        // A mutating call passes the turn's ghost snapshot gate first (docs/architecture.md
+        // §5.5); read-only calls never wait for it.
+        let ghost = turn.ghost.clone().filter(|_| tool.mutates(&call));
+        let ready = async {
+            if let Some(ghost) = &ghost {
+                ghost.gate().await;
+            }
+            self.lock_for(tool.effects().concurrency).await
+        };
         let guard = tokio::select! {
             biased;
             () = turn.cancel.cancelled() => None,
-            guard = self.lock_for(tool.effects().concurrency) => Some(guard),
+            guard = ready => Some(guard),
         };
         let output = match guard {
             None => ToolOutput::Text(tool.aborted(started.elapsed())),
