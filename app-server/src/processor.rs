@@ -18,8 +18,8 @@ use crate::connection::Connection;
 use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
 use crate::handlers::{
-    account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models, pages,
-    read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
+    account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models,
+    pages, read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
 };
 use crate::outgoing;
 use crate::state::AppState;
