@@ -27,10 +27,10 @@ pub struct Diff {
 }
 
 impl Diff {
-    /// The diff as the prompt carries it.
+    /// The diff as the reviewer gets it: a message of its own, before the request.
     pub fn render(&self) -> String {
         let mut text = format!(
-            "For a start, this is what `{}` shows{}:\n<diff>\n",
+            "The change under review, as `{}` shows it{}:\n<diff>\n",
             self.command,
             if self.truncated {
                 " (cut short: read the rest yourself)"
@@ -303,6 +303,24 @@ mod tests {
         assert!(cut.truncated);
         assert!(cut.text.len() <= 20);
         assert!(cut.render().contains("cut short"));
+    }
+
+    #[test]
+    fn the_rendered_diff_names_its_command() {
+        let diff = Diff {
+            command: "git diff HEAD".into(),
+            text: "+added line".into(),
+            truncated: false,
+        };
+        assert_eq!(
+            diff.render(),
+            "The change under review, as `git diff HEAD` shows it:\n<diff>\n+added line\n</diff>"
+        );
+        let empty = Diff {
+            text: String::new(),
+            ..diff
+        };
+        assert!(empty.render().contains("(no changes)"));
     }
 
     #[tokio::test]

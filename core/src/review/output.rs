@@ -11,9 +11,9 @@ use serde::Deserialize;
 /// the reference's text.
 pub const REVIEW_FALLBACK_MESSAGE: &str = "Reviewer failed to output a response.";
 
-/// A reviewer's whole answer.
+/// A reviewer's whole answer. Every field is required, as by the reference: an answer
+/// missing one is not the format, and is kept as plain text.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
 pub struct ReviewOutput {
     /// The findings, in the reviewer's order.
     pub findings: Vec<ReviewFinding>,
@@ -33,10 +33,8 @@ pub struct ReviewFinding {
     /// What is wrong and why (Markdown).
     pub body: String,
     /// How sure the reviewer is (0 to 1).
-    #[serde(default)]
     pub confidence_score: f64,
     /// 0 (must fix) to 3 (minor).
-    #[serde(default)]
     pub priority: i64,
     /// Where.
     pub code_location: CodeLocation,
@@ -179,7 +177,10 @@ mod tests {
     #[test]
     fn several_findings_get_the_plural_header() {
         let output = parse_review_output(
-            &json!({"findings": [finding("A", "a", 1, 1), finding("B", "b", 2, 3)]}).to_string(),
+            &json!({"findings": [finding("A", "a", 1, 1), finding("B", "b", 2, 3)],
+                    "overall_correctness": "patch is incorrect", "overall_explanation": "",
+                    "overall_confidence_score": 0.5})
+            .to_string(),
         );
         assert_eq!(
             output.render(),
@@ -191,7 +192,8 @@ mod tests {
     fn json_inside_prose_or_a_fence_is_found() {
         let text = format!(
             "Here it is:\n```json\n{}\n```",
-            json!({"findings": [], "overall_explanation": "Fine."})
+            json!({"findings": [], "overall_correctness": "patch is correct",
+                   "overall_explanation": "Fine.", "overall_confidence_score": 0.9})
         );
         let output = parse_review_output(&text);
         assert_eq!(output.render(), "Fine.");
@@ -203,9 +205,15 @@ mod tests {
         assert!(output.findings.is_empty());
         assert_eq!(output.render(), "Looks good to me.");
         assert_eq!(parse_review_output("").render(), REVIEW_FALLBACK_MESSAGE);
-        assert_eq!(parse_review_output("{}").render(), REVIEW_FALLBACK_MESSAGE);
-        // A finding without its location is not the format: the text is kept as it is.
-        let broken = json!({"findings": [{"title": "x", "body": "y"}]}).to_string();
+        assert_eq!(parse_review_output("  ").render(), REVIEW_FALLBACK_MESSAGE);
+        // An answer missing a field is not the format: the text is kept as it is.
+        assert_eq!(parse_review_output("{}").render(), "{}");
+        let partial = json!({"findings": []}).to_string();
+        assert_eq!(parse_review_output(&partial).render(), partial);
+        let broken = json!({"findings": [{"title": "x", "body": "y"}],
+            "overall_correctness": "patch is correct", "overall_explanation": "e",
+            "overall_confidence_score": 0.5})
+        .to_string();
         assert_eq!(parse_review_output(&broken).overall_explanation, broken);
     }
 }

@@ -1,11 +1,9 @@
 //! What a review is called and what its model is asked: the label clients show (the
 //! `review` of `enteredReviewMode`, the reference's wording), the request naming the target
-//! (Weft's own words) with the diff attached up front, and what the thread's own conversation
-//! is told when the review ends.
+//! (Weft's own words), and what the thread's own conversation is told when the review ends.
 
 use weft_protocol::ReviewTarget;
 
-use super::diff::Diff;
 use super::output::ReviewOutput;
 
 /// The reviewer's instructions (they replace the thread's base instructions for the review).
@@ -35,10 +33,10 @@ pub fn user_facing_hint(target: &ReviewTarget) -> String {
     }
 }
 
-/// What the reviewer is asked: the target named (with how to see it), then the diff Weft
-/// gathered, when it has one.
-pub fn review_prompt(target: &ReviewTarget, diff: Option<&Diff>) -> String {
-    let mut prompt = match target {
+/// What the reviewer is asked: the target named, with how to see it (the diff Weft gathered
+/// goes to the reviewer as a message of its own, [`Diff::render`](super::Diff::render)).
+pub fn review_prompt(target: &ReviewTarget) -> String {
+    match target {
         ReviewTarget::UncommittedChanges => "Review the changes in the working tree that are \
              not committed yet: staged, unstaged, and new untracked files. Report prioritized, \
              actionable findings."
@@ -61,12 +59,7 @@ pub fn review_prompt(target: &ReviewTarget, diff: Option<&Diff>) -> String {
             )
         }
         ReviewTarget::Custom { instructions } => instructions.trim().to_string(),
-    };
-    if let Some(diff) = diff {
-        prompt.push_str("\n\n");
-        prompt.push_str(&diff.render());
     }
-    prompt
 }
 
 /// What the thread's conversation records when a review finished: the reviewer's results
@@ -124,43 +117,23 @@ mod tests {
 
     #[test]
     fn prompts_name_the_target() {
-        let uncommitted = review_prompt(&ReviewTarget::UncommittedChanges, None);
+        let uncommitted = review_prompt(&ReviewTarget::UncommittedChanges);
         assert!(uncommitted.contains("staged, unstaged, and new untracked files"));
-        let branch = review_prompt(
-            &ReviewTarget::BaseBranch {
-                branch: "develop".into(),
-            },
-            None,
-        );
+        let branch = review_prompt(&ReviewTarget::BaseBranch {
+            branch: "develop".into(),
+        });
         assert!(branch.contains("base branch 'develop'"));
         assert!(branch.contains("git merge-base HEAD develop"));
         assert!(branch.contains("develop@{upstream}"));
-        let titled = review_prompt(&commit(Some("Tidy UI colors")), None);
+        let titled = review_prompt(&commit(Some("Tidy UI colors")));
         assert!(titled.contains("commit 1234567deadbeef (\"Tidy UI colors\")"));
-        assert!(review_prompt(&commit(None), None).contains("git show 1234567deadbeef"));
+        assert!(review_prompt(&commit(None)).contains("git show 1234567deadbeef"));
         assert_eq!(
-            review_prompt(
-                &ReviewTarget::Custom {
-                    instructions: " only the docs ".into()
-                },
-                None
-            ),
+            review_prompt(&ReviewTarget::Custom {
+                instructions: " only the docs ".into()
+            }),
             "only the docs"
         );
-    }
-
-    #[test]
-    fn the_diff_follows_the_request() {
-        let diff = Diff {
-            command: "git diff HEAD".into(),
-            text: "+added line\n".into(),
-            truncated: false,
-        };
-        let prompt = review_prompt(&ReviewTarget::UncommittedChanges, Some(&diff));
-        let (request, attached) = prompt.split_once("\n\n").unwrap();
-        assert!(request.starts_with("Review the changes in the working tree"));
-        assert!(attached.contains("git diff HEAD"));
-        assert!(attached.contains("+added line"));
     }
 
     #[test]

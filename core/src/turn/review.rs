@@ -1,7 +1,7 @@
 //! The review task's run (`task/review.rs`, docs/protocol.md §7.27). A review is a
 //! conversation of its own: the reviewer's instructions instead of the thread's, a history of
-//! its own that starts with the environment and the request (the target named, the diff
-//! attached), the turn's read-only tools. Its events reach the thread's turn as a
+//! its own (the environment, the diff gathered up front, then the request naming the target,
+//! which is the turn's `userMessage` item), the turn's read-only tools, its own token usage. Its events reach the thread's turn as a
 //! sub-conversation's do in the reference: every item and delta passes into the thread's
 //! turn (its open items, its rollout, its clients) except the reviewer's own messages, which
 //! are replaced by the rendered review. The thread's history gets only the outcome: what the
@@ -14,10 +14,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use weft_protocol::{
-    AgentMessageItem, ItemId, ReviewModeItem, ReviewTarget, ThreadId, ThreadItem, ThreadItemDetails,
+    AgentMessageItem, ReviewModeItem, ReviewTarget, ThreadId, ThreadItem, ThreadItemDetails,
+    ThreadTokenUsage, UserInput,
 };
 
-use super::{TurnContext, TurnEnd, TurnInput, TurnShared, item_sink, run_task, start_and_complete};
+use super::{
+    PendingInput, TurnContext, TurnEnd, TurnInput, TurnShared, item_sink, run_task,
+    start_and_complete,
+};
 use crate::config::ReviewConfig;
 use crate::env_context::EnvironmentContext;
 use crate::events::{
@@ -42,7 +46,7 @@ pub async fn run_review(
     exited: &AtomicBool,
 ) -> TurnEnd {
     let entered = ReviewModeItem {
-        id: ItemId::from(ctx.turn_id.to_string()),
+        id: new_item_id(),
         review: user_facing_hint(target),
     };
     start_and_complete(
@@ -56,14 +60,22 @@ pub async fn run_review(
         () = ctx.cancel.cancelled() => return TurnEnd::Interrupted,
     };
     let reviewer = reviewer_context(ctx);
-    let environment = EnvironmentContext::capture(ctx.cwd.clone(), "never", "read-only");
-    reviewer
-        .history
-        .lock()
-        .record(ResponseItem::user_text(environment.render()));
-    let request = review_prompt(target, diff.as_ref());
-    // Recorded for the reviewer without an item: clients see `enteredReviewMode`.
-    let end = run_task(&reviewer, TurnInput::Goal(request)).await;
+    {
+        // What the reviewer gets before the request, without items: where it runs, the diff.
+        let environment = EnvironmentContext::capture(ctx.cwd.clone(), "never", "read-only");
+        let mut history = reviewer.history.lock();
+        history.record(ResponseItem::user_text(environment.render()));
+        if let Some(diff) = &diff {
+            history.record(ResponseItem::user_text(diff.render()));
+        }
+    }
+    // The request is the reviewer's user message, an item of the turn as in the reference.
+    let request = PendingInput {
+        item_id: new_item_id(),
+        input: vec![UserInput::text(review_prompt(target))],
+        client_id: None,
+    };
+    let end = run_task(&reviewer, TurnInput::User(request)).await;
     match end {
         TurnEnd::Completed => {
             let answer = reviewer.shared.last_agent_message().unwrap_or_default();
@@ -99,7 +111,7 @@ pub async fn exit_review(ctx: &TurnContext, output: Option<ReviewOutput>, exited
     };
     ctx.history.lock().record(ResponseItem::user_text(told));
     let exited = ReviewModeItem {
-        id: ItemId::from(ctx.turn_id.to_string()),
+        id: new_item_id(),
         review,
     };
     start_and_complete(
@@ -113,7 +125,7 @@ pub async fn exit_review(ctx: &TurnContext, output: Option<ReviewOutput>, exited
         .record(ResponseItem::text_message(Role::Assistant, message.clone()));
     ctx.shared.set_last_agent_message(message.clone());
     let item = ThreadItem::new(ThreadItemDetails::AgentMessage(AgentMessageItem::new(
-        new_item_id().to_string(),
+        format!("msg_{}", new_item_id()),
         message,
     )));
     start_and_complete(ctx, item, now_ms()).await;
@@ -143,8 +155,9 @@ fn reviewer_context(ctx: &TurnContext) -> TurnContext {
         cwd: ctx.cwd.clone(),
         sink,
         history: Arc::new(Mutex::new(History::new())),
-        token_usage: ctx.token_usage.clone(),
-        shared: Arc::new(TurnShared::new(*ctx.token_usage.lock())),
+        // The reviewer's usage is its own, not the thread's (as the reference counts it).
+        token_usage: Arc::new(Mutex::new(ThreadTokenUsage::default())),
+        shared: Arc::new(TurnShared::new(ThreadTokenUsage::default())),
         cancel: ctx.cancel.clone(),
         stream_max_retries: ctx.stream_max_retries,
         context_window: ctx.context_window,
@@ -160,7 +173,7 @@ fn reviewer_context(ctx: &TurnContext) -> TurnContext {
 
 /// Passes the reviewer's events into the thread's turn — noted among its items and in its
 /// rollout ([`item_sink::record`]), then to its clients — except the reviewer's own agent
-/// messages and their deltas; token usage also updates what the actor reads of the turn.
+/// messages and their deltas, and its token usage (not the thread's).
 struct IntoTurn {
     inner: SharedSink,
     shared: Arc<TurnShared>,
@@ -168,12 +181,13 @@ struct IntoTurn {
     rollout: Option<crate::rollout::RolloutWriter>,
 }
 
+/// What of the reviewer's stays with it.
 fn is_reviewer_message(event: &ThreadEvent) -> bool {
     match event {
         ThreadEvent::ItemStarted { item, .. } | ThreadEvent::ItemCompleted { item, .. } => {
             matches!(item.details, ThreadItemDetails::AgentMessage(_))
         }
-        ThreadEvent::AgentMessageDelta { .. } => true,
+        ThreadEvent::AgentMessageDelta { .. } | ThreadEvent::TokenUsage { .. } => true,
         _ => false,
     }
 }
@@ -182,9 +196,6 @@ impl EventSink for IntoTurn {
     fn emit<'a>(&'a self, thread: &'a ThreadId, event: ThreadEvent) -> BoxFuture<'a, ()> {
         if is_reviewer_message(&event) {
             return Box::pin(std::future::ready(()));
-        }
-        if let ThreadEvent::TokenUsage { usage, .. } = &event {
-            self.shared.set_token_usage(*usage);
         }
         if !item_sink::record(&self.shared, &self.turn_id, self.rollout.as_ref(), &event) {
             return Box::pin(std::future::ready(()));

@@ -12,7 +12,7 @@ use weft_protocol::{
 
 use super::ThreadActor;
 use crate::events::Reply;
-use crate::review::user_facing_hint;
+use crate::review::{review_prompt, user_facing_hint};
 use crate::task::ReviewTask;
 use crate::thread::error::CoreError;
 use crate::time::new_turn_id;
@@ -44,6 +44,11 @@ impl ThreadActor {
             },
         ))];
         reply.send(Ok(answer)).await;
+        // A thread whose first turn is a review is previewed by the review's request, as by
+        // the reference.
+        if self.thread.preview.is_empty() {
+            self.thread.preview = review_prompt(&target);
+        }
         self.abort_active(TurnEnd::Interrupted).await;
         let task = ReviewTask::new(target, self.services.config.review);
         self.launch_turn(turn, provider, Arc::new(task), None).await;
