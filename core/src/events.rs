@@ -132,6 +132,17 @@ pub enum ThreadEvent {
     /// A `turn/start` changed the thread's settings; emitted before its response
     /// (`thread/settings/updated`).
     SettingsChanged(Box<crate::settings::ThreadSettings>),
+    /// The guardian started reviewing an approval question (`item/autoApprovalReview/started`,
+    /// docs/protocol.md §9.8).
+    GuardianReviewStarted(Box<weft_protocol::ItemGuardianApprovalReviewStartedNotification>),
+    /// The guardian's review ended (`item/autoApprovalReview/completed`); recorded in the
+    /// rollout.
+    GuardianReviewCompleted(Box<weft_protocol::ItemGuardianApprovalReviewCompletedNotification>),
+    /// A short message about a review for the user (`guardianWarning`).
+    GuardianWarning {
+        /// The text.
+        message: String,
+    },
     /// Something the user should know that is not an error of the turn.
     /// `item/mcpToolCall/progress`: progress of an MCP tool call.
     McpToolCallProgress {

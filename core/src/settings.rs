@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use weft_protocol::{
-    AskForApproval, CollaborationMode, DynamicToolSpec, ReasoningEffort, ReasoningSummary,
-    SandboxMode, SandboxPolicy,
+    ApprovalsReviewer, AskForApproval, CollaborationMode, DynamicToolSpec, ReasoningEffort,
+    ReasoningSummary, SandboxMode, SandboxPolicy,
 };
 
 /// The settings of one thread.
@@ -19,6 +19,8 @@ pub struct ThreadSettings {
     pub cwd: PathBuf,
     /// When the agent must ask before acting.
     pub approval_policy: AskForApproval,
+    /// Who answers the approval questions: the user, or the guardian (docs/protocol.md §9.8).
+    pub approvals_reviewer: ApprovalsReviewer,
     /// What commands and patches may touch.
     pub sandbox: SandboxPolicy,
     /// Replaces Weft's base instructions when set.

@@ -266,6 +266,7 @@ fn to_value<T: Serialize>(value: &T) -> Value {
 mod catalog;
 mod client_requests;
 mod collab;
+mod guardian;
 mod mcp;
 mod mcp_shapes;
 mod notifications;

@@ -22,7 +22,7 @@ use weft_protocol::{
 
 use crate::connection::Connection;
 use crate::dispatch::{Answer, Context, HandlerResult};
-use crate::handlers::{check_reviewer, mcp, page};
+use crate::handlers::{mcp, page};
 
 /// The [`RequestedSettings`] of a thread-opening method's params: `thread/start`'s params, or the
 /// `ThreadOverrides` flattened into `thread/resume`'s and `thread/fork`'s; wire types with the
@@ -34,6 +34,7 @@ macro_rules! requested_settings {
             model_provider: $params.model_provider,
             cwd: $params.cwd,
             approval_policy: $params.approval_policy,
+            approvals_reviewer: $params.approvals_reviewer,
             sandbox: $params.sandbox,
             base_instructions: $params.base_instructions,
             developer_instructions: $params.developer_instructions,
@@ -51,7 +52,6 @@ pub async fn start(
     cx: Context<'_>,
     mut params: ThreadStartParams,
 ) -> HandlerResult<Answer<ThreadStartResponse>> {
-    check_reviewer(params.approvals_reviewer)?;
     if params.history_mode == Some(weft_protocol::ThreadHistoryMode::Legacy) {
         // Every Weft thread is paginated (docs/protocol.md §7.24).
         return Err(JsonRpcError::invalid_request(
@@ -130,6 +130,8 @@ pub struct RequestedSettings {
     pub cwd: Option<String>,
     /// `approvalPolicy`.
     pub approval_policy: Option<AskForApproval>,
+    /// `approvalsReviewer` (docs/protocol.md §9.8).
+    pub approvals_reviewer: Option<ApprovalsReviewer>,
     /// `sandbox`.
     pub sandbox: Option<SandboxMode>,
     /// `baseInstructions`.
@@ -152,6 +154,7 @@ impl RequestedSettings {
             model_provider: self.model_provider,
             cwd: self.cwd.map(PathBuf::from),
             approval_policy: self.approval_policy,
+            approvals_reviewer: self.approvals_reviewer,
             sandbox: self.sandbox,
             base_instructions: self.base_instructions,
             developer_instructions: self.developer_instructions,
@@ -189,6 +192,12 @@ fn apply_config_overrides(options: &mut StartThreadOptions, config: &Map<String,
             ("base_instructions", Value::String(text)) => {
                 options.base_instructions = Some(text.clone());
             }
+            ("approvals_reviewer", Value::String(_)) => {
+                match serde_json::from_value(value.clone()) {
+                    Ok(reviewer) => options.approvals_reviewer = Some(reviewer),
+                    Err(_) => tracing::debug!(%key, "ignoring an unknown approvals_reviewer"),
+                }
+            }
             _ => tracing::debug!(%key, "ignoring thread/start config override"),
         }
     }
@@ -210,7 +219,7 @@ pub fn settings_response(snapshot: &ThreadSnapshot) -> ThreadStartResponse {
                 .map(|doc| doc.path.display().to_string())
                 .collect(),
             approval_policy: settings.approval_policy,
-            approvals_reviewer: ApprovalsReviewer::User,
+            approvals_reviewer: settings.approvals_reviewer,
             sandbox: settings.sandbox.clone(),
             reasoning_effort: settings.reasoning_effort.clone(),
             disabled_plugin_ids: Vec::new(),

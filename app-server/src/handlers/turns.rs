@@ -16,11 +16,10 @@ use weft_protocol::turn_api::{
 use weft_protocol::{Turn, UserInput};
 
 use crate::dispatch::{HandlerResult, ThreadReply};
-use crate::handlers::check_reviewer;
 
 /// `turn/start`: starts a turn, or steers the input into the running one.
 pub fn start(params: TurnStartParams, reply: ThreadReply<TurnStartResponse>) -> HandlerResult<Op> {
-    check_input(&params.input).and(check_reviewer(params.approvals_reviewer))?;
+    check_input(&params.input)?;
     if params.permissions.is_some() && params.sandbox_policy.is_some() {
         return Err(JsonRpcError::invalid_request(
             "`permissions` cannot be combined with `sandboxPolicy`",
@@ -30,6 +29,7 @@ pub fn start(params: TurnStartParams, reply: ThreadReply<TurnStartResponse>) -> 
         model: params.model,
         cwd: params.cwd.map(PathBuf::from),
         approval_policy: params.approval_policy,
+        approvals_reviewer: params.approvals_reviewer,
         sandbox: params.sandbox_policy,
         reasoning_effort: params.effort,
         reasoning_summary: params.summary,

@@ -136,6 +136,11 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             message,
         }
         .into(),
+        ThreadEvent::GuardianReviewStarted(review) => (*review).into(),
+        ThreadEvent::GuardianReviewCompleted(review) => (*review).into(),
+        ThreadEvent::GuardianWarning { message } => {
+            GuardianWarningNotification { thread_id, message }.into()
+        }
         ThreadEvent::Warning { message, .. } => WarningNotification {
             thread_id: Some(thread_id),
             message,
@@ -162,7 +167,7 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
                 thread_settings: weft_protocol::settings_api::ThreadSettings {
                     cwd: settings.cwd.display().to_string(),
                     approval_policy: settings.approval_policy,
-                    approvals_reviewer: weft_protocol::ApprovalsReviewer::User,
+                    approvals_reviewer: settings.approvals_reviewer,
                     sandbox_policy: settings.sandbox.clone(),
                     active_permission_profile: settings
                         .permission_profile

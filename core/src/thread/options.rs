@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use weft_protocol::{AskForApproval, DynamicToolSpec, ReasoningEffort, SandboxMode, SandboxPolicy};
+use weft_protocol::{
+    ApprovalsReviewer, AskForApproval, DynamicToolSpec, ReasoningEffort, SandboxMode, SandboxPolicy,
+};
 
 use super::error::CoreError;
 use crate::config::Config;
@@ -20,6 +22,8 @@ pub struct StartThreadOptions {
     pub cwd: Option<PathBuf>,
     /// Approval policy.
     pub approval_policy: Option<AskForApproval>,
+    /// Who reviews approvals (`approvalsReviewer`); config's `approvals_reviewer` when unset.
+    pub approvals_reviewer: Option<ApprovalsReviewer>,
     /// Sandbox mode.
     pub sandbox: Option<SandboxMode>,
     /// Replaces the base instructions.
@@ -71,6 +75,12 @@ impl StartThreadOptions {
             model_provider,
             cwd,
             approval_policy,
+            approvals_reviewer: self.approvals_reviewer.unwrap_or_else(|| {
+                parse_config_enum(
+                    config.approvals_reviewer.as_deref(),
+                    ApprovalsReviewer::User,
+                )
+            }),
             sandbox: SandboxPolicy::from_mode(sandbox_mode),
             base_instructions: self.base_instructions.clone(),
             developer_instructions: self.developer_instructions.clone(),
@@ -109,6 +119,13 @@ impl StartThreadOptions {
         if let Some(policy) = self.approval_policy {
             settings.approval_policy = policy;
         }
+        // The reviewer is not recorded in the rollout: the request's, else config's.
+        settings.approvals_reviewer = self.approvals_reviewer.unwrap_or_else(|| {
+            parse_config_enum(
+                config.approvals_reviewer.as_deref(),
+                ApprovalsReviewer::User,
+            )
+        });
         if let Some(profile) = &self.permission_profile {
             settings.sandbox = SandboxPolicy::from_mode(profile_sandbox(profile)?);
             settings.permission_profile = Some(profile.clone());

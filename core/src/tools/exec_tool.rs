@@ -41,12 +41,12 @@ use super::command_actions::command_actions;
 use super::context::{ToolCall, ToolTurn};
 use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
-use crate::guardian::{ReviewRequest, Verdict};
 use crate::exec::{
     EXEC_COMMAND_TOOL, ExecError, ExecOutput, ExecSessions, OUTPUT_BUFFER_CAP, WRITE_STDIN_TOOL,
     exec_command_tool_spec, exec_command_tool_spec_with_escalation, format_aborted_for_model,
     format_for_model, parse_exec_command_args, parse_write_stdin_args, write_stdin_tool_spec,
 };
+use crate::guardian::{ReviewRequest, Verdict};
 use crate::model::ToolOutput;
 use crate::sandbox::{SandboxSpec, looks_like_sandbox_denial};
 use crate::time::now_ms;
@@ -368,8 +368,13 @@ async fn exec_command(rt: &ExecContext, call_id: &str, arguments: &str, turn: &T
             // (docs/protocol.md §9.8).
             if turn.reviewer.is_some() {
                 item.start(turn).await;
-                let review =
-                    ReviewRequest::command(call_id, &display, &item.cwd, reason.as_deref(), unconfined);
+                let review = ReviewRequest::command(
+                    call_id,
+                    &display,
+                    &item.cwd,
+                    reason.as_deref(),
+                    unconfined,
+                );
                 match turn.guardian_review(review).await {
                     Some(Verdict::Approved) => break 'ask unconfined,
                     Some(Verdict::Denied(text)) => {

@@ -27,6 +27,7 @@ use super::approval::{self, ApprovalWaits, Mode};
 use super::context::{ToolCall, ToolTurn};
 use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestOutcome, ServerRequestParams, ThreadEvent};
+use crate::guardian::{ReviewRequest, Verdict};
 use crate::mcp::{ApprovalMode, CallError, McpPool, OfferedServer};
 use crate::model::ToolOutput;
 use crate::time::now_ms;
@@ -226,19 +227,35 @@ pub async fn call(
         if Mode::of(&turn.approval_policy) == Mode::Never {
             return item.refused(turn, started, NEVER_APPROVED).await;
         }
-        let wait = waits.begin(turn).await;
-        let params = approval_params(turn, &server, &tool_name, &tool, &arguments);
-        let outcome =
-            approval::ask(turn, ServerRequestParams::McpElicitation(Box::new(params))).await;
-        wait.release().await;
-        match approval_answer(&outcome) {
-            Approval::Accept { session } => {
-                if session {
-                    grants.lock().insert(key);
+        // With the guardian, its review comes first (docs/protocol.md §9.8).
+        let review = turn.reviewer.is_some().then(|| {
+            ReviewRequest::mcp_tool(call_id, &server.config.name, &tool, &tool_name, &arguments)
+        });
+        let verdict = match review {
+            Some(review) => turn.guardian_review(review).await,
+            None => None,
+        };
+        let ask_user = match verdict {
+            Some(Verdict::Denied(text)) => return item.refused(turn, started, &text).await,
+            Some(Verdict::Cancelled) => return item.refused(turn, started, CANCELLED).await,
+            Some(Verdict::Approved) => false,
+            Some(Verdict::AskUser) | None => true,
+        };
+        if ask_user {
+            let wait = waits.begin(turn).await;
+            let params = approval_params(turn, &server, &tool_name, &tool, &arguments);
+            let outcome =
+                approval::ask(turn, ServerRequestParams::McpElicitation(Box::new(params))).await;
+            wait.release().await;
+            match approval_answer(&outcome) {
+                Approval::Accept { session } => {
+                    if session {
+                        grants.lock().insert(key);
+                    }
                 }
+                Approval::Decline => return item.refused(turn, started, DECLINED).await,
+                Approval::Cancel => return item.refused(turn, started, CANCELLED).await,
             }
-            Approval::Decline => return item.refused(turn, started, DECLINED).await,
-            Approval::Cancel => return item.refused(turn, started, CANCELLED).await,
         }
     }
     let connection = match pool.connect(&server.config.name).await {

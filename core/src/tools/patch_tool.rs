@@ -43,6 +43,7 @@ use super::approval::{self, ApprovalWaits, Decision, Mode, PatchPlanDecision, Se
 use super::context::{ToolCall, ToolInput, ToolTurn};
 use super::tool::{Concurrency, Effects, Tool};
 use crate::events::{ServerRequestParams, ThreadEvent};
+use crate::guardian::{ReviewRequest, Verdict};
 use crate::model::ToolOutput;
 use crate::sandbox::SandboxSpec;
 use crate::time::now_ms;
@@ -206,9 +207,27 @@ async fn apply(
         }
         PatchPlanDecision::Refuse(path) => return PatchError::NotWritable { path }.model_text(),
         PatchPlanDecision::Apply => item.start(turn).await,
-        PatchPlanDecision::Ask { reason } => {
+        PatchPlanDecision::Ask { reason } => 'ask: {
             // Reference order: the item, then the status flag, then the request.
             item.start(turn).await;
+            // With the guardian, its review comes first (docs/protocol.md §9.8).
+            if turn.reviewer.is_some() {
+                let files = written.iter().map(|p| p.display().to_string()).collect();
+                let cwd = turn.cwd.display().to_string();
+                let review = ReviewRequest::patch(call_id, &cwd, files, patch, reason.as_deref());
+                match turn.guardian_review(review).await {
+                    Some(Verdict::Approved) => break 'ask,
+                    Some(Verdict::Denied(text)) => {
+                        item.complete(turn, PatchApplyStatus::Declined).await;
+                        return text;
+                    }
+                    Some(Verdict::Cancelled) => {
+                        item.complete(turn, PatchApplyStatus::Declined).await;
+                        return PATCH_REJECTED.to_string();
+                    }
+                    Some(Verdict::AskUser) | None => {}
+                }
+            }
             let wait = rt.waits.begin(turn).await;
             let params = FileChangeRequestApprovalParams {
                 thread_id: turn.thread_id.clone(),
