@@ -54,6 +54,9 @@ async fn review_of_uncommitted_changes_shows_the_findings() {
         screen.contains("Small and fine apart from one nit."),
         "{screen}"
     );
+    assert!(screen.contains("<< Code review finished >>"), "{screen}");
+    // The reviewer's own JSON answer is not shown.
+    assert!(!screen.contains("overall_correctness"), "{screen}");
     let requests = s.wait_for_requests(1).await;
     let asked = requests[0].message_texts("user").join("\n");
     assert!(asked.contains("not committed yet"), "{asked}");
