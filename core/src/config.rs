@@ -158,7 +158,7 @@ pub struct Config {
     pub features: Features,
     /// `[goals]`: how far a goal is pursued without the user.
     pub goals: GoalsConfig,
-    /// `[review]`: what a review attaches to its prompt (docs/config.md).
+    /// `[review]`: what a review attaches to its prompt (README, docs/protocol.md §7.28).
     pub review: ReviewConfig,
     /// `[snapshots]`: the ghost snapshots of the workspace and their limits.
     pub snapshots: SnapshotsConfig,
@@ -347,7 +347,7 @@ impl Config {
             goals: raw.goals.validated(path)?,
             review: raw.review.validated(path)?,
             snapshots: raw.snapshots.validated(path)?,
-            approvals_reviewer: raw.approvals_reviewer,
+            approvals_reviewer: guardian::validated_reviewer(raw.approvals_reviewer, path)?,
             guardian: raw.guardian.validated(path)?,
             web: raw.web.validated(path)?,
             agents,

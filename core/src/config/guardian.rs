@@ -61,3 +61,52 @@ impl GuardianConfig {
         Ok(self)
     }
 }
+
+/// `approvals_reviewer`: one of the reference's values, or an error naming the key.
+pub(super) fn validated_reviewer(
+    value: Option<String>,
+    path: &Path,
+) -> Result<Option<String>, ConfigError> {
+    match value.as_deref() {
+        None | Some("user" | "auto_review" | "guardian_subagent") => Ok(value),
+        Some(other) => Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: "approvals_reviewer".into(),
+            message: format!(
+                "`{other}` is not a reviewer: expected `user`, `auto_review` or `guardian_subagent`"
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_and_reviewers_are_checked() {
+        let path = Path::new("/h/config.toml");
+        assert!(GuardianConfig::default().validated(path).is_ok());
+        let zero = GuardianConfig {
+            timeout_secs: 0,
+            ..GuardianConfig::default()
+        };
+        assert!(zero.validated(path).is_err());
+        let tiny = GuardianConfig {
+            max_action_bytes: 10,
+            ..GuardianConfig::default()
+        };
+        assert!(tiny.validated(path).is_err());
+        for ok in [
+            None,
+            Some("user"),
+            Some("auto_review"),
+            Some("guardian_subagent"),
+        ] {
+            let value = ok.map(str::to_string);
+            assert_eq!(validated_reviewer(value.clone(), path).unwrap(), value);
+        }
+        let err = validated_reviewer(Some("robot".into()), path).unwrap_err();
+        assert!(err.to_string().contains("approvals_reviewer"), "{err}");
+    }
+}

@@ -86,7 +86,7 @@ impl Replay {
             model_provider: meta.model_provider.clone(),
             cwd: PathBuf::from(&meta.cwd),
             approval_policy: meta.approval_policy,
-            // Not recorded: a resumed thread takes its reviewer from the request or config.
+            // Recorded with each turn (below).
             approvals_reviewer: weft_protocol::ApprovalsReviewer::User,
             sandbox: meta.sandbox_policy.clone(),
             base_instructions: meta.base_instructions.clone(),
@@ -107,6 +107,9 @@ impl Replay {
             settings.reasoning_summary = ctx.summary;
             settings.collaboration_mode = ctx.collaboration_mode.clone();
             settings.permission_profile = ctx.permission_profile.clone();
+            settings.approvals_reviewer = ctx
+                .approvals_reviewer
+                .unwrap_or(weft_protocol::ApprovalsReviewer::User);
         }
         settings
     }

@@ -321,6 +321,9 @@ pub struct TurnContextRecord {
     /// The built-in permission profile the sandbox came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_profile: Option<String>,
+    /// Who reviewed approvals (docs/protocol.md §9.8); absent for `user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals_reviewer: Option<weft_protocol::ApprovalsReviewer>,
 }
 
 impl TurnContextRecord {
@@ -336,6 +339,9 @@ impl TurnContextRecord {
             summary: settings.reasoning_summary,
             collaboration_mode: settings.collaboration_mode.clone(),
             permission_profile: settings.permission_profile.clone(),
+            approvals_reviewer: (settings.approvals_reviewer
+                != weft_protocol::ApprovalsReviewer::User)
+                .then_some(settings.approvals_reviewer),
         }
     }
 }

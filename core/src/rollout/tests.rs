@@ -55,6 +55,7 @@ pub(crate) fn context(model: &str) -> TurnContextRecord {
         summary: None,
         collaboration_mode: None,
         permission_profile: None,
+        approvals_reviewer: None,
     }
 }
 

@@ -119,13 +119,10 @@ impl StartThreadOptions {
         if let Some(policy) = self.approval_policy {
             settings.approval_policy = policy;
         }
-        // The reviewer is not recorded in the rollout: the request's, else config's.
-        settings.approvals_reviewer = self.approvals_reviewer.unwrap_or_else(|| {
-            parse_config_enum(
-                config.approvals_reviewer.as_deref(),
-                ApprovalsReviewer::User,
-            )
-        });
+        // The request's reviewer, else the one the thread's last turn recorded.
+        if let Some(reviewer) = self.approvals_reviewer {
+            settings.approvals_reviewer = reviewer;
+        }
         if let Some(profile) = &self.permission_profile {
             settings.sandbox = SandboxPolicy::from_mode(profile_sandbox(profile)?);
             settings.permission_profile = Some(profile.clone());

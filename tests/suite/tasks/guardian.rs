@@ -164,6 +164,14 @@ async fn an_allowed_command_runs_without_asking(transport: Transport) {
             .any(|r| r.contains("\"type\":\"guardian_review\"") && r.contains("\"approved\"")),
         "no guardian_review record"
     );
+    // The reviewer is part of the recorded turn context: a fork keeps it.
+    let fork = t
+        .h
+        .client
+        .request("thread/fork", json!({"threadId": thread}))
+        .await
+        .unwrap();
+    assert_eq!(fork["approvalsReviewer"], "auto_review");
     t.finish().await;
 }
 
