@@ -1,4 +1,4 @@
-//! Code review (`review/start`, docs/protocol.md §7.27): the pure parts the review task
+//! Code review (`review/start`, docs/protocol.md §7.28): the pure parts the review task
 //! (`task/review.rs`) runs with — what the target is called and what the model is asked
 //! (`prompt.rs`), the diff attached up front (`diff.rs`), and reading and rendering what the
 //! reviewer answers (`output.rs`).

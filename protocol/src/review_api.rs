@@ -1,4 +1,4 @@
-//! Params and result of `review/start` (docs/protocol.md §7.27): a code review run as a turn
+//! Params and result of `review/start` (docs/protocol.md §7.28): a code review run as a turn
 //! of the thread it names.
 
 use schemars::JsonSchema;

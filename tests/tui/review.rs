@@ -1,4 +1,4 @@
-//! The TUI's `/review` (`review/start`, docs/protocol.md §7.27) against Weft: the preset
+//! The TUI's `/review` (`review/start`, docs/protocol.md §7.28) against Weft: the preset
 //! "uncommitted changes" starts a review whose request names the working tree and carries the
 //! diff, and the rendered review (its finding) shows on the screen.
 

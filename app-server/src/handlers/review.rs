@@ -1,4 +1,4 @@
-//! `review/start` (docs/protocol.md §7.27): the target is checked and cleaned here, as the
+//! `review/start` (docs/protocol.md §7.28): the target is checked and cleaned here, as the
 //! reference does; the thread runs the review as a turn of its own (`Op::Review`) and answers
 //! with that turn.
 

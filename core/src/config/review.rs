@@ -1,4 +1,4 @@
-//! `[review]`: the bounds of what a review (`review/start`, docs/protocol.md §7.27) gathers
+//! `[review]`: the bounds of what a review (`review/start`, docs/protocol.md §7.28) gathers
 //! before it asks the model.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The review task (`review/start`, docs/protocol.md §7.27): a turn input cannot steer
+//! The review task (`review/start`, docs/protocol.md §7.28): a turn input cannot steer
 //! (`NonSteerableTurnKind::Review`), run read-only whatever the thread's sandbox
 //! ([`ThreadTask::read_only`]), in which a reviewer with its own instructions and history
 //! looks at the target (`turn/review.rs`) and the thread's history is told only the outcome.

@@ -220,7 +220,7 @@ pub enum Op {
         /// Answered before the command's item starts.
         reply: Reply<Result<(), CoreError>>,
     },
-    /// `review/start`: a review turn (replacing a running turn), docs/protocol.md §7.27.
+    /// `review/start`: a review turn (replacing a running turn), docs/protocol.md §7.28.
     Review {
         /// What to review, already checked and trimmed by the handler.
         target: weft_protocol::ReviewTarget,

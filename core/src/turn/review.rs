@@ -1,4 +1,4 @@
-//! The review task's run (`task/review.rs`, docs/protocol.md §7.27). A review is a
+//! The review task's run (`task/review.rs`, docs/protocol.md §7.28). A review is a
 //! conversation of its own: the reviewer's instructions instead of the thread's, a history of
 //! its own (the environment, the diff gathered up front, then the request naming the target,
 //! which is the turn's `userMessage` item), the turn's read-only tools, its own token usage. Its events reach the thread's turn as a

@@ -1,4 +1,4 @@
-//! `review/start` (docs/protocol.md §7.27): each target named in the reviewer's request with
+//! `review/start` (docs/protocol.md §7.28): each target named in the reviewer's request with
 //! its diff attached, the reviewer's own instructions and read-only tools whatever the
 //! thread's sandbox, `enteredReviewMode` / `exitedReviewMode` with the rendered findings, the
 //! outcome in the thread's history for the next turn and in the rollout after a restart, an
@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use weft_mock_model::{Gate, RecordedRequest, Reply};
+use weft_mock_model::{Gate, RecordedRequest, Reply, Script};
 use weft_test_support::{Client, Transport};
 
 use crate::persistence::Persist;
@@ -541,7 +541,12 @@ async fn bad_requests_are_refused(transport: Transport) {
                    "delivery": "detached"}),
         )
         .await;
-    assert!(err.message.contains("detached"), "{err:?}");
+    assert_eq!(err.code, INVALID_REQUEST);
+    assert!(
+        err.message
+            .starts_with("Invalid request: unknown variant `detached`, expected `inline`"),
+        "{err:?}"
+    );
     // Nothing ran, and the thread still works.
     h.push(Reply::new().text("still here"));
     let run = h.run_turn(&thread, "hello").await;
@@ -549,7 +554,37 @@ async fn bad_requests_are_refused(transport: Transport) {
     assert_eq!(h.wait_for_requests(1).await.len(), 1);
 }
 
+async fn a_failed_reviewer_ends_the_review_and_the_turn_fails(transport: Transport) {
+    let mut h = Harness::responses(transport).await;
+    h.push_script(Script::api_error(
+        400,
+        "invalid_request_error",
+        "no such model",
+    ));
+    let thread = h.start_thread().await;
+    let messages = run_review(
+        &mut h.client,
+        &thread,
+        json!({"type": "custom", "instructions": "look"}),
+        "look",
+    )
+    .await;
+    assert_eq!(
+        item(&messages, "exitedReviewMode")["review"],
+        "Reviewer failed to output a response."
+    );
+    let done = &messages.last().unwrap()["params"]["turn"];
+    assert_eq!(done["status"], "failed", "{done}");
+    assert!(
+        done["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no such model")),
+        "{done}"
+    );
+}
+
 on_both_transports!(
+    a_failed_reviewer_ends_the_review_and_the_turn_fails,
     each_target_is_named_and_carries_its_diff,
     the_next_turn_sees_the_review_and_a_restart_keeps_it,
     the_reviewer_reads_with_tools_that_cannot_write,

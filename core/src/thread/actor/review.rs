@@ -1,4 +1,4 @@
-//! Starting a review (`review/start`, docs/protocol.md §7.27): answered with the review's turn
+//! Starting a review (`review/start`, docs/protocol.md §7.28): answered with the review's turn
 //! (carrying the review's label as its user message, as the reference's answer does); a
 //! running turn completes as interrupted, then the [`ReviewTask`] runs as a turn of its own.
 //! Also the read-only tools such a task runs with ([`read_only_tools`]).
