@@ -8,6 +8,7 @@
 
 mod agents;
 mod approvals;
+mod backtrack;
 mod exec;
 mod mcp;
 mod overlay;
