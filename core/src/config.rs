@@ -56,6 +56,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "features",
     "goals",
     "review",
+    "review_model",
     "snapshots",
     "approvals_reviewer",
     "guardian",
@@ -97,6 +98,7 @@ struct ConfigToml {
     goals: GoalsConfig,
     #[serde(default)]
     review: ReviewConfig,
+    review_model: Option<String>,
     #[serde(default)]
     snapshots: SnapshotsConfig,
     approvals_reviewer: Option<String>,
@@ -160,6 +162,8 @@ pub struct Config {
     pub goals: GoalsConfig,
     /// `[review]`: what a review attaches to its prompt (README, docs/protocol.md §7.28).
     pub review: ReviewConfig,
+    /// `review_model`: the model reviews ask (the thread's model when unset).
+    pub review_model: Option<String>,
     /// `[snapshots]`: the ghost snapshots of the workspace and their limits.
     pub snapshots: SnapshotsConfig,
     /// Who answers approval questions by default: `user` (unset), or `auto_review` /
@@ -346,6 +350,7 @@ impl Config {
             features: raw.features,
             goals: raw.goals.validated(path)?,
             review: raw.review.validated(path)?,
+            review_model: raw.review_model.filter(|model| !model.trim().is_empty()),
             snapshots: raw.snapshots.validated(path)?,
             approvals_reviewer: guardian::validated_reviewer(raw.approvals_reviewer, path)?,
             guardian: raw.guardian.validated(path)?,

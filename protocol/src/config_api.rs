@@ -45,7 +45,7 @@ pub struct ConfigReadResponse {
 pub struct Config {
     /// Default model.
     pub model: Option<String>,
-    /// Review model (Weft has no reviews).
+    /// The model reviews ask (`review/start`); `null`: the thread's model.
     pub review_model: Option<String>,
     /// The model's context window in tokens, when configured.
     pub model_context_window: Option<i64>,

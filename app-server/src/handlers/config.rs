@@ -158,8 +158,16 @@ fn effective(config: &Config) -> config_api::Config {
         "goals".to_string(),
         json!({"max_continuation_turns": config.goals.max_continuation_turns}),
     );
+    additional.insert(
+        "review".to_string(),
+        json!({
+            "max_diff_bytes": config.review.max_diff_bytes,
+            "diff_timeout_ms": config.review.diff_timeout_ms,
+        }),
+    );
     config_api::Config {
         model: Some(config.model.clone()),
+        review_model: config.review_model.clone(),
         model_provider: Some(config.model_provider.clone()),
         model_context_window: config
             .model_context_window

@@ -17,17 +17,20 @@ use crate::turn::{self, TurnContext, TurnEnd};
 pub struct ReviewTask {
     target: ReviewTarget,
     config: ReviewConfig,
+    /// The reviewer's model (`review_model`); the thread's when `None`.
+    model: Option<String>,
     /// Set once the review's end is recorded (by the run, or by the abort after a stop).
     exited: AtomicBool,
 }
 
 impl ReviewTask {
     /// A review of `target` (checked and trimmed by the request's handler), gathering its
-    /// diff within `config`'s bounds.
-    pub fn new(target: ReviewTarget, config: ReviewConfig) -> ReviewTask {
+    /// diff within `config`'s bounds, asking `model` (the thread's when `None`).
+    pub fn new(target: ReviewTarget, config: ReviewConfig, model: Option<String>) -> ReviewTask {
         ReviewTask {
             target,
             config,
+            model,
             exited: AtomicBool::new(false),
         }
     }
@@ -60,6 +63,7 @@ impl ThreadTask for ReviewTask {
             ctx,
             &self.target,
             &self.config,
+            self.model.as_deref(),
             &self.exited,
         ))
     }

@@ -43,6 +43,7 @@ pub async fn run_review(
     ctx: &TurnContext,
     target: &ReviewTarget,
     config: &ReviewConfig,
+    model: Option<&str>,
     exited: &AtomicBool,
 ) -> TurnEnd {
     let entered = ReviewModeItem {
@@ -59,7 +60,7 @@ pub async fn run_review(
         diff = collect_diff(target, &ctx.cwd, config) => diff,
         () = ctx.cancel.cancelled() => return TurnEnd::Interrupted,
     };
-    let reviewer = reviewer_context(ctx);
+    let reviewer = reviewer_context(ctx, model);
     {
         // What the reviewer gets before the request, without items: where it runs, the diff.
         let environment = EnvironmentContext::capture(ctx.cwd.clone(), "never", "read-only");
@@ -131,11 +132,13 @@ pub async fn exit_review(ctx: &TurnContext, output: Option<ReviewOutput>, exited
     start_and_complete(ctx, item, now_ms()).await;
 }
 
-/// The reviewer's conversation: the turn's model, tools, cancellation and clients, with the
-/// reviewer's instructions, an empty history of its own (not journalled), no stop hooks, and
-/// a sink that passes its events into the thread's turn ([`IntoTurn`]).
-fn reviewer_context(ctx: &TurnContext) -> TurnContext {
+/// The reviewer's conversation: the turn's provider, tools, cancellation and clients, with the
+/// reviewer's instructions and model (`review_model`, else the turn's), an empty history of
+/// its own (not journalled), no stop hooks, and a sink that passes its events into the
+/// thread's turn ([`IntoTurn`]).
+fn reviewer_context(ctx: &TurnContext, model: Option<&str>) -> TurnContext {
     let step = Prompt {
+        model: model.map_or_else(|| ctx.step.model.clone(), str::to_string),
         instructions: REVIEW_INSTRUCTIONS.to_string(),
         output_schema: None,
         ..ctx.step.clone()

@@ -583,8 +583,41 @@ async fn a_failed_reviewer_ends_the_review_and_the_turn_fails(transport: Transpo
     );
 }
 
+async fn review_model_is_the_reviewers(transport: Transport) {
+    let mut p = Persist::with_config(transport, "review_model = \"mock-reviewer\"").await;
+    let config = p.client.request_ok("config/read", json!({})).await;
+    assert_eq!(
+        config["config"]["review_model"], "mock-reviewer",
+        "{config}"
+    );
+    assert_eq!(
+        config["config"]["review"],
+        json!({"max_diff_bytes": 16384, "diff_timeout_ms": 5000}),
+        "{config}"
+    );
+    let thread = p.start_thread().await;
+    p.push(Reply::new().text("Fine."));
+    run_review(
+        &mut p.client,
+        &thread,
+        json!({"type": "custom", "instructions": "look"}),
+        "look",
+    )
+    .await;
+    p.push(Reply::new().text("ok"));
+    p.run_turn(&thread, "and now").await;
+    let requests = p
+        .mock
+        .wait_for_requests(2, weft_test_support::DEFAULT_TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(requests[0].body["model"], "mock-reviewer");
+    assert_eq!(requests[1].body["model"], "mock-model");
+}
+
 on_both_transports!(
     a_failed_reviewer_ends_the_review_and_the_turn_fails,
+    review_model_is_the_reviewers,
     each_target_is_named_and_carries_its_diff,
     the_next_turn_sees_the_review_and_a_restart_keeps_it,
     the_reviewer_reads_with_tools_that_cannot_write,

@@ -50,7 +50,8 @@ impl ThreadActor {
             self.thread.preview = review_prompt(&target);
         }
         self.abort_active(TurnEnd::Interrupted).await;
-        let task = ReviewTask::new(target, self.services.config.review);
+        let config = &self.services.config;
+        let task = ReviewTask::new(target, config.review, config.review_model.clone());
         self.launch_turn(turn, provider, Arc::new(task), None).await;
     }
 }
