@@ -165,12 +165,11 @@ async fn an_allowed_command_runs_without_asking(transport: Transport) {
         "no guardian_review record"
     );
     // The reviewer is part of the recorded turn context: a fork keeps it.
-    let fork = t
-        .h
-        .client
-        .request("thread/fork", json!({"threadId": thread}))
-        .await
-        .unwrap();
+    let fork =
+        t.h.client
+            .request("thread/fork", json!({"threadId": thread}))
+            .await
+            .unwrap();
     assert_eq!(fork["approvalsReviewer"], "auto_review");
     t.finish().await;
 }
@@ -428,6 +427,99 @@ async fn turn_start_accepts_the_reviewer(transport: Transport) {
     t.finish().await;
 }
 
+async fn an_mcp_tool_call_is_reviewed_and_denied(transport: Transport) {
+    let mut t = crate::mcp::Mcp::start(transport).await;
+    let cwd = t.ws.display().to_string();
+    let started = reviewed_thread(&mut t.h.client, &cwd, "auto_review").await;
+    let thread = str_at(&started, "/thread/id");
+    crate::mcp::wait_startup(&mut t.h.client, &thread, "weft", "ready").await;
+    // `add` has no read-only annotation: under `auto` it needs approval.
+    t.push(crate::mcp::weft_call(
+        "call_add",
+        "add",
+        json!({"a": 40, "b": 2}),
+    ));
+    t.push(Reply::new().text(DENY));
+    t.push(Reply::new().text("Not added."));
+    let messages = t.turn(&thread, "add them").await;
+    let labels: Vec<String> = messages
+        .iter()
+        .map(label)
+        .filter(|l| {
+            l.starts_with("item/autoApprovalReview/")
+                || l == "guardianWarning"
+                || l == crate::mcp::ELICITATION
+                || l.ends_with(":mcpToolCall")
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "item/started:mcpToolCall",
+            "item/autoApprovalReview/started",
+            "guardianWarning",
+            "item/autoApprovalReview/completed",
+            "item/completed:mcpToolCall",
+        ]
+    );
+    let action = &only(&messages, "item/autoApprovalReview/started")["params"]["action"];
+    assert_eq!(action["type"], "mcpToolCall");
+    assert_eq!(action["server"], "weft");
+    assert_eq!(action["toolName"], "add");
+    let item = completed_item(&messages, "call_add");
+    assert_eq!(item["status"], "failed");
+    let error = item["error"]["message"].as_str().unwrap();
+    assert!(
+        error.contains("Reason: Creating files outside the task"),
+        "{error}"
+    );
+    let requests = t.h.wait_for_requests(3).await;
+    assert_review_request(&requests[1], "\"add\"");
+    assert!(user_texts(&requests[1])[0].contains("\"a\": 40"));
+}
+
+async fn an_interrupt_during_the_review_stops_the_action(transport: Transport) {
+    let mut t = tools_with(transport, "").await;
+    let cwd = t.ws.display().to_string();
+    let started = reviewed_thread(&mut t.h.client, &cwd, "auto_review").await;
+    let thread = str_at(&started, "/thread/id");
+    t.push(escalated("call_stop", "touch stopped.txt"));
+    t.push(Reply::new().text(ALLOW).stall());
+    let turn = t.h.start_turn(&thread, "make stopped.txt").await;
+    t.h.client
+        .wait_for("the review's start", |m| {
+            m["method"] == "item/autoApprovalReview/started"
+        })
+        .await;
+    t.h.client
+        .request(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
+        .await
+        .unwrap();
+    read_through_turn_ending(&mut t.h.client, "interrupted").await;
+    let all = t.h.client.log().to_vec();
+    assert_eq!(
+        review_labels(&all),
+        [
+            "item/started:commandExecution",
+            "item/autoApprovalReview/started",
+            "item/autoApprovalReview/completed",
+            "item/completed:commandExecution",
+        ]
+    );
+    let done = &only(&all, "item/autoApprovalReview/completed")["params"]["review"];
+    assert_eq!(
+        done,
+        &json!({"status": "aborted", "riskLevel": null,
+                             "userAuthorization": null, "rationale": null})
+    );
+    assert_eq!(completed_item(&all, "call_stop")["status"], "declined");
+    assert!(!t.path("stopped.txt").exists());
+    t.finish().await;
+}
+
 on_both_transports!(
     an_allowed_command_runs_without_asking,
     a_denied_command_fails_with_the_reason_and_the_user_overrides_it,
@@ -436,4 +528,6 @@ on_both_transports!(
     a_slow_reviewer_asks_the_user,
     a_patch_outside_the_workspace_is_reviewed,
     turn_start_accepts_the_reviewer,
+    an_mcp_tool_call_is_reviewed_and_denied,
+    an_interrupt_during_the_review_stops_the_action,
 );
