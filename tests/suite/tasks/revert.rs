@@ -362,3 +362,53 @@ on_both_transports!(
     restore_in_a_repository,
     restore_in_a_plain_directory
 );
+
+/// A turn running when the revert arrives: `restoreWorkspace` is refused (the files are still
+/// changing); the history-only revert interrupts it first, as the reference's does, so its
+/// `turn/completed {interrupted}` comes before the response, and the cut drops it.
+#[tokio::test]
+async fn a_running_turn_is_interrupted_by_a_revert() {
+    let mut w = Workspace::start(Transport::Stdio, false).await;
+    let thread = w.thread().await;
+    let first = w.text_turn(&thread, "first question").await;
+    let gate = weft_mock_model::Gate::new();
+    w.p.push(
+        Reply::new()
+            .text("half ")
+            .gate(&gate)
+            .text("and never the rest"),
+    );
+    let running = w.p.begin_held_turn(&thread, "a long one", &gate).await;
+    let refused =
+        w.p.client
+            .request(
+                "thread/revert",
+                json!({"threadId": thread, "beforeTurnId": running, "restoreWorkspace": true}),
+            )
+            .await;
+    assert_error_containing(refused, &["while turn ", &running, "is in progress"]);
+    let id =
+        w.p.client
+            .send_request(
+                "thread/revert",
+                json!({"threadId": thread, "beforeTurnId": running}),
+            )
+            .await;
+    let messages = read_through(&mut w.p.client, |m| m["method"] == "thread/reverted").await;
+    let completed = messages
+        .iter()
+        .position(|m| m["method"] == "turn/completed")
+        .expect("the running turn's turn/completed");
+    assert_eq!(
+        messages[completed]["params"]["turn"]["status"],
+        "interrupted"
+    );
+    let response = messages
+        .iter()
+        .position(|m| m.get("id") == Some(&id))
+        .expect("the response");
+    assert!(completed < response, "{messages:?}");
+    assert!(messages[response].get("error").is_none(), "{messages:?}");
+    gate.release();
+    assert_eq!(turn_ids(&mut w.p.client, &thread).await, vec![first]);
+}

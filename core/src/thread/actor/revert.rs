@@ -212,7 +212,8 @@ impl ThreadActor {
         let Some(writer) = self.persistence.writer().cloned() else {
             return Err(CoreError::NoRollout(self.thread.id.to_string()));
         };
-        if !self.turns.iter().any(|t| t.id == turn) {
+        let running = self.active.as_ref().is_some_and(|a| *a.turn_id() == turn);
+        if !running && !self.turns.iter().any(|t| t.id == turn) {
             return Err(CoreError::ForkTurnNotFound(turn.to_string()));
         }
         if let Some(active) = &self.active {
