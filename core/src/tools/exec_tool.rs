@@ -33,7 +33,8 @@ use weft_protocol::server_requests::{
     CommandExecutionRequestApprovalParams,
 };
 use weft_protocol::{
-    CommandExecutionItem, CommandExecutionSource, CommandExecutionStatus, ItemId, ThreadItem,
+    CommandExecutionItem, CommandExecutionSource, CommandExecutionStatus, ItemId, SandboxPolicy,
+    ThreadItem,
 };
 
 use super::approval::{self, ApprovalWaits, CommandPlan, Decision, Mode, SessionApprovals};
@@ -69,6 +70,16 @@ pub(crate) struct BackgroundCommand {
     pub cwd: String,
     /// The `commandExecution` item (the `exec_command` call) that started it.
     pub item_id: String,
+    /// Started under a read-only sandbox: a read-only turn may write to it (see
+    /// [`writable_from`]).
+    pub read_only: bool,
+}
+
+/// Whether a turn under `sandbox` may send input to a session: a read-only turn (Plan mode, a
+/// review) may only write to a session started read-only, never act through a process with
+/// more permissions than its own; polling (no input) is always allowed.
+fn writable_from(sandbox: &SandboxPolicy, session: Option<&BackgroundCommand>) -> bool {
+    !matches!(sandbox, SandboxPolicy::ReadOnly { .. }) || session.is_some_and(|s| s.read_only)
 }
 
 /// Session id → the command that started it (outlives the turn, like the session).
@@ -478,6 +489,7 @@ async fn exec_command(rt: &ExecContext, call_id: &str, arguments: &str, turn: &T
                     display: display.clone(),
                     cwd: item.cwd.clone(),
                     item_id: call_id.to_string(),
+                    read_only: matches!(turn.sandbox, SandboxPolicy::ReadOnly { .. }),
                 },
             );
         }
@@ -516,6 +528,13 @@ async fn write_stdin(rt: &ExecContext, call_id: &str, arguments: &str, turn: &To
         Err(err) => return err.to_string(),
     };
     let known = rt.sessions.lock().get(&args.session_id).cloned();
+    if !args.chars.is_empty() && !writable_from(&turn.sandbox, known.as_ref()) {
+        return format!(
+            "write_stdin failed: this turn is read-only and session {} was started with more \
+             permissions; it can only be polled (empty chars)",
+            args.session_id
+        );
+    }
     let item = known.map(|command| CommandItem {
         id: call_id.to_string(),
         command: command.display,

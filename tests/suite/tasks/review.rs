@@ -13,7 +13,7 @@ use weft_test_support::{Client, Transport};
 
 use crate::persistence::Persist;
 use crate::requests::Requests;
-use crate::tools::{cmd, exec_call, start_thread};
+use crate::tools::{cmd, exec_call, start_thread, write_stdin_call};
 use crate::turns::{
     Harness, INVALID_REQUEST, assistant_texts, gated_message, label, read_through,
     read_through_turn_completed, str_at, user_texts, wait_gate,
@@ -615,7 +615,39 @@ async fn review_model_is_the_reviewers(transport: Transport) {
     assert_eq!(requests[1].body["model"], "mock-model");
 }
 
+async fn the_reviewer_cannot_write_to_the_threads_sessions(transport: Transport) {
+    let mut h = Harness::responses(transport).await;
+    let (repo, _) = repository();
+    let cwd = repo.path().display().to_string();
+    let thread = start_thread(&mut h.client, &cwd, "never", "workspace-write").await;
+    // A regular turn leaves a shell running as a session, reading its input.
+    h.push(exec_call("s1", json!({"cmd": "sh", "yield_time_ms": 300})));
+    h.push(Reply::new().text("Started."));
+    let run = h.run_turn(&thread, "start a shell").await;
+    let session = run.completed_items_of("commandExecution")[0]["processId"]
+        .as_str()
+        .expect("a session")
+        .to_string();
+    // The reviewer tries to act through it, then only polls it.
+    h.push(write_stdin_call("w1", &session, "touch written.txt\n"));
+    h.push(write_stdin_call("w2", &session, ""));
+    h.push(Reply::new().text("Looked."));
+    run_review(
+        &mut h.client,
+        &thread,
+        json!({"type": "custom", "instructions": "look"}),
+        "look",
+    )
+    .await;
+    let refused = h.output_in(4, "w1").await;
+    assert!(refused.contains("this turn is read-only"), "{refused}");
+    let polled = h.output_in(5, "w2").await;
+    assert!(!polled.contains("read-only"), "{polled}");
+    assert!(!repo.path().join("written.txt").exists());
+}
+
 on_both_transports!(
+    the_reviewer_cannot_write_to_the_threads_sessions,
     a_failed_reviewer_ends_the_review_and_the_turn_fails,
     review_model_is_the_reviewers,
     each_target_is_named_and_carries_its_diff,
