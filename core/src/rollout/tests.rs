@@ -18,6 +18,7 @@ mod history;
 mod large;
 mod read_write;
 mod record;
+mod truncate;
 
 /// A session header (the state DB and index tests start from it too).
 pub(crate) fn meta(id: &ThreadId, created_at: i64) -> SessionMeta {
