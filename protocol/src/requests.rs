@@ -450,7 +450,8 @@ mod tests {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
                     "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
                     "server": "s", "tool": "x", "uri": "u", "event": {},
-                    "target": {"type": "uncommittedChanges"}, "command": "c", "beforeTurnId": "u"})
+                    "target": {"type": "uncommittedChanges", "connectorId": "c", "linkId": null},
+                    "command": "c", "beforeTurnId": "u"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
