@@ -274,18 +274,23 @@ impl Snapshotter {
             std::fs::copy(user_index, &scratch.listing)
                 .map_err(|e| SnapshotError::io(user_index, e))?;
         }
-        let out = listing
-            .run(
-                &[
-                    "ls-files",
-                    "-z",
-                    "--cached",
-                    "--others",
-                    "--exclude-standard",
-                ],
-                None,
-            )
-            .await?;
+        let mut args = vec![
+            "ls-files".to_string(),
+            "-z".into(),
+            "--cached".into(),
+            "--others".into(),
+            "--exclude-standard".into(),
+            "--".into(),
+            ".".into(),
+        ];
+        // `$WEFT_HOME` inside the workspace is not even walked.
+        if let Ok(inside) = self.home.strip_prefix(&self.workspace.work_tree)
+            && !inside.as_os_str().is_empty()
+        {
+            args.push(format!(":(exclude,literal){}", inside.display()));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = listing.run_listing(&args, self.limits.max_files).await?;
         let paths: BTreeSet<String> = nul_fields(&out)
             .map(|p| String::from_utf8_lossy(p).into_owned())
             .filter(|p| !p.ends_with('/') && !p.contains('\n'))

@@ -46,6 +46,26 @@ impl Git {
         args: &[&str],
         input: Option<Vec<u8>>,
     ) -> Result<Vec<u8>, SnapshotError> {
+        self.run_bounded(args, input, None).await
+    }
+
+    /// [`Git::run`] of a command that prints NUL-terminated entries, stopped (and
+    /// [`SnapshotError::TooManyFiles`]) as soon as it printed more than `max_entries`: a huge
+    /// directory is given up on at once, not listed to its end.
+    pub async fn run_listing(
+        &self,
+        args: &[&str],
+        max_entries: usize,
+    ) -> Result<Vec<u8>, SnapshotError> {
+        self.run_bounded(args, None, Some(max_entries)).await
+    }
+
+    async fn run_bounded(
+        &self,
+        args: &[&str],
+        input: Option<Vec<u8>>,
+        max_entries: Option<usize>,
+    ) -> Result<Vec<u8>, SnapshotError> {
         let mut command = Command::new("git");
         command.env_clear();
         if let Some(path) = std::env::var_os("PATH") {
@@ -100,10 +120,29 @@ impl Git {
             };
             let read_out = async {
                 let mut out = Vec::new();
-                if let Some(stdout) = stdout.as_mut() {
+                let Some(stdout) = stdout.as_mut() else {
+                    return (out, false);
+                };
+                let Some(max) = max_entries else {
                     let _ = stdout.read_to_end(&mut out).await;
+                    return (out, false);
+                };
+                let mut chunk = vec![0u8; 64 * 1024];
+                let mut entries = 0;
+                loop {
+                    match stdout.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return (out, false),
+                        Ok(n) => {
+                            entries += chunk[..n].iter().filter(|b| **b == 0).count();
+                            if entries > max {
+                                // Stop it now rather than read the rest of its listing.
+                                let _ = child.start_kill();
+                                return (out, true);
+                            }
+                            out.extend_from_slice(&chunk[..n]);
+                        }
+                    }
                 }
-                out
             };
             let read_err = async {
                 let mut err = Vec::new();
@@ -112,14 +151,17 @@ impl Git {
                 }
                 err
             };
-            let ((), out, err) = tokio::join!(feed, read_out, read_err);
+            let ((), (out, too_many), err) = tokio::join!(feed, read_out, read_err);
             let status = child.wait().await;
-            (status, out, err)
+            if too_many {
+                return Err(SnapshotError::TooManyFiles(max_entries.unwrap_or_default()));
+            }
+            Ok((status, out, err))
         };
         let timeout = self.deadline.saturating_duration_since(Instant::now());
         let (status, out, err) = tokio::time::timeout(timeout, work)
             .await
-            .map_err(|_| SnapshotError::Timeout)?;
+            .map_err(|_| SnapshotError::Timeout)??;
         let status = status.map_err(|err| SnapshotError::Git(format!("{what}: {err}")))?;
         if !status.success() {
             let text = String::from_utf8_lossy(&err);

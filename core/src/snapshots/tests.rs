@@ -190,3 +190,34 @@ async fn too_many_files_are_refused_and_old_snapshots_pruned() {
     // Everything is older than a day from a year on.
     assert_eq!(snap.prune(now + 365 * 86_400).await.unwrap(), 2);
 }
+
+/// `$WEFT_HOME` inside the workspace (its rollouts, its private repositories) is never part of
+/// a snapshot, and does not count toward `max_files`.
+#[tokio::test]
+async fn weft_home_inside_the_workspace_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    sh(
+        dir.path(),
+        "echo x > x.txt && mkdir -p home/sessions && for i in 1 2 3 4; do echo $i > home/sessions/r$i; done",
+    );
+    let few = SnapshotsConfig {
+        max_files: 2,
+        ..limits()
+    };
+    let snap = Snapshotter::locate(dir.path(), &dir.path().join("home"), few)
+        .await
+        .unwrap();
+    let taken = snap
+        .take("refs/weft/snapshots/t/u/before", "m")
+        .await
+        .unwrap();
+    let git_dir = snap.workspace().git_dir.display().to_string();
+    let listed = sh(
+        dir.path(),
+        &format!(
+            "GIT_DIR={git_dir} git ls-tree -r --name-only {}",
+            taken.commit
+        ),
+    );
+    assert_eq!(listed, "x.txt\n");
+}
