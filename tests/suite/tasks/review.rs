@@ -98,6 +98,8 @@ async fn run_review(client: &mut Client, thread: &str, target: Value, hint: &str
     let result = &response["result"];
     assert_eq!(result["reviewThreadId"], thread, "{result}");
     assert_eq!(result["turn"]["status"], "inProgress");
+    assert_eq!(result["turn"]["rootTurnId"], Value::Null);
+    assert_eq!(result["turn"]["itemsView"], "notLoaded");
     let turn_id = str_at(result, "/turn/id");
     assert_eq!(
         result["turn"]["items"],

@@ -36,6 +36,8 @@ impl ThreadActor {
         };
         let turn = Turn::in_progress(new_turn_id(), None);
         let mut answer = turn.clone();
+        // As the reference answers a review: no root turn in the answer.
+        answer.root_turn_id = None;
         answer.items = vec![ThreadItem::new(ThreadItemDetails::UserMessage(
             UserMessageItem {
                 id: ItemId::from(turn.id.to_string()),
