@@ -412,3 +412,70 @@ async fn a_running_turn_is_interrupted_by_a_revert() {
     gate.release();
     assert_eq!(turn_ids(&mut w.p.client, &thread).await, vec![first]);
 }
+
+/// Which turn has which snapshot is in the rollout: after a restart, `restoreWorkspace` still
+/// puts the files back.
+#[tokio::test]
+async fn restore_works_after_a_restart() {
+    let mut w = Workspace::start(Transport::Stdio, true).await;
+    let before = user_state(w.dir.path());
+    let thread = w.thread().await;
+    let patch = w.patch_turn(&thread).await;
+    w.p.restart().await;
+    ok(
+        &mut w.p.client,
+        "thread/resume",
+        json!({"threadId": thread}),
+    )
+    .await;
+    revert(
+        &mut w.p.client,
+        json!({"threadId": thread, "beforeTurnId": patch, "restoreWorkspace": true}),
+    )
+    .await
+    .expect("the revert");
+    assert_eq!(w.read("a.txt"), "one\n");
+    assert!(!w.dir.path().join("added.txt").exists());
+    assert_eq!(user_state(w.dir.path()), before);
+}
+
+/// Two changing turns: restoring before the first undoes both; a user edit between them is
+/// found (the second turn's `before` is not the first's `after`) and the restore refused.
+#[tokio::test]
+async fn restore_across_two_changing_turns_checks_between_them() {
+    for edit_between in [false, true] {
+        let mut w = Workspace::start(Transport::Stdio, false).await;
+        let thread = w.thread().await;
+        let first = w.patch_turn(&thread).await;
+        if edit_between {
+            sh(w.dir.path(), "echo the user was here > untracked.txt");
+        }
+        let second_patch =
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-agent\n+agent again\n*** End Patch\n";
+        w.p.push(patch_call("call_again", second_patch));
+        w.p.push(Reply::new().text("Patched again."));
+        w.p.run_turn(&thread, "change it again").await;
+        assert_eq!(w.read("a.txt"), "agent again\n");
+        let answer = revert(
+            &mut w.p.client,
+            json!({"threadId": thread, "beforeTurnId": first, "restoreWorkspace": true}),
+        )
+        .await;
+        if edit_between {
+            assert_error_containing(
+                answer,
+                &[
+                    "changed outside the agent before turn",
+                    "untracked.txt (modified)",
+                ],
+            );
+            assert_eq!(w.read("a.txt"), "agent again\n");
+            assert_eq!(turn_ids(&mut w.p.client, &thread).await.len(), 2);
+        } else {
+            answer.expect("the revert");
+            assert_eq!(w.read("a.txt"), "one\n");
+            assert!(!w.dir.path().join("added.txt").exists());
+            assert_eq!(w.read("untracked.txt"), "mine\n");
+        }
+    }
+}
