@@ -7,7 +7,8 @@
 //! regular turn: it is `TaskKind::Regular`). Its **gate** is what mutating calls pass
 //! (`ToolSet::handle`): the first one starts the snapshot, every mutating call waits until it
 //! is taken, read-only calls never wait. A snapshot that fails or runs out of time is logged
-//! and the turn goes on without one (a revert of that turn then cannot restore the files).
+//! and warned about (`warning`), and the turn goes on without one (a revert of that turn then
+//! cannot restore the files).
 //! None is made for an ephemeral thread (nothing to revert), a read-only turn (nothing can
 //! change) or with `[snapshots] enabled = false`.
 
@@ -20,6 +21,7 @@ use weft_protocol::{SandboxPolicy, ThreadId, TurnId};
 
 use super::TaskKind;
 use crate::config::{Config, SnapshotsConfig};
+use crate::events::{SharedSink, ThreadEvent};
 use crate::rollout::{RolloutRecord, RolloutWriter};
 use crate::snapshots::{REF_PREFIX, SnapshotPhase, SnapshotRecord, Snapshotter};
 
@@ -31,6 +33,8 @@ pub struct GhostSnapshotTask {
     home: PathBuf,
     limits: SnapshotsConfig,
     rollout: RolloutWriter,
+    /// Where a skipped snapshot is reported (`warning`).
+    sink: SharedSink,
     /// Passed once the snapshot before the first change is taken (or given up): the
     /// workspace's snapshotter when it was taken.
     before: OnceCell<Option<Arc<Snapshotter>>>,
@@ -40,9 +44,10 @@ pub struct GhostSnapshotTask {
 
 impl GhostSnapshotTask {
     /// The ghost snapshot of a turn that runs in `cwd` under `sandbox`, recorded in
-    /// `rollout`; `None` where none is taken (see the module docs).
+    /// `rollout`, reporting to `sink`; `None` where none is taken (see the module docs).
     pub fn for_turn(
         config: &Config,
+        sink: &SharedSink,
         thread_id: &ThreadId,
         turn_id: &TurnId,
         cwd: &std::path::Path,
@@ -60,6 +65,7 @@ impl GhostSnapshotTask {
             home: config.home.clone(),
             limits: config.snapshots,
             rollout,
+            sink: sink.clone(),
             before: OnceCell::new(),
             after: OnceCell::new(),
         }))
@@ -86,7 +92,7 @@ impl GhostSnapshotTask {
                         match Snapshotter::locate(&self.cwd, &self.home, self.limits).await {
                             Ok(snapshotter) => Arc::new(snapshotter),
                             Err(err) => {
-                                tracing::warn!(%err, "no ghost snapshot for this turn");
+                                self.skipped(&err).await;
                                 return None;
                             }
                         };
@@ -117,6 +123,25 @@ impl GhostSnapshotTask {
             .await;
     }
 
+    /// The turn goes on without a snapshot: logged, and the clients are warned that a revert
+    /// of this turn cannot restore its files.
+    async fn skipped(&self, err: &crate::snapshots::SnapshotError) {
+        tracing::warn!(%err, "no ghost snapshot for this turn");
+        let message = format!(
+            "No snapshot of the workspace was taken before this turn's changes ({err}); \
+             thread/revert cannot restore its files."
+        );
+        self.sink
+            .emit(
+                &self.thread_id,
+                ThreadEvent::Warning {
+                    turn_id: Some(self.turn_id.clone()),
+                    message,
+                },
+            )
+            .await;
+    }
+
     /// Take one snapshot, record it and prune the old ones; whether it was taken.
     async fn take(&self, snapshotter: &Snapshotter, phase: SnapshotPhase) -> bool {
         let name = match phase {
@@ -131,7 +156,11 @@ impl GhostSnapshotTask {
         let snapshot = match snapshotter.take(&refname, &message).await {
             Ok(snapshot) => snapshot,
             Err(err) => {
-                tracing::warn!(%err, phase = name, "ghost snapshot not taken");
+                if phase == SnapshotPhase::Before {
+                    self.skipped(&err).await;
+                } else {
+                    tracing::warn!(%err, phase = name, "ghost snapshot not taken");
+                }
                 return false;
             }
         };

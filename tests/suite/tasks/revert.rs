@@ -60,7 +60,12 @@ impl Workspace {
     /// A daemon and a workspace with `a.txt` (`one`): in a git repository with a commit, a
     /// staged change and an untracked file when `git`, else a plain directory.
     pub async fn start(transport: Transport, git: bool) -> Workspace {
-        let p = Persist::start(transport).await;
+        Workspace::with_config(transport, git, "").await
+    }
+
+    /// [`Workspace::start`] with `top_level` keys in the daemon's `config.toml`.
+    pub async fn with_config(transport: Transport, git: bool, top_level: &str) -> Workspace {
+        let p = Persist::with_config(transport, top_level).await;
         let dir = tempfile::tempdir().expect("a workspace");
         if git {
             sh(

@@ -79,3 +79,27 @@ async fn no_snapshot_where_nothing_can_change() {
 }
 
 on_both_transports!(a_snapshot_before_a_patch_and_none_before_a_read_only_command);
+
+/// A workspace over `[snapshots] max_files` is not snapshotted: the turn goes on, and its
+/// subscribers get a `warning` saying a revert cannot restore its files.
+#[tokio::test]
+async fn a_skipped_snapshot_is_warned_about() {
+    let mut w =
+        Workspace::with_config(Transport::Stdio, false, "snapshots = { max_files = 1 }").await;
+    let thread = w.thread().await;
+    w.p.push(crate::tools::patch_call("call_patch", super::revert::PATCH));
+    w.p.push(Reply::new().text("Patched."));
+    let run = w.p.run_turn(&thread, "change a.txt").await;
+    assert_eq!(run.completed_turn()["status"], "completed");
+    assert_eq!(w.read("a.txt"), "agent\n");
+    let warning = run
+        .messages
+        .iter()
+        .find(|m| m["method"] == "warning")
+        .unwrap_or_else(|| panic!("no warning: {:?}", run.messages));
+    assert_eq!(warning["params"]["threadId"], thread.as_str());
+    let text = warning["params"]["message"].as_str().unwrap();
+    assert!(text.contains("more than 1 files"), "{text}");
+    assert!(text.contains("cannot restore its files"), "{text}");
+    assert!(snapshot_records(&mut w, &thread).await.is_empty());
+}

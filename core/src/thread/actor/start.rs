@@ -231,6 +231,7 @@ impl ThreadActor {
         // The turn's ghost snapshot, which its mutating calls wait for (§5.5).
         tool_turn.ghost = crate::task::GhostSnapshotTask::for_turn(
             &self.services.config,
+            &self.sink,
             &self.thread.id,
             &turn_id,
             &tool_turn.cwd,
