@@ -215,8 +215,13 @@ impl ToolSet {
         };
         let started = Instant::now();
         // A mutating call passes the turn's ghost snapshot gate first (docs/architecture.md
-        // §5.5); read-only calls never wait for it.
-        let ghost = turn.ghost.clone().filter(|_| tool.mutates(&call));
+        // §5.5); read-only calls never wait for it, nor do calls under a read-only sandbox (a
+        // review's tools run so inside a turn that may have a snapshot).
+        let read_only = matches!(turn.sandbox, weft_protocol::SandboxPolicy::ReadOnly { .. });
+        let ghost = turn
+            .ghost
+            .clone()
+            .filter(|_| !read_only && tool.mutates(&call));
         let ready = async {
             if let Some(ghost) = &ghost {
                 ghost.gate().await;
