@@ -1,4 +1,4 @@
-//! Params and result of `thread/shellCommand` (docs/protocol.md §7.28): the user's own shell
+//! Params and result of `thread/shellCommand` (docs/protocol.md §7.30): the user's own shell
 //! command, run in the thread's shell and working directory as a task of the thread.
 
 use schemars::JsonSchema;

@@ -1,4 +1,4 @@
-//! `thread/shellCommand` (docs/protocol.md §7.28): the user's own shell command, which the
+//! `thread/shellCommand` (docs/protocol.md §7.30): the user's own shell command, which the
 //! thread runs as a task (or inside its running turn). The handler checks the params with the
 //! reference's texts and returns the op; the thread answers `{}` before the command's item.
 

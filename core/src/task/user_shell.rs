@@ -1,4 +1,4 @@
-//! The user's own shell command (`thread/shellCommand`, docs/protocol.md §7.28; the kind's
+//! The user's own shell command (`thread/shellCommand`, docs/protocol.md §7.30; the kind's
 //! place in the contract: docs/architecture.md §5.5). The command runs in the thread's shell
 //! (`$SHELL -lc <command>`, so pipes, redirections and quoting are the shell's) and working
 //! directory, under the turn's sandbox, with no approval asked: the user typed it. It runs to

@@ -1,4 +1,4 @@
-//! `thread/shellCommand` (docs/protocol.md §7.28): the user's own command. On an idle thread
+//! `thread/shellCommand` (docs/protocol.md §7.30): the user's own command. On an idle thread
 //! it is a task of its own ([`UserShellTask`], launched like every task); while a task runs it
 //! runs inside that task's turn instead, as the reference does: its item is one of the turn's
 //! (through the turn's item sink, so the turn's end completes it if it still runs), an
