@@ -34,8 +34,8 @@ pub use ghost_snapshot::GhostSnapshotTask;
 pub use regular::RegularTask;
 pub use review::ReviewTask;
 pub use user_shell::{
-    DEFAULT_USER_SHELL_TIMEOUT, USER_SHELL_ABORTED, UserShellCommand, UserShellOutcome, UserShellTask,
-    run_command as run_user_shell_command,
+    DEFAULT_USER_SHELL_TIMEOUT, USER_SHELL_ABORTED, UserShellCommand, UserShellOutcome,
+    UserShellTask, run_command as run_user_shell_command,
 };
 
 /// How long an interrupted task may take to finish cooperatively before it is aborted.

@@ -119,7 +119,6 @@ pub use requests::{
 pub use revert_api::{ThreadRevertParams, ThreadRevertResponse, ThreadRevertedNotification};
 pub use review_api::{ReviewDelivery, ReviewStartParams, ReviewStartResponse, ReviewTarget};
 pub use schema::{schema_files, write_schema};
-pub use shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 pub use server_requests::{
     CommandExecutionApprovalDecision, CommandExecutionApprovalKind,
     CommandExecutionRequestApprovalParams, CommandExecutionRequestApprovalResponse,
@@ -129,6 +128,7 @@ pub use server_requests::{
     ToolRequestUserInputAnswer, ToolRequestUserInputOption, ToolRequestUserInputParams,
     ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
 };
+pub use shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 pub use thread::{
     GitInfo, SessionSource, SortDirection, SubAgentSource, Thread, ThreadActiveFlag,
     ThreadHistoryMode, ThreadSection, ThreadSectionAppearance, ThreadSortKey, ThreadSourceKind,
