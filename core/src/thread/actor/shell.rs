@@ -8,13 +8,11 @@
 use std::sync::Arc;
 
 use tracing::Instrument;
-use weft_protocol::Turn;
 
 use super::ThreadActor;
 use crate::events::Reply;
 use crate::task::{UserShellCommand, UserShellTask, run_user_shell_command};
 use crate::thread::error::CoreError;
-use crate::time::new_turn_id;
 
 impl ThreadActor {
     pub(super) async fn shell_command(
@@ -47,16 +45,8 @@ impl ThreadActor {
             );
             return;
         }
-        let provider = match self.ready_for_turn().await {
-            Ok(provider) => provider,
-            Err(err) => {
-                reply.send(Err(err)).await;
-                return;
-            }
-        };
-        reply.send(Ok(())).await;
-        let turn = Turn::in_progress(new_turn_id(), None);
-        let task = UserShellTask::new(command, exec);
-        self.launch_turn(turn, provider, Arc::new(task), None).await;
+        // Idle: a task of its own, started as any task (nothing runs to be stopped).
+        self.start_task(Arc::new(UserShellTask::new(command, exec)), reply)
+            .await;
     }
 }
