@@ -46,6 +46,15 @@ pub enum ThreadEvent {
         /// The text.
         delta: String,
     },
+    /// Text appended to a plan item (Plan mode's proposed plan, docs/protocol.md §7.25).
+    PlanDelta {
+        /// The turn.
+        turn_id: TurnId,
+        /// The plan item.
+        item_id: String,
+        /// The text.
+        delta: String,
+    },
     /// Text appended to a reasoning summary part.
     ReasoningSummaryTextDelta {
         /// The turn.

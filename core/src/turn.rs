@@ -18,6 +18,8 @@ mod compaction;
 mod input;
 mod item_sink;
 mod open_items;
+mod plan_stream;
+mod proposed_plan;
 mod review;
 mod sampling;
 mod shared;
@@ -101,6 +103,9 @@ pub struct TurnContext {
     /// MCP tools are deferred behind `tool_search` (`[features] tool_search` on a Responses
     /// provider, docs/mcp.md §4).
     pub tool_search: bool,
+    /// Plan mode: the model's `<proposed_plan>` blocks become `plan` items
+    /// (docs/protocol.md §7.25, `turn/plan_stream.rs`).
+    pub proposed_plans: bool,
 }
 
 /// How a turn ended.

@@ -11,6 +11,8 @@ pub use crate::guardian_api::{
     GuardianWarningNotification, ItemGuardianApprovalReviewCompletedNotification,
     ItemGuardianApprovalReviewStartedNotification,
 };
+pub use crate::command_api::CommandExecOutputDeltaNotification;
+use crate::fs_api::FsChangedNotification;
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
@@ -18,6 +20,7 @@ pub use crate::mcp_items::{McpServerStatusUpdatedNotification, McpToolCallProgre
 use crate::revert_api::ThreadRevertedNotification;
 pub use crate::settings_api::ThreadSettingsUpdatedNotification;
 use crate::thread::{Thread, ThreadStatus};
+use crate::thread_manage_api::{ThreadDeletedNotification, ThreadSectionChangedNotification};
 pub use crate::thread_state_api::{
     ThreadGoalClearedNotification, ThreadGoalUpdatedNotification,
     ThreadReadStateChangedNotification,
@@ -192,6 +195,8 @@ crate::serde_util::same_members! {
     }
     /// `item/agentMessage/delta`: append to the message text.
     AgentMessageDeltaNotification;
+    /// `item/plan/delta`: append to a plan item's text (Plan mode's proposed plan).
+    PlanDeltaNotification;
     /// `item/commandExecution/outputDelta`: live command output (text).
     CommandExecutionOutputDeltaNotification;
     /// `item/fileChange/outputDelta` (deprecated; not emitted).
@@ -361,6 +366,8 @@ server_notifications! {
     ThreadArchived => "thread/archived", ThreadArchivedNotification;
     ThreadUnarchived => "thread/unarchived", ThreadUnarchivedNotification;
     ThreadClosed => "thread/closed", ThreadClosedNotification;
+    ThreadDeleted => "thread/deleted", ThreadDeletedNotification;
+    ThreadSectionChanged => "thread/section/changed", ThreadSectionChangedNotification;
     ThreadNameUpdated => "thread/name/updated", ThreadNameUpdatedNotification;
     ThreadTokenUsageUpdated => "thread/tokenUsage/updated", ThreadTokenUsageUpdatedNotification;
     TurnStarted => "turn/started", TurnStartedNotification;
@@ -370,6 +377,7 @@ server_notifications! {
     ItemStarted => "item/started", ItemStartedNotification;
     ItemCompleted => "item/completed", ItemCompletedNotification;
     AgentMessageDelta => "item/agentMessage/delta", AgentMessageDeltaNotification;
+    PlanDelta => "item/plan/delta", PlanDeltaNotification;
     CommandExecutionOutputDelta => "item/commandExecution/outputDelta", CommandExecutionOutputDeltaNotification;
     FileChangeOutputDelta => "item/fileChange/outputDelta", FileChangeOutputDeltaNotification;
     ServerRequestResolved => "serverRequest/resolved", ServerRequestResolvedNotification;
@@ -388,6 +396,8 @@ server_notifications! {
     GuardianReviewStarted => "item/autoApprovalReview/started", ItemGuardianApprovalReviewStartedNotification;
     GuardianReviewCompleted => "item/autoApprovalReview/completed", ItemGuardianApprovalReviewCompletedNotification;
     GuardianWarning => "guardianWarning", GuardianWarningNotification;
+    FsChanged => "fs/changed", FsChangedNotification;
+    CommandExecOutputDelta => "command/exec/outputDelta", CommandExecOutputDeltaNotification;
 }
 
 impl ServerNotification {
@@ -402,6 +412,8 @@ impl ServerNotification {
             N::ThreadArchived(p) => Some(&p.thread_id),
             N::ThreadUnarchived(p) => Some(&p.thread_id),
             N::ThreadClosed(p) => Some(&p.thread_id),
+            N::ThreadDeleted(p) => Some(&p.thread_id),
+            N::ThreadSectionChanged(p) => Some(&p.thread_id),
             N::ThreadNameUpdated(p) => Some(&p.thread_id),
             N::ThreadTokenUsageUpdated(p) => Some(&p.thread_id),
             N::TurnStarted(p) => Some(&p.thread_id),
@@ -411,6 +423,7 @@ impl ServerNotification {
             N::ItemStarted(p) => Some(&p.thread_id),
             N::ItemCompleted(p) => Some(&p.thread_id),
             N::AgentMessageDelta(p) => Some(&p.thread_id),
+            N::PlanDelta(p) => Some(&p.thread_id),
             N::CommandExecutionOutputDelta(p) => Some(&p.thread_id),
             N::FileChangeOutputDelta(p) => Some(&p.thread_id),
             N::ServerRequestResolved(p) => Some(&p.thread_id),
@@ -429,6 +442,8 @@ impl ServerNotification {
             N::GuardianReviewStarted(p) => Some(&p.thread_id),
             N::GuardianReviewCompleted(p) => Some(&p.thread_id),
             N::GuardianWarning(p) => Some(&p.thread_id),
+            N::FsChanged(_) => None,
+            N::CommandExecOutputDelta(_) => None,
         }
     }
 

@@ -8,6 +8,7 @@ mod v1;
 mod v1_limits;
 mod v1_tree;
 mod v2;
+mod wait_mail;
 
 use serde_json::{Value, json};
 use weft_mock_model::{Gate, RecordedRequest, Reply};

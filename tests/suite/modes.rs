@@ -4,6 +4,7 @@
 
 mod permissions;
 mod plan;
+mod plan_items;
 mod settings;
 pub mod user_input;
 

@@ -43,6 +43,17 @@ pub fn to_notification(thread: &ThreadId, event: ThreadEvent) -> (ServerNotifica
             delta,
         }
         .into(),
+        ThreadEvent::PlanDelta {
+            turn_id,
+            item_id,
+            delta,
+        } => PlanDeltaNotification {
+            thread_id,
+            turn_id,
+            item_id: item_id.into(),
+            delta,
+        }
+        .into(),
         ThreadEvent::ReasoningSummaryTextDelta {
             turn_id,
             item_id,

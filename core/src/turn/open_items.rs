@@ -81,6 +81,11 @@ impl OpenItems {
                     message.text.push_str(delta);
                 }
             }
+            ThreadEvent::PlanDelta { item_id, delta, .. } => {
+                if let Some(ThreadItemDetails::Plan(plan)) = state.open_mut(item_id) {
+                    plan.text.push_str(delta);
+                }
+            }
             ThreadEvent::ReasoningSummaryPartAdded {
                 item_id,
                 summary_index,
@@ -137,7 +142,9 @@ impl OpenItems {
             .filter(|item| {
                 matches!(
                     item.details,
-                    ThreadItemDetails::AgentMessage(_) | ThreadItemDetails::Reasoning(_)
+                    ThreadItemDetails::AgentMessage(_)
+                        | ThreadItemDetails::Reasoning(_)
+                        | ThreadItemDetails::Plan(_)
                 )
             })
             .map(|item| {

@@ -171,6 +171,7 @@ fn reviewer_context(ctx: &TurnContext, model: Option<&str>) -> TurnContext {
         offer: ctx.offer.clone(),
         tool_turn: ctx.tool_turn.clone(),
         tool_search: false,
+        proposed_plans: false,
     }
 }
 

@@ -11,6 +11,7 @@ use weft_protocol::{
 };
 
 use super::item_sink::tool_turn;
+use super::plan_stream::PlanStream;
 use super::{Stop, TurnContext, complete_item, emit, report_usage, start_item};
 use crate::events::ThreadEvent;
 use crate::model::{ContentItem, ModelError, Prompt, ResponseEvent, ResponseItem, turn_error};
@@ -35,6 +36,8 @@ impl Drop for InFlight {
 #[derive(Default)]
 struct Attempt {
     in_flight: Vec<InFlight>,
+    /// Plan mode: the proposed plan split out of the agent messages.
+    plan: Option<PlanStream>,
 }
 
 /// What ended one attempt.
@@ -58,7 +61,12 @@ pub(super) async fn sample(ctx: &TurnContext) -> Result<bool, Stop> {
         // MCP tools as the servers list them now (a `list_changed` shows at the next step):
         // inline, or deferred behind `tool_search` (docs/mcp.md §4).
         add_mcp_tools(ctx, &mut prompt);
-        let mut attempt = Attempt::default();
+        let mut attempt = Attempt {
+            plan: ctx
+                .proposed_plans
+                .then(|| PlanStream::new(ctx.turn_id.as_str())),
+            ..Attempt::default()
+        };
         let goal_usage = match &ctx.offer.goals {
             GoalTools::On { usage, .. } => Some(usage),
             _ => None,
@@ -174,16 +182,20 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
         let delta = match event {
             ResponseEvent::Created => None,
             ResponseEvent::OutputItemAdded(item) => {
-                open_item(ctx, &item).await;
+                open_item(ctx, &item, attempt.plan.as_mut()).await;
                 None
             }
-            ResponseEvent::OutputTextDelta { item_id, delta } => {
-                Some(ThreadEvent::AgentMessageDelta {
+            ResponseEvent::OutputTextDelta { item_id, delta } => match attempt.plan.as_mut() {
+                Some(plan) => {
+                    plan.delta(ctx, &item_id, &delta).await;
+                    None
+                }
+                None => Some(ThreadEvent::AgentMessageDelta {
                     turn_id,
                     item_id,
                     delta,
-                })
-            }
+                }),
+            },
             ResponseEvent::ReasoningSummaryPartAdded {
                 item_id,
                 summary_index,
@@ -219,6 +231,9 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
                 None
             }
             ResponseEvent::Completed { token_usage, .. } => {
+                if let Some(plan) = attempt.plan.as_mut() {
+                    plan.flush(ctx).await;
+                }
                 if let Some(usage) = token_usage {
                     report_usage(ctx, &usage).await;
                 }
@@ -231,11 +246,16 @@ async fn stream_once(ctx: &TurnContext, prompt: &Prompt, attempt: &mut Attempt) 
     }
 }
 
-/// `response.output_item.added`: start the client-visible item.
-async fn open_item(ctx: &TurnContext, item: &ResponseItem) {
+/// `response.output_item.added`: start the client-visible item (in Plan mode an agent
+/// message starts once it has text of its own, `plan_stream.rs`).
+async fn open_item(ctx: &TurnContext, item: &ResponseItem, plan: Option<&mut PlanStream>) {
     let mut wire = match item {
         ResponseItem::Message { id, role, .. } if role == "assistant" => {
             let id = id.clone().unwrap_or_else(|| new_item_id().to_string());
+            if let Some(plan) = plan {
+                plan.announce(&id);
+                return;
+            }
             ThreadItem::from(AgentMessageItem::new(id, ""))
         }
         ResponseItem::Reasoning { id, .. } => ThreadItem::from(ReasoningItem {
@@ -274,6 +294,21 @@ async fn finish_item(ctx: &TurnContext, attempt: &mut Attempt, item: ResponseIte
                     _ => None,
                 })
                 .collect::<String>();
+            if let Some(plan) = attempt.plan.as_mut() {
+                let id = id.clone().unwrap_or_else(|| new_item_id().to_string());
+                ctx.history.lock().record(item.clone());
+                if !text.trim().is_empty() {
+                    ctx.shared.mark_produced();
+                }
+                if let Some((started_at, visible)) = plan.done(ctx, &id, &text).await {
+                    ctx.shared.set_last_agent_message(visible.clone());
+                    let mut wire = ThreadItem::from(AgentMessageItem::new(id, visible));
+                    wire.started_at_ms = Some(started_at);
+                    wire.completed_at_ms = Some(now_ms());
+                    complete_item(ctx, wire).await;
+                }
+                return false;
+            }
             let open = id.as_deref().and_then(|id| ctx.shared.items().get(id));
             let (item_id, started_at) = match open {
                 Some(open) => (

@@ -212,7 +212,7 @@ impl ThreadActor {
         // Mail that came while the thread was idle is read at the turn's first step.
         self.inbox.hand_to(&shared);
         let stream_max_retries = provider.stream_max_retries;
-        let tool_search = self.services.config.features.tool_search
+        let tool_search = self.services.live.tool_search()
             && provider.wire_api == crate::model::WireApi::Responses;
         let mut tool_turn = ToolTurn {
             thread_id: self.thread.id.clone(),
@@ -246,6 +246,8 @@ impl ThreadActor {
             goals: self.goal.tools(&goal_usage),
             agents: self.agent_caller(&turn_id, tool_search),
         };
+        // Plan mode's proposed plan (docs/protocol.md §7.25); a read-only task is no plan turn.
+        let proposed_plans = offer.plan_mode && !task.read_only();
         // A task that runs read-only whatever the thread's sandbox (a review, §5.5).
         let (tool_turn, offer) = if task.read_only() {
             super::review::read_only_tools(tool_turn)
@@ -286,6 +288,7 @@ impl ThreadActor {
             offer,
             tool_turn,
             tool_search,
+            proposed_plans,
         };
         let ops = self.ops.clone();
         let finished_id = turn_id.clone();

@@ -1,0 +1,230 @@
+//! Plan mode's proposed plan (docs/protocol.md §7.25): a `<proposed_plan>` block the model
+//! streams becomes a `plan` item (`item/started`, `item/plan/delta`, `item/completed`, id
+//! `<turn id>-plan`) and the text around it the agent message, without the tags; a message
+//! that is only a plan shows no agent message; a block left open closes at the message's end;
+//! outside Plan mode the tags stay text. The items are stored: `thread/read`, and
+//! `thread/resume` after a restart, show them as the turn did; the model reads its message as
+//! it wrote it.
+
+use serde_json::{Value, json};
+use weft_mock_model::Reply;
+use weft_test_support::{Daemon, Transport};
+
+use super::{Modes, experimental_init, in_mode};
+use crate::turns::str_at;
+
+/// The item events and deltas of a turn's messages, as `(method, item type or "", id, text)`.
+fn item_flow(messages: &[Value]) -> Vec<(String, String, String, String)> {
+    messages
+        .iter()
+        .filter_map(|m| {
+            let method = m["method"].as_str()?;
+            let params = &m["params"];
+            match method {
+                "item/started" | "item/completed" => {
+                    let item = &params["item"];
+                    let kind = item["type"].as_str().unwrap_or_default();
+                    if kind == "userMessage" {
+                        return None;
+                    }
+                    Some((
+                        method.to_string(),
+                        kind.to_string(),
+                        item["id"].as_str().unwrap_or_default().to_string(),
+                        item["text"].as_str().unwrap_or_default().to_string(),
+                    ))
+                }
+                "item/plan/delta" | "item/agentMessage/delta" => Some((
+                    method.to_string(),
+                    String::new(),
+                    params["itemId"].as_str().unwrap_or_default().to_string(),
+                    params["delta"].as_str().unwrap_or_default().to_string(),
+                )),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Consecutive deltas of one item merged (a connection may coalesce them).
+fn merged(flow: Vec<(String, String, String, String)>) -> Vec<(String, String, String, String)> {
+    let mut out: Vec<(String, String, String, String)> = Vec::new();
+    for step in flow {
+        if let Some(last) = out.last_mut()
+            && last.0 == step.0
+            && last.2 == step.2
+            && step.0.ends_with("/delta")
+        {
+            last.3.push_str(&step.3);
+            continue;
+        }
+        out.push(step);
+    }
+    out
+}
+
+fn step(method: &str, kind: &str, id: &str, text: &str) -> (String, String, String, String) {
+    (method.into(), kind.into(), id.into(), text.into())
+}
+
+/// The turn id of a run's messages.
+fn turn_id(messages: &[Value]) -> String {
+    let completed = messages.last().expect("turn/completed");
+    str_at(completed, "/params/turn/id")
+}
+
+/// The items of a stored turn, as `(type, id, text)`, the user's message left out.
+fn stored(turn: &Value) -> Vec<(String, String, String)> {
+    turn["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|item| item["type"] != "userMessage")
+        .map(|item| {
+            (
+                item["type"].as_str().unwrap_or_default().to_string(),
+                item["id"].as_str().unwrap_or_default().to_string(),
+                item["text"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn a_proposed_plan_becomes_a_plan_item(transport: Transport) {
+    let mut m = Modes::start(transport).await;
+    let thread = m.plain_thread().await;
+    m.push(Reply::new().text_deltas([
+        "Here is my plan.\n<prop",
+        "osed_plan>\n# Plan\n- step 1\n",
+        "- step 2\n</proposed_",
+        "plan>\nShall I go ahead?",
+    ]));
+    let messages = m.turn(&thread, "plan it", in_mode("plan")).await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+    let turn = turn_id(&messages);
+    let plan_id = format!("{turn}-plan");
+    let flow = merged(item_flow(&messages));
+    let msg = flow
+        .iter()
+        .find(|s| s.1 == "agentMessage")
+        .map(|s| s.2.clone())
+        .expect("an agent message");
+    let plan = "# Plan\n- step 1\n- step 2\n";
+    assert_eq!(
+        flow,
+        vec![
+            step("item/started", "agentMessage", &msg, ""),
+            step("item/agentMessage/delta", "", &msg, "Here is my plan.\n"),
+            step("item/started", "plan", &plan_id, ""),
+            step("item/plan/delta", "", &plan_id, plan),
+            step("item/agentMessage/delta", "", &msg, "Shall I go ahead?"),
+            step("item/completed", "plan", &plan_id, plan),
+            step(
+                "item/completed",
+                "agentMessage",
+                &msg,
+                "Here is my plan.\nShall I go ahead?"
+            ),
+        ],
+        "{messages:#?}"
+    );
+    // The turn's items, and thread/read's, in completion order.
+    let completed_turn = &messages.last().unwrap()["params"]["turn"];
+    let expected = vec![
+        ("plan".to_string(), plan_id.clone(), plan.to_string()),
+        (
+            "agentMessage".to_string(),
+            msg.clone(),
+            "Here is my plan.\nShall I go ahead?".to_string(),
+        ),
+    ];
+    let read =
+        m.h.client
+            .request_ok(
+                "thread/read",
+                json!({"threadId": thread, "includeTurns": true}),
+            )
+            .await;
+    assert_eq!(stored(&read["thread"]["turns"][0]), expected, "{read}");
+    if completed_turn["items"]
+        .as_array()
+        .is_some_and(|i| !i.is_empty())
+    {
+        assert_eq!(stored(completed_turn), expected);
+    }
+
+    // The model reads its own message as it wrote it, tags and all.
+    m.push(Reply::new().text("Done."));
+    m.turn(&thread, "thanks", json!({})).await;
+    let requests = m.h.wait_for_requests(2).await;
+    let said = requests[1].message_texts("assistant");
+    assert!(
+        said.iter().any(|t| t
+            == "Here is my plan.\n<proposed_plan>\n# Plan\n- step 1\n- step 2\n</proposed_plan>\nShall I go ahead?"),
+        "{said:?}"
+    );
+
+    // After a restart, thread/resume shows the same items.
+    m.h.daemon.sigterm();
+    assert!(m.h.daemon.wait_exit().await.success());
+    m.h.daemon = Daemon::start(transport, &m.h.home, &[]).await;
+    m.h.client = m.h.daemon.client().await;
+    m.h.client.initialize_with(experimental_init()).await;
+    let resumed =
+        m.h.client
+            .request_ok("thread/resume", json!({"threadId": thread}))
+            .await;
+    assert_eq!(
+        stored(&resumed["thread"]["turns"][0]),
+        expected,
+        "{resumed}"
+    );
+}
+
+async fn plan_only_unterminated_and_default_mode(transport: Transport) {
+    let mut m = Modes::start(transport).await;
+    let thread = m.plain_thread().await;
+    // A message that is only a plan shows no agent message; a block left open at the end of
+    // the message closes with what it had, its last line included.
+    m.push(Reply::new().text_deltas(["\n<proposed_plan>\n1. Read", " the code\n2. Fix it"]));
+    let messages = m.turn(&thread, "plan only", in_mode("plan")).await;
+    let plan_id = format!("{}-plan", turn_id(&messages));
+    let plan = "1. Read the code\n2. Fix it";
+    assert_eq!(
+        merged(item_flow(&messages)),
+        vec![
+            step("item/started", "plan", &plan_id, ""),
+            step("item/plan/delta", "", &plan_id, plan),
+            step("item/completed", "plan", &plan_id, plan),
+        ],
+        "{messages:#?}"
+    );
+
+    // A tag not alone on its line is text.
+    m.push(Reply::new().text("Use <proposed_plan> tags.\n"));
+    let messages = m.turn(&thread, "explain", json!({})).await;
+    let flow = merged(item_flow(&messages));
+    assert_eq!(flow.len(), 3, "{flow:?}");
+    assert_eq!(flow[2].3, "Use <proposed_plan> tags.\n");
+
+    // In Default mode the tags stay in the agent message.
+    let raw = "<proposed_plan>\n- a\n</proposed_plan>\n";
+    m.push(Reply::new().text(raw));
+    let messages = m.turn(&thread, "default now", in_mode("default")).await;
+    let flow = merged(item_flow(&messages));
+    assert!(
+        flow.iter()
+            .all(|s| s.1 != "plan" && s.0 != "item/plan/delta"),
+        "{flow:?}"
+    );
+    assert_eq!(flow.last().unwrap().1, "agentMessage");
+    assert_eq!(flow.last().unwrap().3, raw);
+}
+
+on_both_transports!(
+    a_proposed_plan_becomes_a_plan_item,
+    plan_only_unterminated_and_default_mode
+);
