@@ -15,6 +15,9 @@
 //!   the request causes (the `Reply` ordering contract, docs/architecture.md §5.3).
 //! - `spawned_to_thread`: the same, for a handler that waits first (`thread/goal/set` writes the
 //!   state DB before it tells the thread), in its own task.
+//! - `deferred`: a request answered later by what its handler starts (`command/exec`, when
+//!   its process exits): the handler runs inline, gets the response slot ([`ThreadReply`])
+//!   and returns only the outcome of its checks.
 //! - `fixed`: a method Weft answers the same every time (`account/read`): its handler is a
 //!   plain `fn() -> Response`, and the answer is sent here.
 //!
@@ -450,6 +453,27 @@ impl Dispatcher {
             thread.try_send(op).map_err(JsonRpcError::from)
         });
         self.refuse::<M::Response>(queued).await;
+    }
+
+    /// Run `handler` here, in the processing loop, with the request's response slot: it starts
+    /// what answers the request later through the slot (`command/exec`: its process is known
+    /// to the very next request) and returns only the outcome of its up-front checks; an error
+    /// from them is sent here.
+    pub async fn deferred<M>(
+        self,
+        params: M::Params,
+        handler: impl FnOnce(Context<'_>, M::Params, ThreadReply<M::Response>) -> HandlerResult<()>,
+    ) where
+        M: Method,
+        M::Response: Send + 'static,
+    {
+        let reply = self.reply();
+        let cx = Context {
+            state: &self.state,
+            connection: &self.connection,
+        };
+        let started = handler(cx, params, reply);
+        self.refuse::<M::Response>(started).await;
     }
 
     /// [`Dispatcher::to_thread`] for a handler that waits (and queues the request itself),

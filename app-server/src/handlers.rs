@@ -21,7 +21,11 @@
 
 pub mod account;
 pub mod collaboration;
+pub mod command;
 pub mod config;
+pub mod config_write;
+pub mod features;
+pub mod fs;
 pub mod goals;
 pub mod guardian;
 pub mod history;
@@ -30,9 +34,11 @@ pub mod initialize;
 pub mod mcp;
 pub mod models;
 pub mod pages;
+pub mod permissions;
 pub mod read_state;
 pub mod revert;
 pub mod review;
+pub mod settings;
 pub mod shell;
 pub mod skills;
 pub mod terminals;
@@ -96,6 +102,7 @@ thread_params!(
     weft_protocol::McpServerToolCallParams,
     weft_protocol::ReviewStartParams,
     weft_protocol::ThreadApproveGuardianDeniedActionParams,
+    weft_protocol::ThreadSettingsUpdateParams,
 );
 
 /// A loaded thread's handle, or the reference's `thread not found` error.

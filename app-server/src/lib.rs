@@ -12,11 +12,13 @@
 //! - [`state`]: [`state::AppState`] and the subscription registry.
 //! - [`subscriptions`], [`connection`], [`outgoing`]: who hears a thread, one connection, and
 //!   the bytes Weft sends.
+//! - [`command_exec`]: every connection's `command/exec` processes, run to their end.
 //!
 //! In stdio mode stdout *is* the protocol, so nothing here may print to stdout.
 #![deny(clippy::print_stdout)]
 
 pub mod cli;
+pub mod command_exec;
 pub mod connection;
 pub mod dispatch;
 pub mod experimental;

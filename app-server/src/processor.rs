@@ -17,10 +17,12 @@ use weft_protocol::{ClientRequest, methods};
 use crate::connection::Connection;
 use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
+use crate::handlers::command;
 use crate::handlers::{
     account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models,
     pages, read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
 };
+use crate::handlers::{config_write, features, permissions, settings};
 use crate::outgoing;
 use crate::state::AppState;
 use crate::subscriptions::Resolution;
@@ -204,6 +206,25 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadBackgroundTerminalsTerminate => spawned(scoped(terminals::terminate));
         ThreadBackgroundTerminalsClean => spawned(scoped(terminals::clean));
         ThreadApproveGuardianDeniedAction => to_thread(guardian::approve_denied);
+        ConfigValueWrite => spawned(config_write::value_write);
+        ConfigBatchWrite => spawned(config_write::batch_write);
+        ExperimentalFeatureList => spawned(features::list);
+        ExperimentalFeatureEnablementSet => spawned(features::enablement_set);
+        PermissionProfileList => spawned(permissions::list);
+        ThreadSettingsUpdate => to_thread(settings::update);
+        FsReadFile => spawned(crate::handlers::fs::read_file);
+        FsWriteFile => spawned(crate::handlers::fs::write_file);
+        FsCreateDirectory => spawned(crate::handlers::fs::create_directory);
+        FsGetMetadata => spawned(crate::handlers::fs::get_metadata);
+        FsReadDirectory => spawned(crate::handlers::fs::read_directory);
+        FsRemove => spawned(crate::handlers::fs::remove);
+        FsCopy => spawned(crate::handlers::fs::copy);
+        FsWatch => spawned(crate::handlers::fs::watch);
+        FsUnwatch => spawned(crate::handlers::fs::unwatch);
+        CommandExec => deferred(command::exec);
+        CommandExecWrite => inline(command::write);
+        CommandExecResize => inline(command::resize);
+        CommandExecTerminate => inline(command::terminate);
     }
 }
 

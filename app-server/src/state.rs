@@ -10,6 +10,7 @@ use weft_core::skills::Skills;
 use weft_core::thread::ThreadManager;
 use weft_protocol::{ThreadId, ThreadUnsubscribeStatus};
 
+use crate::command_exec::CommandExecs;
 use crate::connection::ConnectionId;
 use crate::subscriptions::{Connections, PendingRequests, Subscriptions, ThreadSubscribers};
 
@@ -27,6 +28,12 @@ pub struct AppState {
     pub pending_requests: Arc<PendingRequests>,
     /// The skills found per cwd (`skills/list`), cached.
     pub skills: Arc<Skills>,
+    /// What the `fs/*` methods may reach (docs/protocol.md §7.31).
+    pub fs: Arc<weft_core::fs::FsAccess>,
+    /// Every connection's `fs/watch` subscriptions.
+    pub fs_watches: Arc<weft_core::fs::FsWatches>,
+    /// Every connection's running `command/exec` processes (docs/protocol.md §7.32).
+    pub command_execs: Arc<CommandExecs>,
     /// The subscription registry: each loaded thread's subscribers, kept in step by the
     /// manager's load and unload reports (also the manager's child sinks).
     subscriptions: Arc<Subscriptions>,
@@ -45,6 +52,9 @@ impl AppState {
             .map(PathBuf::from);
         AppState {
             skills: Arc::new(Skills::new(config.home.clone(), user_home)),
+            fs: Arc::new(weft_core::fs::FsAccess::new(&config)),
+            fs_watches: Arc::new(weft_core::fs::FsWatches::new(&config.fs)),
+            command_execs: Arc::default(),
             home: config.home.clone(),
             threads,
             config,
@@ -97,5 +107,6 @@ impl AppState {
         self.connections.remove(id);
         self.pending_requests.connection_closed(id);
         self.subscriptions.connection_closed(id);
+        self.fs_watches.connection_closed(id);
     }
 }

@@ -21,7 +21,7 @@
 //! `sessions.rs` the session table ([`ExecSessions`]), `foreground.rs` a command run to its end
 //! (the user's shell command), `process.rs` one running command,
 //! `buffer.rs` its output, `environment.rs` its environment, `spec.rs` the tool definitions and arguments, `truncate.rs` output
-//! truncation.
+//! truncation; `standalone.rs` a command run outside any thread (`command/exec`: argv, pipes or a PTY).
 
 mod buffer;
 mod environment;
@@ -29,6 +29,7 @@ mod foreground;
 mod process;
 mod sessions;
 mod spec;
+mod standalone;
 #[cfg(test)]
 mod tests;
 mod truncate;
@@ -41,6 +42,9 @@ pub use environment::{
 };
 pub use foreground::ForegroundEnd;
 pub use sessions::ExecSessions;
+pub use standalone::{
+    StandaloneCommand, StandaloneOutput, StandaloneProcess, StdinError, TerminalSize,
+};
 pub use spec::{
     ArgsError, EXEC_COMMAND_TOOL, ExecCommandArgs, SandboxPermissions, WRITE_STDIN_TOOL,
     WriteStdinArgs, exec_command_tool_spec, exec_command_tool_spec_with_escalation,

@@ -41,6 +41,18 @@ pub struct Limits {
     /// Requests one connection may have running at once in handler tasks of their own; one
     /// more is answered `-32001` (docs/protocol.md §11.6).
     pub max_running_requests: usize,
+    /// Largest file `fs/readFile` reads or `fs/writeFile` writes, in bytes; a larger one is
+    /// refused (docs/protocol.md §7.31).
+    pub max_fs_file_bytes: u64,
+    /// `command/exec` processes one connection may have running at once; one more is refused
+    /// (docs/protocol.md §7.32).
+    pub command_exec_max_processes: usize,
+    /// Bytes of stdout, and of stderr, one `command/exec` captures or streams when the request
+    /// sets no `outputBytesCap` (docs/protocol.md §7.32).
+    pub command_exec_output_bytes_cap: usize,
+    /// Milliseconds a `command/exec` may run when the request sets no `timeoutMs`; it is then
+    /// killed and answers exit code 124 (docs/protocol.md §7.32).
+    pub command_exec_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -57,6 +69,10 @@ impl Default for Limits {
             skills_scan_timeout_secs: 5,
             max_mcp_questions_per_call: 8,
             max_running_requests: 256,
+            max_fs_file_bytes: 16 * 1024 * 1024,
+            command_exec_max_processes: 16,
+            command_exec_output_bytes_cap: 1024 * 1024,
+            command_exec_timeout_ms: 10_000,
         }
     }
 }
@@ -103,6 +119,31 @@ impl Limits {
                 path: path.to_path_buf(),
                 key: format!("limits.{key}"),
                 message: format!("must be at least {least}"),
+            });
+        }
+        if self.max_fs_file_bytes == 0 {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: "limits.max_fs_file_bytes".into(),
+                message: "must be at least 1".into(),
+            });
+        }
+        let command_exec = [
+            (
+                "command_exec_max_processes",
+                self.command_exec_max_processes as u64,
+            ),
+            (
+                "command_exec_output_bytes_cap",
+                self.command_exec_output_bytes_cap as u64,
+            ),
+            ("command_exec_timeout_ms", self.command_exec_timeout_ms),
+        ];
+        if let Some((key, _)) = command_exec.iter().find(|(_, value)| *value == 0) {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: format!("limits.{key}"),
+                message: "must be at least 1".into(),
             });
         }
         Ok(self)

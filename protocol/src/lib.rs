@@ -6,11 +6,17 @@
 #![warn(missing_docs)]
 
 pub mod account;
+pub mod attachments_api;
 pub mod collab_items;
 pub mod collaboration;
+pub mod command_api;
 pub mod config_api;
+pub mod config_write_api;
 pub mod dynamic_tools;
 pub mod experimental;
+pub mod feedback_api;
+pub mod features_api;
+pub mod fs_api;
 pub mod guardian_api;
 pub mod history_api;
 pub mod hooks_api;
@@ -28,6 +34,7 @@ pub mod policy;
 pub mod requests;
 pub mod revert_api;
 pub mod review_api;
+pub mod search_api;
 pub mod schema;
 mod schema_base;
 pub mod server_requests;
@@ -37,6 +44,8 @@ pub mod skills_api;
 pub mod thread;
 pub mod thread_api;
 pub mod thread_list_api;
+pub mod thread_manage_api;
+pub mod thread_settings_api;
 pub mod thread_state_api;
 pub mod turn;
 pub mod turn_api;
@@ -45,6 +54,13 @@ pub mod usage;
 mod serde_util;
 
 pub use serde_util::wire_name;
+
+pub use command_api::{
+    CommandExecOutputDeltaNotification, CommandExecOutputStream, CommandExecParams,
+    CommandExecResizeParams, CommandExecResizeResponse, CommandExecResponse,
+    CommandExecTerminalSize, CommandExecTerminateParams, CommandExecTerminateResponse,
+    CommandExecWriteParams, CommandExecWriteResponse,
+};
 
 pub use guardian_api::{
     AutoReviewDecisionSource, GuardianApprovalReview, GuardianApprovalReviewAction,
@@ -59,6 +75,8 @@ mod conformance_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use attachments_api::*;
+pub use feedback_api::{FeedbackSaveParams, FeedbackSaveResponse};
 pub use collab_items::{
     CollabAgentState, CollabAgentStatus, CollabAgentTool, CollabAgentToolCallItem,
     CollabAgentToolCallStatus, SubAgentActivityItem, SubAgentActivityKind,
@@ -71,6 +89,23 @@ pub use dynamic_tools::{
     DynamicToolCallItem, DynamicToolCallOutputContentItem, DynamicToolCallParams,
     DynamicToolCallResponse, DynamicToolCallStatus, DynamicToolFunction, DynamicToolNamespace,
     DynamicToolNamespaceTool, DynamicToolSpec, validate_dynamic_tools,
+};
+pub use fs_api::{
+    AbsolutePathBuf, FsChangedNotification, FsCopyParams, FsCopyResponse, FsCreateDirectoryParams,
+    FsCreateDirectoryResponse, FsGetMetadataParams, FsGetMetadataResponse, FsReadDirectoryEntry,
+    FsReadDirectoryParams, FsReadDirectoryResponse, FsReadFileParams, FsReadFileResponse,
+    FsRemoveParams, FsRemoveResponse, FsUnwatchParams, FsUnwatchResponse, FsWatchParams,
+    FsWatchResponse, FsWriteFileParams, FsWriteFileResponse,
+};
+pub use config_write_api::{
+    ConfigBatchWriteParams, ConfigEdit, ConfigValueWriteParams, ConfigWriteErrorCode,
+    ConfigWriteResponse, MergeStrategy, OverriddenMetadata, WriteStatus,
+};
+pub use features_api::{
+    ExperimentalFeature, ExperimentalFeatureEnablementSetParams,
+    ExperimentalFeatureEnablementSetResponse, ExperimentalFeatureListParams,
+    ExperimentalFeatureListResponse, ExperimentalFeatureStage, PermissionProfileListParams,
+    PermissionProfileListResponse, PermissionProfileSummary,
 };
 pub use ids::{ItemId, ThreadId, TurnId};
 pub use initialize::{ClientInfo, InitializeCapabilities, InitializeParams, InitializeResponse};
@@ -135,6 +170,8 @@ pub use thread::{
     ThreadStatus, ThreadUnsubscribeStatus,
 };
 pub use thread_api::*;
+pub use thread_manage_api::*;
+pub use thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
 pub use thread_state_api::*;
 pub use turn::{
     CodexErrorInfo, MisalignmentErrorDetails, MisalignmentSteer, NonSteerableTurnKind, Turn,

@@ -12,12 +12,16 @@ pub use crate::guardian_api::{
     ItemGuardianApprovalReviewStartedNotification,
 };
 pub use crate::command_api::CommandExecOutputDeltaNotification;
+pub use crate::attachments_api::ThreadAttachmentUpdatedNotification;
 use crate::fs_api::FsChangedNotification;
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
 pub use crate::mcp_items::{McpServerStatusUpdatedNotification, McpToolCallProgressNotification};
 use crate::revert_api::ThreadRevertedNotification;
+pub use crate::search_api::{
+    FuzzyFileSearchSessionCompletedNotification, FuzzyFileSearchSessionUpdatedNotification,
+};
 pub use crate::settings_api::ThreadSettingsUpdatedNotification;
 use crate::thread::{Thread, ThreadStatus};
 use crate::thread_manage_api::{ThreadDeletedNotification, ThreadSectionChangedNotification};
@@ -354,7 +358,7 @@ macro_rules! server_notifications {
         )*
 
         pub(crate) fn server_notification_schemas(roots: &mut crate::schema_base::Roots) {
-            $(roots.add::<$params>(concat!("v2/", stringify!($params), ".json"));)*
+            $(roots.add::<$params>(&notification_schema_file(stringify!($params)));)*
         }
     };
 }
@@ -398,6 +402,25 @@ server_notifications! {
     GuardianWarning => "guardianWarning", GuardianWarningNotification;
     FsChanged => "fs/changed", FsChangedNotification;
     CommandExecOutputDelta => "command/exec/outputDelta", CommandExecOutputDeltaNotification;
+    ThreadAttachmentUpdated => "thread/attachment/updated", ThreadAttachmentUpdatedNotification;
+    FuzzyFileSearchSessionUpdated => "fuzzyFileSearch/sessionUpdated", FuzzyFileSearchSessionUpdatedNotification;
+    FuzzyFileSearchSessionCompleted => "fuzzyFileSearch/sessionCompleted", FuzzyFileSearchSessionCompletedNotification;
+}
+
+/// Notifications whose schema the reference keeps at the top of its schema directory rather
+/// than under `v2/` (the fuzzy file search's, docs/protocol.md §7.33).
+const TOP_LEVEL_NOTIFICATION_SCHEMAS: &[&str] = &[
+    "FuzzyFileSearchSessionUpdatedNotification",
+    "FuzzyFileSearchSessionCompletedNotification",
+];
+
+/// The schema file of a notification params type, where the reference has it.
+fn notification_schema_file(params: &str) -> String {
+    if TOP_LEVEL_NOTIFICATION_SCHEMAS.contains(&params) {
+        format!("{params}.json")
+    } else {
+        format!("v2/{params}.json")
+    }
 }
 
 impl ServerNotification {
@@ -444,6 +467,8 @@ impl ServerNotification {
             N::GuardianWarning(p) => Some(&p.thread_id),
             N::FsChanged(_) => None,
             N::CommandExecOutputDelta(_) => None,
+            N::FuzzyFileSearchSessionUpdated(_) | N::FuzzyFileSearchSessionCompleted(_) => None,
+            N::ThreadAttachmentUpdated(p) => Some(&p.thread_id),
         }
     }
 

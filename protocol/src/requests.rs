@@ -15,10 +15,27 @@ use crate::account::{
     GetAccountParams, GetAccountResponse,
 };
 use crate::collaboration::{CollaborationModeListParams, CollaborationModeListResponse};
+use crate::command_api::{
+    CommandExecParams, CommandExecResizeParams, CommandExecResizeResponse, CommandExecResponse,
+    CommandExecTerminateParams, CommandExecTerminateResponse, CommandExecWriteParams,
+    CommandExecWriteResponse,
+};
 use crate::config_api::{
     ConfigReadParams, ConfigReadResponse, ConfigRequirementsReadResponse, NoParams,
 };
+use crate::config_write_api::{ConfigBatchWriteParams, ConfigValueWriteParams, ConfigWriteResponse};
 use crate::experimental::{Experimental, ExperimentalParams};
+use crate::features_api::{
+    ExperimentalFeatureEnablementSetParams, ExperimentalFeatureEnablementSetResponse,
+    ExperimentalFeatureListParams, ExperimentalFeatureListResponse, PermissionProfileListParams,
+    PermissionProfileListResponse,
+};
+use crate::fs_api::{
+    FsCopyParams, FsCopyResponse, FsCreateDirectoryParams, FsCreateDirectoryResponse,
+    FsGetMetadataParams, FsGetMetadataResponse, FsReadDirectoryParams, FsReadDirectoryResponse,
+    FsReadFileParams, FsReadFileResponse, FsRemoveParams, FsRemoveResponse, FsUnwatchParams,
+    FsUnwatchResponse, FsWatchParams, FsWatchResponse, FsWriteFileParams, FsWriteFileResponse,
+};
 use crate::guardian_api::{
     ThreadApproveGuardianDeniedActionParams, ThreadApproveGuardianDeniedActionResponse,
 };
@@ -36,6 +53,12 @@ use crate::mcp_api::{
 use crate::models::{ModelListParams, ModelListResponse};
 use crate::revert_api::{ThreadRevertParams, ThreadRevertResponse};
 use crate::review_api::{ReviewStartParams, ReviewStartResponse};
+use crate::search_api::{
+    FuzzyFileSearchParams, FuzzyFileSearchResponse, FuzzyFileSearchSessionStartParams,
+    FuzzyFileSearchSessionStartResponse, FuzzyFileSearchSessionStopParams,
+    FuzzyFileSearchSessionStopResponse, FuzzyFileSearchSessionUpdateParams,
+    FuzzyFileSearchSessionUpdateResponse, ThreadSearchParams, ThreadSearchResponse,
+};
 use crate::shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 use crate::skills_api::{SkillsListParams, SkillsListResponse};
 use crate::thread_api::{
@@ -46,6 +69,14 @@ use crate::thread_api::{
     ThreadSetNameResponse, ThreadStartParams, ThreadStartResponse, ThreadUnarchiveParams,
     ThreadUnarchiveResponse, ThreadUnsubscribeParams, ThreadUnsubscribeResponse,
 };
+use crate::thread_manage_api::{
+    ThreadDeleteParams, ThreadDeleteResponse, ThreadInjectItemsParams, ThreadInjectItemsResponse,
+    ThreadMetadataUpdateParams, ThreadMetadataUpdateResponse, ThreadSectionCreateParams,
+    ThreadSectionCreateResponse, ThreadSectionDeleteParams, ThreadSectionDeleteResponse,
+    ThreadSectionListParams, ThreadSectionListResponse, ThreadSectionMoveParams,
+    ThreadSectionMoveResponse, ThreadSectionUpdateParams, ThreadSectionUpdateResponse,
+};
+use crate::thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
 use crate::thread_state_api::{
     ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse,
     ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse,
@@ -54,6 +85,13 @@ use crate::thread_state_api::{
     ThreadGoalSetParams, ThreadGoalSetResponse, ThreadReadStateUpdateParams,
     ThreadReadStateUpdateResponse,
 };
+use crate::attachments_api::{
+    ThreadAttachmentAddParams, ThreadAttachmentAddResponse, ThreadAttachmentListParams,
+    ThreadAttachmentListResponse, ThreadAttachmentOwnerListParams,
+    ThreadAttachmentOwnerListResponse, ThreadAttachmentRemoveParams,
+    ThreadAttachmentRemoveResponse,
+};
+use crate::feedback_api::{FeedbackSaveParams, FeedbackSaveResponse};
 use crate::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
     TurnSteerParams, TurnSteerResponse,
@@ -196,6 +234,14 @@ client_requests! {
         ThreadCompactStart => "thread/compact/start", "v2", ThreadCompactStartParams, ThreadCompactStartResponse;
         ThreadShellCommand => "thread/shellCommand", "v2", ThreadShellCommandParams, ThreadShellCommandResponse;
         ThreadRevert => "thread/revert", "v2", ThreadRevertParams, ThreadRevertResponse;
+        ThreadDelete => "thread/delete", "v2", ThreadDeleteParams, ThreadDeleteResponse;
+        ThreadMetadataUpdate => "thread/metadata/update", "v2", ThreadMetadataUpdateParams, ThreadMetadataUpdateResponse;
+        ThreadInjectItems => "thread/inject_items", "v2", ThreadInjectItemsParams, ThreadInjectItemsResponse;
+        ThreadSectionList => "threadSection/list", "v2", ThreadSectionListParams, ThreadSectionListResponse;
+        ThreadSectionCreate => "threadSection/create", "v2", ThreadSectionCreateParams, ThreadSectionCreateResponse;
+        ThreadSectionUpdate => "threadSection/update", "v2", ThreadSectionUpdateParams, ThreadSectionUpdateResponse;
+        ThreadSectionDelete => "threadSection/delete", "v2", ThreadSectionDeleteParams, ThreadSectionDeleteResponse;
+        ThreadSectionMove => "thread/section/move", "v2", ThreadSectionMoveParams, ThreadSectionMoveResponse;
         TurnStart => "turn/start", "v2", TurnStartParams, TurnStartResponse;
         TurnSteer => "turn/steer", "v2", TurnSteerParams, TurnSteerResponse;
         TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
@@ -222,6 +268,35 @@ client_requests! {
         ThreadBackgroundTerminalsTerminate => "thread/backgroundTerminals/terminate", "v2", ThreadBackgroundTerminalsTerminateParams, ThreadBackgroundTerminalsTerminateResponse;
         ThreadBackgroundTerminalsClean => "thread/backgroundTerminals/clean", "v2", ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse;
         ThreadApproveGuardianDeniedAction => "thread/approveGuardianDeniedAction", "v2", ThreadApproveGuardianDeniedActionParams, ThreadApproveGuardianDeniedActionResponse;
+        ConfigValueWrite => "config/value/write", "v2", ConfigValueWriteParams, ConfigWriteResponse;
+        ConfigBatchWrite => "config/batchWrite", "v2", ConfigBatchWriteParams, ConfigWriteResponse;
+        ExperimentalFeatureList => "experimentalFeature/list", "v2", ExperimentalFeatureListParams, ExperimentalFeatureListResponse;
+        ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", "v2", ExperimentalFeatureEnablementSetParams, ExperimentalFeatureEnablementSetResponse;
+        PermissionProfileList => "permissionProfile/list", "v2", PermissionProfileListParams, PermissionProfileListResponse;
+        ThreadSettingsUpdate => "thread/settings/update", "v2", ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse;
+        FsReadFile => "fs/readFile", "v2", FsReadFileParams, FsReadFileResponse;
+        FsWriteFile => "fs/writeFile", "v2", FsWriteFileParams, FsWriteFileResponse;
+        FsCreateDirectory => "fs/createDirectory", "v2", FsCreateDirectoryParams, FsCreateDirectoryResponse;
+        FsGetMetadata => "fs/getMetadata", "v2", FsGetMetadataParams, FsGetMetadataResponse;
+        FsReadDirectory => "fs/readDirectory", "v2", FsReadDirectoryParams, FsReadDirectoryResponse;
+        FsRemove => "fs/remove", "v2", FsRemoveParams, FsRemoveResponse;
+        FsCopy => "fs/copy", "v2", FsCopyParams, FsCopyResponse;
+        FsWatch => "fs/watch", "v2", FsWatchParams, FsWatchResponse;
+        FsUnwatch => "fs/unwatch", "v2", FsUnwatchParams, FsUnwatchResponse;
+        CommandExec => "command/exec", "v2", CommandExecParams, CommandExecResponse;
+        CommandExecWrite => "command/exec/write", "v2", CommandExecWriteParams, CommandExecWriteResponse;
+        CommandExecResize => "command/exec/resize", "v2", CommandExecResizeParams, CommandExecResizeResponse;
+        CommandExecTerminate => "command/exec/terminate", "v2", CommandExecTerminateParams, CommandExecTerminateResponse;
+        ThreadAttachmentAdd => "thread/attachment/add", "v2", ThreadAttachmentAddParams, ThreadAttachmentAddResponse;
+        ThreadAttachmentList => "thread/attachment/list", "v2", ThreadAttachmentListParams, ThreadAttachmentListResponse;
+        ThreadAttachmentOwnerList => "thread/attachmentOwner/list", "v2", ThreadAttachmentOwnerListParams, ThreadAttachmentOwnerListResponse;
+        ThreadAttachmentRemove => "thread/attachment/remove", "v2", ThreadAttachmentRemoveParams, ThreadAttachmentRemoveResponse;
+        FeedbackSave => "feedback/save", "v2", FeedbackSaveParams, FeedbackSaveResponse;
+        FuzzyFileSearch => "fuzzyFileSearch", "", FuzzyFileSearchParams, FuzzyFileSearchResponse;
+        FuzzyFileSearchSessionStart => "fuzzyFileSearch/sessionStart", "", FuzzyFileSearchSessionStartParams, FuzzyFileSearchSessionStartResponse;
+        FuzzyFileSearchSessionUpdate => "fuzzyFileSearch/sessionUpdate", "", FuzzyFileSearchSessionUpdateParams, FuzzyFileSearchSessionUpdateResponse;
+        FuzzyFileSearchSessionStop => "fuzzyFileSearch/sessionStop", "", FuzzyFileSearchSessionStopParams, FuzzyFileSearchSessionStopResponse;
+        ThreadSearch => "thread/search", "v2", ThreadSearchParams, ThreadSearchResponse;
     }
     pending {
     }
@@ -236,6 +311,11 @@ pub const EXPERIMENTAL_METHODS: &[&str] = &[
     "thread/backgroundTerminals/list",
     "thread/backgroundTerminals/terminate",
     "thread/backgroundTerminals/clean",
+    "fuzzyFileSearch/sessionStart",
+    "fuzzyFileSearch/sessionUpdate",
+    "fuzzyFileSearch/sessionStop",
+    "thread/search",
+    "thread/settings/update",
 ];
 
 /// `M`'s name and the experimental params its params type is marked with.
@@ -255,6 +335,7 @@ pub const EXPERIMENTAL_PARAMS: &[(&str, ExperimentalParams)] = &[
     experimental_params_of::<methods::ThreadList>(),
     experimental_params_of::<methods::TurnStart>(),
     experimental_params_of::<methods::TurnSteer>(),
+    experimental_params_of::<methods::CommandExec>(),
 ];
 
 /// The experimental params of `method`'s params ([`ExperimentalParams::NONE`] for a method
@@ -451,7 +532,10 @@ mod tests {
                     "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
                     "server": "s", "tool": "x", "uri": "u", "event": {},
                     "target": {"type": "uncommittedChanges", "connectorId": "c", "linkId": null},
-                    "command": "c", "beforeTurnId": "u"})
+                    "command": "c", "beforeTurnId": "u",
+                    "keyPath": "k", "value": 1, "mergeStrategy": "replace", "edits": [],
+                    "enablement": {}, "path": "/p", "dataBase64": "",
+                    "sourcePath": "/s", "destinationPath": "/d", "watchId": "w"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
