@@ -18,21 +18,28 @@ use crate::mcp::McpServers;
 use crate::model::provider::{ProviderConfig, WireApi};
 
 mod agents;
+pub mod edit;
 mod features;
+mod fs;
 mod guardian;
+pub mod live;
 mod review;
 mod snapshots;
+mod search;
 mod web;
+pub mod write;
 
 pub use crate::config_base::{
     ConfigError, ConfigLayer, ConfigLayers, LayerSource, toml_to_json, version_of,
 };
 pub use crate::limits::Limits;
 pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
+pub use fs::FsConfig;
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
 pub use guardian::GuardianConfig;
 pub use review::ReviewConfig;
 pub use snapshots::SnapshotsConfig;
+pub use search::FileSearchConfig;
 pub use web::{WebConfig, normalize_origin};
 
 /// Keys of the top level of `config.toml` that Weft understands.
@@ -44,6 +51,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "sandbox_mode",
     "model_context_window",
     "model_auto_compact_token_limit",
+    "model_max_output_tokens",
+    "model_catalog",
     "model_reasoning_effort",
     "model_reasoning_summary",
     "hooks",
@@ -62,6 +71,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "guardian",
     "agents",
     "web",
+    "fs",
+    "file_search",
 ];
 
 /// The default model when neither config nor request names one.
@@ -81,6 +92,9 @@ struct ConfigToml {
     sandbox_mode: Option<String>,
     model_context_window: Option<u64>,
     model_auto_compact_token_limit: Option<u64>,
+    model_max_output_tokens: Option<u64>,
+    #[serde(default)]
+    model_catalog: crate::model::catalog::ModelCatalogToml,
     model_reasoning_effort: Option<String>,
     model_reasoning_summary: Option<String>,
     thread_idle_timeout_secs: Option<u64>,
@@ -106,6 +120,10 @@ struct ConfigToml {
     guardian: GuardianConfig,
     #[serde(default)]
     web: WebConfig,
+    #[serde(default)]
+    fs: FsConfig,
+    #[serde(default)]
+    file_search: FileSearchConfig,
 }
 
 /// `[mcp]`: Weft's own MCP settings (the servers are `[mcp_servers.*]`).
@@ -135,6 +153,9 @@ pub struct Config {
     pub model_context_window: Option<u64>,
     /// Token count at which automatic compaction starts.
     pub model_auto_compact_token_limit: Option<u64>,
+    /// `[model_catalog]` over the built-in catalog: what each model can do
+    /// (docs/architecture.md §7.7).
+    pub model_catalog: crate::model::catalog::ModelCatalog,
     /// Default reasoning effort.
     pub model_reasoning_effort: Option<String>,
     /// Default reasoning summary mode.
@@ -175,6 +196,12 @@ pub struct Config {
     pub agents: AgentsConfig,
     /// `[web]`: the browser client and the origins admitted to the socket (docs/web.md).
     pub web: WebConfig,
+    /// `[fs]`: what the `fs/*` methods may reach, and the bounds of their watches
+    /// (docs/protocol.md §7.31).
+    pub fs: FsConfig,
+    /// `[file_search]`: the bounds of fuzzy file search and thread search (docs/protocol.md
+    /// §7.33).
+    pub file_search: FileSearchConfig,
 }
 
 /// What loading found besides the config itself: keys that were ignored.
@@ -196,20 +223,39 @@ impl Config {
     /// as TOML with a fallback to a plain string) applied on top.
     pub fn load(home: &Path, overrides: &[String]) -> Result<(Config, LoadReport), ConfigError> {
         let path = home.join("config.toml");
-        let mut table = match std::fs::read_to_string(&path) {
-            Ok(text) => text
-                .parse::<toml::Table>()
-                .map_err(|err| ConfigError::Parse {
-                    path: path.clone(),
-                    message: one_line(&err.to_string()),
-                })?,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => {
                 return Err(ConfigError::Read {
                     path: path.clone(),
                     source,
                 });
             }
+        };
+        let overrides = overrides
+            .iter()
+            .map(|raw| parse_override(raw))
+            .collect::<Result<Vec<_>, _>>()?;
+        Config::load_text(home, text.as_deref(), &overrides)
+    }
+
+    /// [`Config::load`] with the file's text given (`None`: no file) and the overrides parsed:
+    /// what a config write checks before it replaces the file (`edit`, docs/protocol.md §7.34).
+    pub fn load_text(
+        home: &Path,
+        text: Option<&str>,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<(Config, LoadReport), ConfigError> {
+        let path = home.join("config.toml");
+        let mut table = match text {
+            Some(text) => text
+                .parse::<toml::Table>()
+                .map_err(|err| ConfigError::Parse {
+                    path: path.clone(),
+                    message: one_line(&err.to_string()),
+                })?,
+            None => toml::Table::new(),
         };
         let mut report = LoadReport::default();
         for key in table.keys() {
@@ -219,8 +265,8 @@ impl Config {
         }
         let file_table = table.clone();
         let mut override_table = toml::Table::new();
-        for raw in overrides {
-            let (key, value) = parse_override(raw)?;
+        for (key, value) in overrides {
+            let (key, value) = (key.clone(), value.clone());
             let top = key.split('.').next().unwrap_or_default();
             if !KNOWN_KEYS.contains(&top) || features::is_unknown_feature(&key) {
                 report.ignored_override_keys.push(key.clone());
@@ -283,6 +329,10 @@ impl Config {
             provider.id = id.clone();
             providers.insert(id, provider);
         }
+        // `model_max_output_tokens` caps every model request (docs/architecture.md §7.3).
+        for provider in providers.values_mut() {
+            provider.max_output_tokens = raw.model_max_output_tokens;
+        }
         let model_provider = raw
             .model_provider
             .unwrap_or_else(|| DEFAULT_PROVIDER.to_string());
@@ -334,6 +384,7 @@ impl Config {
             sandbox_mode: raw.sandbox_mode,
             model_context_window: raw.model_context_window,
             model_auto_compact_token_limit: raw.model_auto_compact_token_limit,
+            model_catalog: crate::model::catalog::ModelCatalog::from_toml(raw.model_catalog, path)?,
             model_reasoning_effort: raw.model_reasoning_effort,
             model_reasoning_summary: raw.model_reasoning_summary,
             stop_hooks: hooks.configs(),
@@ -355,6 +406,8 @@ impl Config {
             approvals_reviewer: guardian::validated_reviewer(raw.approvals_reviewer, path)?,
             guardian: raw.guardian.validated(path)?,
             web: raw.web.validated(path)?,
+            fs: raw.fs.validated(path)?,
+            file_search: raw.file_search.validated(path)?,
             agents,
         })
     }

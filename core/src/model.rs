@@ -16,6 +16,7 @@
 //! `chat_request` (Chat body), `limits` (bounds on model-supplied indices and sizes), `turn_error` (a failure as the client sees it when it ends a
 //! turn).
 
+pub mod catalog;
 mod chat_request;
 mod chat_stream;
 mod client;
@@ -25,7 +26,9 @@ mod item;
 pub mod limits;
 mod prompt;
 pub mod provider;
+mod provider_models;
 mod responses;
+mod roles;
 mod sse;
 mod stream;
 #[cfg(test)]
@@ -41,5 +44,6 @@ pub use item::{
 };
 pub use prompt::Prompt;
 pub use provider::{ProviderConfig, WireApi};
+pub use provider_models::provider_models;
 pub use stream::ResponseStream;
 pub use turn_error::turn_error;

@@ -5,15 +5,22 @@ use serde_json::{Map, Value, json};
 
 use super::item::{ContentItem, ReasoningContent, ResponseItem, Role, ToolOutput};
 use super::prompt::Prompt;
+use super::provider::ProviderConfig;
+use super::roles::alternate;
 
-/// The Chat Completions request body for `prompt`.
-pub(crate) fn chat_body(prompt: &Prompt) -> Value {
+/// The Chat Completions request body for `prompt` to `provider`: runs of one role merged (and
+/// the system prompt folded into the user's text when the provider asks, `roles.rs`), and
+/// `max_tokens` when `model_max_output_tokens` is configured.
+pub(crate) fn chat_body(prompt: &Prompt, provider: &ProviderConfig) -> Value {
     let mut body = json!({
         "model": prompt.model,
-        "messages": messages(prompt),
+        "messages": alternate(messages(prompt), provider.fold_system_prompt),
         "stream": true,
         "stream_options": { "include_usage": true },
     });
+    if let Some(max_tokens) = provider.max_output_tokens {
+        body["max_tokens"] = json!(max_tokens);
+    }
     let tools = chat_tools(&prompt.tools);
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
@@ -258,6 +265,10 @@ mod tests {
     use super::*;
     use crate::model::item::SummaryPart;
 
+    fn provider() -> ProviderConfig {
+        ProviderConfig::new("p", "P", "http://127.0.0.1:1/v1")
+    }
+
     #[test]
     fn history_maps_to_chat_messages() {
         let prompt = Prompt {
@@ -313,7 +324,7 @@ mod tests {
             ],
             ..Prompt::default()
         };
-        let body = chat_body(&prompt);
+        let body = chat_body(&prompt, &provider());
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(
@@ -324,8 +335,7 @@ mod tests {
         assert_eq!(
             body["messages"],
             json!([
-                {"role": "system", "content": "base"},
-                {"role": "system", "content": "perms"},
+                {"role": "system", "content": "base\n\nperms"},
                 {"role": "user", "content": "list files"},
                 {"role": "assistant", "content": null, "reasoning": "think", "tool_calls": [
                     {"id": "c1", "type": "function",
@@ -344,30 +354,33 @@ mod tests {
 
     #[test]
     fn namespaces_are_flattened() {
-        let body = chat_body(&Prompt {
-            model: "m".into(),
-            input: vec![
-                ResponseItem::user_text("hi"),
-                ResponseItem::FunctionCall {
-                    id: None,
-                    name: "act".into(),
-                    namespace: Some("ns".into()),
-                    arguments: "{}".into(),
-                    call_id: "c1".into(),
-                },
-                ResponseItem::FunctionCallOutput {
-                    call_id: "c1".into(),
-                    output: "ok".into(),
-                },
-            ],
-            tools: vec![
-                json!({"type": "namespace", "name": "ns", "description": "n", "tools": [
-                    {"type": "function", "name": "act", "description": "d", "strict": false,
-                     "parameters": {}}
-                ]}),
-            ],
-            ..Prompt::default()
-        });
+        let body = chat_body(
+            &Prompt {
+                model: "m".into(),
+                input: vec![
+                    ResponseItem::user_text("hi"),
+                    ResponseItem::FunctionCall {
+                        id: None,
+                        name: "act".into(),
+                        namespace: Some("ns".into()),
+                        arguments: "{}".into(),
+                        call_id: "c1".into(),
+                    },
+                    ResponseItem::FunctionCallOutput {
+                        call_id: "c1".into(),
+                        output: "ok".into(),
+                    },
+                ],
+                tools: vec![
+                    json!({"type": "namespace", "name": "ns", "description": "n", "tools": [
+                        {"type": "function", "name": "act", "description": "d", "strict": false,
+                         "parameters": {}}
+                    ]}),
+                ],
+                ..Prompt::default()
+            },
+            &provider(),
+        );
         assert_eq!(
             body["tools"],
             json!([{"type": "function", "function": {"name": "ns__act", "description": "d",
@@ -381,12 +394,59 @@ mod tests {
 
     #[test]
     fn no_tools_key_without_function_tools() {
-        let body = chat_body(&Prompt {
-            model: "m".into(),
-            input: vec![ResponseItem::user_text("hi")],
-            ..Prompt::default()
-        });
+        let body = chat_body(
+            &Prompt {
+                model: "m".into(),
+                input: vec![ResponseItem::user_text("hi")],
+                ..Prompt::default()
+            },
+            &provider(),
+        );
         assert!(body.get("tools").is_none());
         assert_eq!(body["messages"], json!([{"role": "user", "content": "hi"}]));
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+
+    fn two_user_messages() -> Prompt {
+        Prompt {
+            model: "gemma".into(),
+            instructions: "base".into(),
+            input: vec![
+                ResponseItem::user_text("<environment_context/>"),
+                ResponseItem::user_text("hi"),
+            ],
+            ..Prompt::default()
+        }
+    }
+
+    #[test]
+    fn the_environment_and_the_prompt_are_one_user_message() {
+        let provider = ProviderConfig::new("p", "P", "http://127.0.0.1:1/v1");
+        let body = chat_body(&two_user_messages(), &provider);
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "base"},
+                {"role": "user", "content": "<environment_context/>\n\nhi"}
+            ])
+        );
+        assert!(body.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn folding_and_max_tokens_follow_the_provider() {
+        let mut provider = ProviderConfig::new("p", "P", "http://127.0.0.1:1/v1");
+        provider.fold_system_prompt = true;
+        provider.max_output_tokens = Some(512);
+        let body = chat_body(&two_user_messages(), &provider);
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": "base\n\n<environment_context/>\n\nhi"}])
+        );
+        assert_eq!(body["max_tokens"], 512);
     }
 }

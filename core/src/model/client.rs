@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::chat_request::chat_body;
 use super::chat_stream::ChatDecoder;
 use super::error::{ModelError, backoff};
-use super::prompt::{Prompt, responses_body};
+use super::prompt::{Prompt, responses_body_limited};
 use super::provider::{ProviderConfig, WireApi};
 use super::responses::ResponsesDecoder;
 use super::stream::ResponseStream;
@@ -45,8 +45,14 @@ impl ModelClient {
     pub async fn stream(&self, prompt: &Prompt) -> Result<ResponseStream, ModelError> {
         let api_key = self.provider.api_key()?;
         let (path, body) = match self.provider.wire_api {
-            WireApi::Responses => ("responses", responses_body(prompt)),
-            WireApi::Chat => ("chat/completions", serde_json::to_vec(&chat_body(prompt))),
+            WireApi::Responses => (
+                "responses",
+                responses_body_limited(prompt, self.provider.max_output_tokens),
+            ),
+            WireApi::Chat => (
+                "chat/completions",
+                serde_json::to_vec(&chat_body(prompt, &self.provider)),
+            ),
         };
         let body = Bytes::from(body.map_err(|err| ModelError::Config(err.to_string()))?);
         let mut headers = self.headers(api_key.as_deref())?;
@@ -55,6 +61,10 @@ impl ModelClient {
         if let Some(session_id) = prompt.prompt_cache_key.as_deref() {
             let value = header_value(session_id)?;
             headers.insert("session_id", value.clone());
+            // The reference's names (docs/architecture.md §7.1): a root thread is its own
+            // session; a sub-agent's prompt headers below name its root instead.
+            headers.insert("session-id", value.clone());
+            headers.insert("thread-id", value.clone());
             headers.insert("x-client-request-id", value);
         }
         for (name, value) in &prompt.headers {
@@ -102,6 +112,50 @@ impl ModelClient {
                     .map(str::to_string)
             })
             .collect())
+    }
+
+    /// `GET {base_url}/{path}` once, without retries: the whole exchange within `timeout`, at
+    /// most `max_bytes` of body (a longer body is an error, not a truncation).
+    pub(crate) async fn get_bounded(
+        &self,
+        path: &str,
+        timeout: std::time::Duration,
+        max_bytes: usize,
+    ) -> Result<Vec<u8>, ModelError> {
+        let headers = self.headers(self.provider.api_key()?.as_deref())?;
+        let url = self.provider.url(path);
+        let http = self.http()?;
+        let exchange = async {
+            let mut response = http
+                .get(&url)
+                .headers(headers)
+                .send()
+                .await
+                .map_err(|err| ModelError::from_transport(&err))?;
+            if !response.status().is_success() {
+                let status = response.status();
+                let headers = response.headers().clone();
+                let body = response.text().await.unwrap_or_default();
+                return Err(ModelError::from_status(status, &headers, body));
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
+                .await
+                .map_err(|err| ModelError::from_transport(&err))?
+            {
+                if body.len() + chunk.len() > max_bytes {
+                    return Err(ModelError::stream(format!(
+                        "the answer of GET {path} is larger than {max_bytes} bytes"
+                    )));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(body)
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| ModelError::Timeout)?
     }
 
     /// The HTTP client, or why there is none.

@@ -142,6 +142,8 @@ async fn responses_text_stream_with_headers_and_usage() {
     assert_eq!(request.header("accept"), Some("text/event-stream"));
     assert_eq!(request.header("x-extra"), Some("1"));
     assert_eq!(request.header("session_id"), Some("thread-1"));
+    assert_eq!(request.header("session-id"), Some("thread-1"));
+    assert_eq!(request.header("thread-id"), Some("thread-1"));
     assert_eq!(request.body["model"], "mock-model");
     assert_eq!(request.body["instructions"], "be brief");
     assert_eq!(request.body["stream"], true);

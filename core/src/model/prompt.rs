@@ -80,10 +80,21 @@ struct ResponsesRequest<'a> {
     prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u64>,
 }
 
 /// Serialize the Responses API request body for `prompt`.
+#[cfg(test)]
 pub(crate) fn responses_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Error> {
+    responses_body_limited(prompt, None)
+}
+
+/// [`responses_body`] with `max_output_tokens` (the configured `model_max_output_tokens`).
+pub(crate) fn responses_body_limited(
+    prompt: &Prompt,
+    max_output_tokens: Option<u64>,
+) -> Result<Vec<u8>, serde_json::Error> {
     let reasoning = prompt.reasoning();
     serde_json::to_vec(&ResponsesRequest {
         model: &prompt.model,
@@ -109,6 +120,7 @@ pub(crate) fn responses_body(prompt: &Prompt) -> Result<Vec<u8>, serde_json::Err
                 "name": OUTPUT_SCHEMA_NAME,
             }})
         }),
+        max_output_tokens,
     })
 }
 

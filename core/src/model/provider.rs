@@ -80,6 +80,15 @@ pub struct ProviderConfig {
     /// Maximum silence between stream chunks, in milliseconds (default 300000).
     #[serde(default = "default_stream_idle_timeout_ms")]
     pub stream_idle_timeout_ms: u64,
+    /// Chat Completions only (Weft's key): send the system messages as `user` text, the
+    /// system prompt at the top of the first user message, for chat templates without a
+    /// system role (docs/architecture.md §7.3). Default false.
+    #[serde(default)]
+    pub fold_system_prompt: bool,
+    /// The top-level `model_max_output_tokens`, copied here by the config loader: sent as
+    /// `max_tokens` (Chat) or `max_output_tokens` (Responses) when set.
+    #[serde(skip)]
+    pub max_output_tokens: Option<u64>,
 }
 
 impl ProviderConfig {
@@ -103,6 +112,8 @@ impl ProviderConfig {
             request_max_retries: DEFAULT_REQUEST_MAX_RETRIES,
             stream_max_retries: DEFAULT_STREAM_MAX_RETRIES,
             stream_idle_timeout_ms: DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+            fold_system_prompt: false,
+            max_output_tokens: None,
         }
     }
 
@@ -154,6 +165,37 @@ impl ProviderConfig {
     }
 }
 
+/// What a `base_url` reveals when a client lists the providers (docs/protocol.md §7.35).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressView {
+    /// A plain `http(s)` address that may be shown: no user information, query or fragment.
+    pub displayable: bool,
+    /// It carries credentials or is OpenAI's own API (whose sign-in is configured elsewhere):
+    /// user information, a query, or OpenAI's host.
+    pub credentials: bool,
+}
+
+impl AddressView {
+    /// Read `base_url`; one that does not parse is neither shown nor a credential.
+    pub fn of(base_url: &str) -> AddressView {
+        let Ok(url) = reqwest::Url::parse(base_url) else {
+            return AddressView {
+                displayable: false,
+                credentials: false,
+            };
+        };
+        let userinfo = !url.username().is_empty() || url.password().is_some();
+        let query = url.query().is_some();
+        AddressView {
+            displayable: matches!(url.scheme(), "http" | "https")
+                && !userinfo
+                && !query
+                && url.fragment().is_none(),
+            credentials: userinfo || query || url.host_str() == Some("api.openai.com"),
+        }
+    }
+}
+
 fn default_base_url() -> String {
     DEFAULT_BASE_URL.to_string()
 }
@@ -198,6 +240,15 @@ supports_websockets = true
         assert_eq!(provider.request_max_retries, DEFAULT_REQUEST_MAX_RETRIES);
         assert_eq!(provider.stream_max_retries, MAX_RETRIES_CAP);
         assert_eq!(provider.stream_idle_timeout_ms, 300_000);
+        assert!(!provider.fold_system_prompt);
+        assert_eq!(provider.max_output_tokens, None);
+        let folding: ProviderConfig =
+            toml::from_str("fold_system_prompt = true\nmax_output_tokens = 5").unwrap();
+        assert!(folding.fold_system_prompt);
+        assert_eq!(
+            folding.max_output_tokens, None,
+            "only the top-level key sets it"
+        );
         assert_eq!(
             provider.url("/responses"),
             "https://x.openai.azure.com/openai/responses?api-version=2025-04-01-preview"
