@@ -28,6 +28,7 @@ pub mod jsonrpc;
 pub mod mcp_api;
 pub mod mcp_elicitation;
 pub mod mcp_items;
+pub mod model_provider_api;
 pub mod models;
 pub mod notifications;
 pub mod policy;

@@ -50,6 +50,10 @@ use crate::mcp_api::{
     McpResourceReadResponse, McpServerRefreshResponse, McpServerToolCallParams,
     McpServerToolCallResponse,
 };
+use crate::model_provider_api::{
+    ModelProviderCapabilitiesReadParams, ModelProviderCapabilitiesReadResponse,
+    ModelProviderListParams, ModelProviderListResponse,
+};
 use crate::models::{ModelListParams, ModelListResponse};
 use crate::revert_api::{ThreadRevertParams, ThreadRevertResponse};
 use crate::review_api::{ReviewStartParams, ReviewStartResponse};
@@ -247,6 +251,8 @@ client_requests! {
         TurnInterrupt => "turn/interrupt", "v2", TurnInterruptParams, TurnInterruptResponse;
         ReviewStart => "review/start", "v2", ReviewStartParams, ReviewStartResponse;
         ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
+        ModelProviderList => "modelProvider/list", "v2", ModelProviderListParams, ModelProviderListResponse;
+        ModelProviderCapabilitiesRead => "modelProvider/capabilities/read", "v2", ModelProviderCapabilitiesReadParams, ModelProviderCapabilitiesReadResponse;
         AccountRead => "account/read", "v2", GetAccountParams, GetAccountResponse;
         BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
         ConfigRead => "config/read", "v2", ConfigReadParams, ConfigReadResponse;
@@ -535,7 +541,8 @@ mod tests {
                     "command": "c", "beforeTurnId": "u",
                     "keyPath": "k", "value": 1, "mergeStrategy": "replace", "edits": [],
                     "enablement": {}, "path": "/p", "dataBase64": "",
-                    "sourcePath": "/s", "destinationPath": "/d", "watchId": "w"})
+                    "sourcePath": "/s", "destinationPath": "/d", "watchId": "w",
+                    "items": [], "sectionId": "s"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -24,6 +24,7 @@ mod mail;
 mod persistence;
 mod revert;
 mod review;
+mod settings;
 mod shell;
 mod start;
 
@@ -245,6 +246,9 @@ impl ThreadActor {
             }
             Op::ShellCommand { command, reply } => self.shell_command(command, reply).await,
             Op::GoalChanged { set, reply } => self.goal_changed(set, reply).await,
+            Op::UpdateSettings { overrides, reply } => {
+                self.update_settings(overrides, reply).await;
+            }
             Op::Tools { reply } => {
                 let _ = reply.send(Arc::clone(&self.tools));
             }

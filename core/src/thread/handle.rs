@@ -207,6 +207,14 @@ pub enum Op {
         /// Answered once the note is queued.
         reply: Reply<Result<(), CoreError>>,
     },
+    /// `thread/settings/update`: settings for the next turns, without a turn
+    /// (docs/protocol.md §7.34).
+    UpdateSettings {
+        /// The settings to change (`turn/start`'s overrides; nothing turn-only).
+        overrides: TurnOverrides,
+        /// Answered before `thread/settings/updated`.
+        reply: Reply<Result<(), CoreError>>,
+    },
     /// `thread/compact/start`.
     Compact {
         /// Answered at once (before the compaction turn starts).

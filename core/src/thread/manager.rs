@@ -134,7 +134,8 @@ impl ThreadManager {
         options: StartThreadOptions,
         sink: SharedSink,
     ) -> Result<(ThreadHandle, ThreadSnapshot), CoreError> {
-        let settings = options.settings(&self.services.config)?;
+        // The config as written now (a client may have written it since the start).
+        let settings = options.settings(&self.services.live.current())?;
         let mut thread = new_thread(&settings, options.ephemeral);
         thread.originator = options.originator.clone();
         thread.thread_source = options.thread_source.clone();

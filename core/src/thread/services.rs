@@ -13,6 +13,9 @@ use crate::state::StateDb;
 pub struct Services {
     /// The daemon's configuration.
     pub config: Arc<Config>,
+    /// The config as clients last wrote it, and the runtime feature switches: new threads'
+    /// defaults and what a turn reads at its start (docs/protocol.md §7.34).
+    pub live: Arc<crate::config::live::LiveConfig>,
     /// One HTTP client (connection pool) for every model request, built from `[http]` on
     /// first use.
     http: LazyClient,
@@ -49,6 +52,7 @@ impl Services {
         ));
         let http = LazyClient::new(&config.http, HttpUse::Model);
         Services {
+            live: Arc::new(crate::config::live::LiveConfig::new(config.clone())),
             config,
             http,
             stop_hooks,

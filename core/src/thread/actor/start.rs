@@ -212,8 +212,14 @@ impl ThreadActor {
         // Mail that came while the thread was idle is read at the turn's first step.
         self.inbox.hand_to(&shared);
         let stream_max_retries = provider.stream_max_retries;
-        let tool_search = self.services.live.tool_search()
-            && provider.wire_api == crate::model::WireApi::Responses;
+        // Per model: the catalog's answer unless config or a client switched it
+        // (docs/architecture.md §7.7).
+        let tool_search = crate::model::catalog::tool_search(
+            &self.services.live.current(),
+            self.services.live.tool_search(),
+            &provider,
+            &self.settings.model,
+        );
         let mut tool_turn = ToolTurn {
             thread_id: self.thread.id.clone(),
             turn_id: turn_id.clone(),
@@ -254,6 +260,9 @@ impl ThreadActor {
         } else {
             (tool_turn, offer)
         };
+        // `model_context_window`, else what the catalog knows of the model (§7.7).
+        let context_window =
+            crate::model::catalog::context_window(&self.services.config, &self.settings.model);
         let mut step = self.step_prompt();
         step.output_schema = output_schema;
         step.headers = self.agent_headers(&turn_id, &root_turn_id);
@@ -273,14 +282,10 @@ impl ThreadActor {
             shared: shared.clone(),
             cancel: cancel.clone(),
             stream_max_retries,
-            context_window: self
-                .services
-                .config
-                .model_context_window
-                .and_then(|w| i64::try_from(w).ok()),
+            context_window: context_window.and_then(|w| i64::try_from(w).ok()),
             rollout: self.persistence.writer().cloned(),
             window: Window::new(
-                self.services.config.model_context_window,
+                context_window,
                 self.services.config.model_auto_compact_token_limit,
             ),
             environment: self.environment(),
