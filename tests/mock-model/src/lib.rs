@@ -10,11 +10,13 @@
 //! With an empty queue the mock answers 500 `no scripted response …` so a test fails visibly.
 //! A request whose tool calls and outputs do not pair up gets 400, as from the real APIs
 //! (switch off with [`MockModel::set_check_tool_pairing`]). `GET …/models` lists
-//! [`MockModel::set_models`].
+//! [`MockModel::set_models`]. [`MockModel::set_strict_alternation`] makes Chat requests follow a
+//! strict chat template (`alternation.rs`).
 //!
 //! Layout: `script.rs` (scripts, steps, gates), `reply.rs` (the reply builder), `render.rs`
 //! (SSE rendering for both wire APIs), `request.rs` (recorded requests), `server.rs` (HTTP).
 
+mod alternation;
 mod render;
 mod reply;
 mod request;
@@ -28,6 +30,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+pub use alternation::{ALTERNATION_ERROR, Alternation, NO_SYSTEM_ERROR};
 pub use reply::{Reasoning, Reply, Usage, split_even};
 pub use request::RecordedRequest;
 pub use script::{Gate, Script, Step, WireApi};
@@ -59,6 +62,8 @@ pub(crate) struct State {
     pub(crate) all_requests: Vec<RecordedRequest>,
     pub(crate) models: Vec<String>,
     pub(crate) check_tool_pairing: bool,
+    /// A strict chat template for Chat Completions requests (off by default).
+    pub(crate) strict_alternation: Option<Alternation>,
     /// Streams the client closed before the mock finished sending them.
     pub(crate) disconnects: usize,
     /// Streams sent to their end.
@@ -128,6 +133,7 @@ impl MockModel {
                 all_requests: Vec::new(),
                 models: vec!["mock-model".to_string()],
                 check_tool_pairing: true,
+                strict_alternation: None,
                 disconnects: 0,
                 finished_streams: 0,
                 standing: Vec::new(),
@@ -201,6 +207,13 @@ impl MockModel {
     /// Whether model requests with unpaired tool calls/outputs get 400 (default true).
     pub fn set_check_tool_pairing(&self, on: bool) {
         self.shared.update(|state| state.check_tool_pairing = on);
+    }
+
+    /// Enforce a chat template's roles on Chat Completions requests (`None`, the default,
+    /// accepts any order): a request that breaks it gets `400` with the template's error, as
+    /// from llama.cpp, and takes no script.
+    pub fn set_strict_alternation(&self, mode: Option<Alternation>) {
+        self.shared.update(|state| state.strict_alternation = mode);
     }
 
     /// Model requests (`POST …/responses`, `POST …/chat/completions`) in arrival order.

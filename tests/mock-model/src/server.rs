@@ -76,6 +76,7 @@ async fn handle(
         );
     };
     let pairing = request.check_tool_pairing();
+    let messages = request.messages().to_vec();
     // A request the real API would reject does not consume a script.
     let script = shared.update(|state| {
         state.all_requests.push(request.clone());
@@ -87,8 +88,14 @@ async fn handle(
             return Ok(Some(standing.script.clone()));
         }
         state.requests.push(request);
+        if api == WireApi::Chat
+            && let Some(mode) = state.strict_alternation
+            && let Err(problem) = crate::alternation::check(&messages, mode)
+        {
+            return Err(Refusal::Template(problem));
+        }
         match &pairing {
-            Err(problem) if state.check_tool_pairing => Err(problem.clone()),
+            Err(problem) if state.check_tool_pairing => Err(Refusal::Pairing(problem.clone())),
             _ => Ok(state.scripts.pop_front()),
         }
     });
@@ -100,10 +107,16 @@ async fn handle(
                 format!("weft-mock-model: no scripted response left for {method} {path}"),
             );
         }
-        Err(problem) => {
+        Err(Refusal::Pairing(problem)) => {
             let body = json!({ "error": {
                 "message": format!("weft-mock-model: tool call pairing is broken: {problem}"),
                 "type": "invalid_request_error", "code": null, "param": "input" } });
+            return text(StatusCode::BAD_REQUEST, body.to_string());
+        }
+        Err(Refusal::Template(problem)) => {
+            // llama.cpp's answer when the chat template raises.
+            let body = json!({ "error": {
+                "code": 400, "message": problem, "type": "invalid_request_error" } });
             return text(StatusCode::BAD_REQUEST, body.to_string());
         }
     };
@@ -142,6 +155,14 @@ async fn handle(
         }
     }
     response
+}
+
+/// Why a model request is refused before a script is played.
+enum Refusal {
+    /// Tool calls and outputs do not pair up.
+    Pairing(String),
+    /// The strict chat template's roles are broken.
+    Template(String),
 }
 
 /// A response with `body`, typed as JSON when it parses as JSON.
