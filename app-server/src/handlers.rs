@@ -20,11 +20,13 @@
 //! [`account`]; [`config`]; [`hooks`]; [`skills`]; [`collaboration`].
 
 pub mod account;
+pub mod attachments;
 pub mod collaboration;
 pub mod command;
 pub mod config;
 pub mod config_write;
 pub mod features;
+pub mod feedback;
 pub mod fs;
 pub mod goals;
 pub mod guardian;
@@ -32,12 +34,15 @@ pub mod history;
 pub mod hooks;
 pub mod initialize;
 pub mod mcp;
+pub mod model_providers;
 pub mod models;
 pub mod pages;
 pub mod permissions;
 pub mod read_state;
 pub mod revert;
 pub mod review;
+pub mod search;
+pub mod search_sessions;
 pub mod settings;
 pub mod shell;
 pub mod skills;

@@ -20,7 +20,8 @@ const REDACTED: &str = "<redacted>";
 
 /// `config/read`: the same for every `cwd`, since Weft has no per-project layers.
 pub async fn read(cx: Context<'_>, params: ConfigReadParams) -> HandlerResult<ConfigReadResponse> {
-    let config = &cx.state.config;
+    // The config as clients last wrote it (the one loaded at start until then, §7.34).
+    let config = &cx.state.threads.services().live.current();
     let layers = &config.layers;
     let file_name = ConfigLayerSource::User {
         file: layers.file_path.display().to_string(),
