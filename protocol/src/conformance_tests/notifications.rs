@@ -284,6 +284,21 @@ fn notifications_validate_and_write_every_key() {
         }
         .into(),
     );
+    notifications.push(
+        crate::ThreadDeletedNotification {
+            thread_id: "t".into(),
+        }
+        .into(),
+    );
+    for section_id in [Some("s".to_string()), None] {
+        notifications.push(
+            crate::ThreadSectionChangedNotification {
+                thread_id: "t".into(),
+                section_id,
+            }
+            .into(),
+        );
+    }
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();
