@@ -266,6 +266,8 @@ fn to_value<T: Serialize>(value: &T) -> Value {
 mod catalog;
 mod client_requests;
 mod collab;
+mod command;
+mod fs;
 mod guardian;
 mod mcp;
 mod mcp_shapes;

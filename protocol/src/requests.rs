@@ -533,6 +533,8 @@ mod tests {
                 json!({"clientInfo": {"name": "x", "version": "1"}})
             } else if *name == "configRequirements/read" || *name == "config/mcpServer/reload" {
                 json!({})
+            } else if name.starts_with("command/exec") {
+                json!({"command": ["c"], "processId": "p", "size": {"rows": 1, "cols": 1}})
             } else {
                 json!({"threadId": "t", "input": [], "name": "n", "expectedTurnId": "u", "turnId": "u",
                     "operation": {"type": "read"}, "expectedRevision": "r", "processId": "p",
