@@ -189,8 +189,19 @@ async fn run_turn(ctx: &TurnContext) -> Result<(), Stop> {
                 .lock()
                 .record(crate::model::ResponseItem::user_text(note));
         }
+        // What was handed to the turn before the mail is taken: the mail the model has read
+        // once it is recorded (v2's `wait_agent` waits only when nothing is unread).
+        let mailbox = ctx
+            .offer
+            .agents
+            .as_ref()
+            .and_then(|caller| caller.hub.mailbox(&caller.thread_id));
+        let handed = mailbox.as_ref().map(crate::agents::Mailbox::handed);
         for mail in ctx.shared.take_mail() {
             ctx.history.lock().record(mail);
+        }
+        if let (Some(mailbox), Some(handed)) = (mailbox, handed) {
+            mailbox.mark_read(handed);
         }
         if ctx.cancel.is_cancelled() {
             return Err(Stop::Aborted);

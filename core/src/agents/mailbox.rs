@@ -43,6 +43,8 @@ pub fn mailbox<T>() -> (Mailbox<T>, MailboxReceiver<T>) {
         arrived: Notify::new(),
         last_seq: AtomicU64::new(0),
         waited: AtomicU64::new(0),
+        handed: AtomicU64::new(0),
+        read: AtomicU64::new(0),
         last,
     });
     let receiver = MailboxReceiver {
@@ -62,6 +64,11 @@ struct Shared<T> {
     /// The last sequence number a wait of the agent returned on (v2's `wait_agent` returns on
     /// mail no wait has seen yet).
     waited: AtomicU64,
+    /// The last sequence number the agent's thread handed to its running turn.
+    handed: AtomicU64,
+    /// The last sequence number the agent's model has read: recorded in its history at a
+    /// step boundary (v2's `wait_agent` returns at once while later mail is unread).
+    read: AtomicU64,
     /// The last sequence number, for waiters.
     last: watch::Sender<u64>,
 }
@@ -135,6 +142,23 @@ impl<T> Mailbox<T> {
     pub fn set_waited(&self, seq: u64) {
         self.shared.waited.fetch_max(seq, Ordering::AcqRel);
     }
+
+    /// The last sequence number handed to the agent's running turn (0 before any).
+    pub fn handed(&self) -> u64 {
+        self.shared.handed.load(Ordering::Acquire)
+    }
+
+    /// The agent's model has read the mail up to `seq` (the turn recorded what was handed
+    /// to it: read [`Mailbox::handed`] before taking the mail, then mark it).
+    pub fn mark_read(&self, seq: u64) {
+        self.shared.read.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// Whether mail was sent that the agent's model has not read yet (still queued, or
+    /// handed to its turn and not recorded).
+    pub fn unread(&self) -> bool {
+        self.last_seq() > self.shared.read.load(Ordering::Acquire)
+    }
 }
 
 /// The receiving side of an agent's mailbox: mail drained from the queue waits in
@@ -175,6 +199,12 @@ impl<T> MailboxReceiver<T> {
     pub fn pending(&mut self) -> &VecDeque<Mail<T>> {
         self.drain();
         &self.pending_mails
+    }
+
+    /// The mail up to `seq` was handed to the agent's running turn (after it was queued
+    /// there, so a turn that sees the mark finds the mail).
+    pub fn mark_handed(&self, seq: u64) {
+        self.shared.handed.fetch_max(seq, Ordering::AcqRel);
     }
 
     /// Take all waiting mail, in sequence order.
@@ -364,6 +394,27 @@ mod tests {
             2
         );
         assert_eq!(bodies(&rx.take_all()), ["before", "after"]);
+    }
+
+    #[tokio::test]
+    async fn mail_is_unread_until_the_turn_records_what_was_handed() {
+        let (tx, mut rx) = mailbox();
+        assert!(!tx.unread());
+        tx.send("a", false);
+        assert!(tx.unread(), "queued mail is unread");
+        let taken = rx.take_all();
+        rx.mark_handed(taken[0].seq);
+        assert!(tx.unread(), "handed mail is unread until recorded");
+        let handed = tx.handed();
+        tx.send("b", false);
+        tx.mark_read(handed);
+        assert!(tx.unread(), "mail sent after the hand-off is still unread");
+        let seq = rx.take_all()[0].seq;
+        rx.mark_handed(seq);
+        tx.mark_read(tx.handed());
+        assert!(!tx.unread());
+        tx.mark_read(1);
+        assert!(!tx.unread(), "the read mark never goes back");
     }
 
     #[tokio::test]

@@ -22,6 +22,8 @@ pub(super) struct Inbox {
     /// The sender's turn of the latest mail that asks for a turn (the turn it starts gets it
     /// as `rootTurnId`).
     root_turn: Option<TurnId>,
+    /// The last sequence number received (the mailbox's read marks, docs/agents.md §6.2).
+    received: u64,
 }
 
 impl Inbox {
@@ -30,6 +32,7 @@ impl Inbox {
             receiver,
             queue: Vec::new(),
             root_turn: None,
+            received: 0,
         }
     }
 
@@ -45,6 +48,7 @@ impl Inbox {
         }
         let mut activities = Vec::new();
         for mail in self.receiver.take_all() {
+            self.received = self.received.max(mail.seq);
             activities.extend(mail.body.activity);
             if mail.trigger_turn && mail.body.root_turn.is_some() {
                 self.root_turn = mail.body.root_turn;
@@ -59,6 +63,7 @@ impl Inbox {
         for (item, trigger) in self.queue.drain(..) {
             shared.push_mail(item, trigger);
         }
+        self.receiver.mark_handed(self.received);
     }
 
     /// Keep mail a turn did not read for the next one.

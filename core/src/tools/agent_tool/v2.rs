@@ -191,11 +191,23 @@ pub async fn list(call: &Call<'_>) -> String {
     json!({ "agents": agents }).to_string()
 }
 
-/// `wait_agent` → `{"message","timed_out"}`: until mail arrives for the caller that no wait
-/// has seen yet (a sub-agent's final answer, a message), or the timeout.
+/// `wait_agent` → `{"message","timed_out"}`, as the reference waits (docs/agents.md §6.2): at
+/// once when the caller has mail its model has not read yet (queued, or handed to this turn
+/// and not recorded), else until new mail arrives or the timeout. A `timeout_ms` of zero or
+/// less is refused (no item); `turn/interrupt` ends the wait and the turn.
 pub async fn wait(call: &Call<'_>) -> String {
     let caller = call.caller;
     let started = Instant::now();
+    let timeout = match call
+        .args
+        .get("timeout_ms")
+        .and_then(Value::as_f64)
+        .filter(|ms| ms.is_finite())
+    {
+        Some(ms) if ms <= 0.0 => return "timeout_ms must be greater than zero".into(),
+        Some(ms) => (ms as u64).clamp(WAIT_MIN_MS, WAIT_MAX_MS),
+        None => WAIT_DEFAULT_MS,
+    };
     let item = call.item(CollabAgentTool::Wait);
     call.started(&item).await;
     let Some(mailbox) = caller.hub.mailbox(&caller.thread_id) else {
@@ -203,35 +215,20 @@ pub async fn wait(call: &Call<'_>) -> String {
             .await;
         return "the agent's mailbox is gone".into();
     };
-    let timeout = call
-        .args
-        .get("timeout_ms")
-        .and_then(Value::as_f64)
-        .filter(|ms| ms.is_finite())
-        .map_or(WAIT_DEFAULT_MS, |ms| ms.max(0.0) as u64)
-        .clamp(WAIT_MIN_MS, WAIT_MAX_MS);
-    let seen = mailbox.waited();
+    // Watching before looking, so mail sent in between is not missed.
     let mut watch = mailbox.watch();
+    watch.borrow_and_update();
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout);
-    let timed_out = loop {
-        let last = *watch.borrow_and_update();
-        if last > seen {
-            mailbox.set_waited(last);
-            break false;
-        }
-        tokio::select! {
+    let timed_out = !mailbox.unread()
+        && tokio::select! {
             biased;
             () = call.turn.cancel.cancelled() => {
                 return aborted_by_user(started.elapsed());
             }
-            () = tokio::time::sleep_until(deadline) => break true,
-            changed = watch.changed() => {
-                if changed.is_err() {
-                    break true;
-                }
-            }
-        }
-    };
+            () = tokio::time::sleep_until(deadline) => true,
+            changed = watch.changed() => changed.is_err(),
+        };
+    mailbox.set_waited(mailbox.last_seq());
     // The mail is read at the turn's next step: make sure the turn has it by then.
     if !timed_out && let Some(host) = caller.hub.host() {
         host.deliver_mail(&caller.thread_id).await;
