@@ -25,7 +25,12 @@ pub fn gate(method: &str, raw: &Value) -> Option<Gate> {
     }
     let params = raw.get("params")?;
     let marks = weft_protocol::experimental_params(method);
-    let present = |field: &str| params.get(field).is_some_and(|v| !v.is_null());
+    // As the reference's derive: an optional param counts when it is set, a plain boolean
+    // one only when it is `true`.
+    let present = |field: &str| match params.get(field) {
+        None | Some(Value::Null) => false,
+        Some(value) => !marks.flags.contains(&field) || value.as_bool() != Some(false),
+    };
     let named = |fields: &'static [&'static str]| {
         fields
             .iter()
@@ -123,5 +128,25 @@ mod tests {
         );
         // Stable methods are not gated.
         assert_eq!(gate("thread/turns/list", &json!({"params":{}})), None);
+        // A plain boolean param sent with its default (`false`) is not a use of it; an
+        // optional one sent as `false` is.
+        let defaults = json!({"params":{"experimentalRawEvents":false,
+            "allowProviderModelFallback":false}});
+        assert_eq!(gate("thread/start", &defaults), None);
+        assert_eq!(
+            gate(
+                "thread/start",
+                &json!({"params":{"experimentalRawEvents":true}})
+            ),
+            unsupported("thread/start.experimentalRawEvents")
+        );
+        assert_eq!(
+            gate("thread/start", &json!({"params":{"daybreakEnabled":false}})),
+            unsupported("thread/start.daybreakEnabled")
+        );
+        assert_eq!(
+            gate("thread/fork", &json!({"params":{"attachToSource":false}})),
+            None
+        );
     }
 }

@@ -15,6 +15,10 @@ pub struct ExperimentalParams {
     /// The reference's experimental list params (not fields of the type) whose empty list
     /// (`[]`) is served and any other value is not.
     pub empty_only: &'static [&'static str],
+    /// Those of `served` and `unsupported` that are plain booleans in the reference (not
+    /// optional): used only when `true`, so `false` (their default) passes the gate, as the
+    /// reference's `ExperimentalApi` derive treats a `bool` field.
+    pub flags: &'static [&'static str],
 }
 
 impl ExperimentalParams {
@@ -23,6 +27,7 @@ impl ExperimentalParams {
         served: &[],
         unsupported: &[],
         empty_only: &[],
+        flags: &[],
     };
 }
 

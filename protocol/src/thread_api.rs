@@ -100,6 +100,7 @@ impl Experimental for ThreadStartParams {
             "mockExperimentalField",
         ],
         empty_only: &["environments", "selectedCapabilityRoots"],
+        flags: &["experimentalRawEvents", "allowProviderModelFallback"],
     };
 }
 
@@ -321,6 +322,12 @@ impl Experimental for ThreadForkParams {
             "attachToSource",
             "permissions",
             "runtimeWorkspaceRoots",
+            "deferGoalContinuation",
+            "experimentalPredictionMode",
+            "experimentalDisablePredictionMcp",
+        ],
+        flags: &[
+            "attachToSource",
             "deferGoalContinuation",
             "experimentalPredictionMode",
             "experimentalDisablePredictionMcp",

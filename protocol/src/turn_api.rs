@@ -155,6 +155,7 @@ impl Experimental for TurnStartParams {
             "multiAgentMode",
         ],
         empty_only: &["environments"],
+        ..ExperimentalParams::NONE
     };
 }
 

@@ -39,8 +39,48 @@ where
     for other in marks.unsupported.iter().chain(marks.empty_only) {
         assert!(!fields.contains(*other), "{}.{other} is a field", M::NAME);
     }
+    // The flags are exactly the marked params the reference declares as plain booleans.
+    let reference = reference_params(M::NAME);
+    let booleans: BTreeSet<&str> = marks
+        .served
+        .iter()
+        .chain(marks.unsupported)
+        .copied()
+        .filter(|name| {
+            reference
+                .get(*name)
+                .is_some_and(|p| p.get("type") == Some(&Value::from("boolean")))
+        })
+        .collect();
+    assert_eq!(
+        marks.flags.iter().copied().collect::<BTreeSet<_>>(),
+        booleans,
+        "{}: the flags are not the reference's boolean params",
+        M::NAME
+    );
     assert_eq!(experimental_params(M::NAME), marks);
     M::NAME
+}
+
+/// The properties of the reference's (experimental) params schema of `method`.
+fn reference_params(method: &str) -> serde_json::Map<String, Value> {
+    let schema = format!(
+        "{}/../tests/reference/codex-app-server-schema-experimental/ClientRequest.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let root: Value = serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    let variant = root["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["properties"]["method"]["enum"][0] == method)
+        .unwrap_or_else(|| panic!("{method} is not a reference method"));
+    let reference = variant["properties"]["params"]["$ref"].as_str().unwrap();
+    let name = reference.rsplit('/').next().unwrap();
+    root["definitions"][name]["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -52,6 +92,7 @@ fn each_marked_param_is_where_its_kind_says() {
         check::<methods::ThreadList>(),
         check::<methods::TurnStart>(),
         check::<methods::TurnSteer>(),
+        check::<methods::CommandExec>(),
     ]
     .into_iter()
     .collect();

@@ -141,6 +141,21 @@ async fn experimental_field_requires_opt_in(transport: Transport) {
             .await,
         "thread/start.dynamicTools requires experimentalApi capability",
     );
+    // A plain boolean experimental field sent with its default (`false`), as third-party
+    // clients do, is not a use of it (the reference's rule); `true` is.
+    client
+        .request_ok(
+            "thread/start",
+            json!({"experimentalRawEvents": false, "allowProviderModelFallback": false,
+                   "ephemeral": true}),
+        )
+        .await;
+    assert_invalid_request(
+        client
+            .request("thread/start", json!({"experimentalRawEvents": true}))
+            .await,
+        "thread/start.experimentalRawEvents requires experimentalApi capability",
+    );
 
     let home = TestHome::new();
     let mut daemon = Daemon::start(transport, &home, &[]).await;
