@@ -35,6 +35,9 @@ pub struct AppServerArgs {
     /// text frame; port 0 picks a free port) or `off` (no transport; wait for a signal).
     #[arg(long, value_name = "URL", default_value = "stdio://")]
     pub listen: String,
+    /// Use stdio as the transport (the same as `--listen stdio://`).
+    #[arg(long, conflicts_with = "listen")]
+    pub stdio: bool,
     /// Override a config key: `-c dotted.key=value` (the value is parsed as TOML, else taken
     /// as a string). Unknown keys are ignored with a warning.
     #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
@@ -48,9 +51,49 @@ pub struct AppServerArgs {
     /// WebSocket authentication mode. Required to listen on a non-loopback address.
     #[arg(long = "ws-auth", value_enum, value_name = "MODE")]
     pub ws_auth: Option<WsAuthMode>,
-    /// File holding the capability token (for `--ws-auth capability-token`).
+    /// Absolute path of the file holding the capability token (`--ws-auth capability-token`).
     #[arg(long = "ws-token-file", value_name = "PATH")]
     pub ws_token_file: Option<PathBuf>,
+    /// Hex SHA-256 digest of the capability token, instead of its file.
+    #[arg(long = "ws-token-sha256", value_name = "HEX")]
+    pub ws_token_sha256: Option<String>,
+    /// Absolute path of the shared secret (at least 32 bytes) that signs JWT bearer tokens
+    /// (`--ws-auth signed-bearer-token`, HS256).
+    #[arg(long = "ws-shared-secret-file", value_name = "PATH")]
+    pub ws_shared_secret_file: Option<PathBuf>,
+    /// The issuer (`iss`) signed bearer tokens must name.
+    #[arg(long = "ws-issuer", value_name = "ISSUER")]
+    pub ws_issuer: Option<String>,
+    /// The audience (`aud`) signed bearer tokens must include.
+    #[arg(long = "ws-audience", value_name = "AUDIENCE")]
+    pub ws_audience: Option<String>,
+    /// Clock skew allowed on `exp` and `nbf` of signed bearer tokens (default 30).
+    #[arg(long = "ws-max-clock-skew-seconds", value_name = "SECONDS")]
+    pub ws_max_clock_skew_seconds: Option<u64>,
+    /// Refuse to start when config.toml has a key Weft does not know.
+    #[arg(long = "strict-config")]
+    pub strict_config: bool,
+    /// Check the config and print the start-up requirements as JSON, without serving.
+    #[arg(long = "print-startup-config")]
+    pub print_startup_config: bool,
+    /// The `ClientInfo` JSON of the client launching the daemon; checked, and logged.
+    #[arg(long = "startup-client-info", value_name = "JSON")]
+    pub startup_client_info: Option<String>,
+    /// Accepted for `codex app-server` launchers: Weft has no managed sign-in, so there is
+    /// nothing to sign out of.
+    #[arg(long = "startup-sign-out")]
+    pub startup_sign_out: bool,
+    /// Accepted for `codex app-server` launchers: Weft sends no analytics.
+    #[arg(long = "analytics-default-enabled")]
+    pub analytics_default_enabled: bool,
+    /// Accepted for `codex app-server` launchers and ignored with a warning: Weft has no cloud
+    /// skill service (its skills are files, docs/protocol.md §7.23).
+    #[arg(long = "cloud-skills-snapshot", value_name = "PATH")]
+    pub cloud_skills_snapshot: Option<PathBuf>,
+    /// Accepted for `codex app-server` launchers and ignored with a warning: Weft has no
+    /// code-mode host.
+    #[arg(long = "code-mode-host", value_name = "URL")]
+    pub code_mode_host: Option<String>,
     /// Do not serve the web client on the WebSocket port, and refuse every browser (same as
     /// `-c web.enabled=false`).
     #[arg(long = "no-web")]
@@ -60,8 +103,10 @@ pub struct AppServerArgs {
 /// WebSocket authentication modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WsAuthMode {
-    /// Clients send `Authorization: Bearer <token>`, compared with the token file.
+    /// Clients send `Authorization: Bearer <token>`, checked against the token's digest.
     CapabilityToken,
+    /// Clients send `Authorization: Bearer <jwt>`, an HS256 JWT signed with the shared secret.
+    SignedBearerToken,
 }
 
 /// Where the daemon listens.
@@ -119,6 +164,11 @@ impl Listen {
 }
 
 impl AppServerArgs {
+    /// The `--listen` URL in effect (`--stdio` is `stdio://`).
+    pub fn listen_url(&self) -> &str {
+        if self.stdio { "stdio://" } else { &self.listen }
+    }
+
     /// All config overrides: `-c` first, then `--enable` / `--disable` as `features.X`.
     pub fn overrides(&self) -> Vec<String> {
         let mut all = self.config.clone();
@@ -165,6 +215,7 @@ mod tests {
         let Command::AppServer(args) = cli.command else {
             panic!("expected app-server");
         };
+        assert_eq!(args.listen_url(), "stdio://");
         assert_eq!(
             args.overrides(),
             vec![
@@ -172,6 +223,47 @@ mod tests {
                 "features.guardian_approval=true".to_string(),
                 "features.plugins=false".to_string()
             ]
+        );
+    }
+
+    #[test]
+    fn every_flag_of_the_reference_parses() {
+        let cli = Cli::try_parse_from([
+            "weft",
+            "app-server",
+            "--stdio",
+            "--strict-config",
+            "--print-startup-config",
+            "--startup-sign-out",
+            "--analytics-default-enabled",
+            "--startup-client-info",
+            r#"{"name":"x","version":"1"}"#,
+            "--cloud-skills-snapshot",
+            "/tmp/skills.json",
+            "--code-mode-host",
+            "http://127.0.0.1:1",
+            "--ws-auth",
+            "signed-bearer-token",
+            "--ws-shared-secret-file",
+            "/tmp/secret",
+            "--ws-issuer",
+            "i",
+            "--ws-audience",
+            "a",
+            "--ws-max-clock-skew-seconds",
+            "9",
+        ])
+        .unwrap();
+        let Command::AppServer(args) = cli.command else {
+            panic!("expected app-server");
+        };
+        assert!(args.stdio && args.strict_config && args.print_startup_config);
+        assert_eq!(args.ws_auth, Some(WsAuthMode::SignedBearerToken));
+        assert_eq!(args.ws_max_clock_skew_seconds, Some(9));
+        let both = Cli::try_parse_from(["weft", "app-server", "--stdio", "--listen", "off"]);
+        assert!(
+            both.is_err(),
+            "--stdio and --listen conflict, as in the reference"
         );
     }
 }

@@ -13,13 +13,14 @@ use weft_core::config::{Config, ConfigError};
 use weft_core::state::StateError;
 use weft_core::thread::ThreadManager;
 
-use crate::cli::{AppServerArgs, Listen, ListenError, WsAuthMode};
+use crate::cli::{AppServerArgs, Listen, ListenError};
 use crate::connection::{ConnectionLimits, QueueLimits};
 use crate::processor;
 use crate::state::AppState;
 use crate::transport;
 use crate::transport::ingress::Ingress;
 use crate::transport::lines::LineLimits;
+use crate::transport::ws::auth::WsAuthError;
 use crate::transport::ws::{WsAuth, WsLimits, WsOptions};
 use crate::web::WebAccess;
 
@@ -29,29 +30,34 @@ pub enum StartError {
     /// `--listen` is not a supported URL.
     #[error(transparent)]
     Listen(#[from] ListenError),
-    /// `--ws-token-file` without `--ws-auth`.
-    #[error("--ws-token-file needs --ws-auth capability-token")]
-    TokenFileWithoutAuth,
-    /// `--ws-auth capability-token` without `--ws-token-file`.
-    #[error("--ws-auth capability-token needs --ws-token-file PATH")]
-    AuthWithoutTokenFile,
+    /// The `--ws-*` flags do not make an authentication policy.
+    #[error(transparent)]
+    WsAuth(#[from] WsAuthError),
     /// A non-loopback WebSocket bind without authentication.
     #[error(
         "refusing to listen on non-loopback address {0} without authentication: \
-         pass --ws-auth capability-token --ws-token-file PATH"
+         pass --ws-auth capability-token --ws-token-file PATH (or --ws-auth signed-bearer-token)"
     )]
     UnauthenticatedBind(SocketAddr),
-    /// The token file cannot be read.
-    #[error("cannot read --ws-token-file {}: {source}", .path.display())]
-    TokenFile {
-        /// The `--ws-token-file` path.
+    /// `--strict-config` and the config file has keys Weft does not know.
+    #[error(
+        "failed to load configuration: {}: unknown configuration field{} {} (--strict-config)",
+        .path.display(),
+        if .keys.len() == 1 { "" } else { "s" },
+        .keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+    )]
+    StrictConfig {
+        /// The config file.
         path: PathBuf,
-        /// Why it cannot be read.
-        source: std::io::Error,
+        /// The keys it does not know.
+        keys: Vec<String>,
     },
-    /// The token file holds only whitespace.
-    #[error("--ws-token-file {} is empty", .0.display())]
-    EmptyTokenFile(PathBuf),
+    /// `--startup-client-info` is not a `ClientInfo` object.
+    #[error("invalid --startup-client-info: {0}")]
+    StartupClientInfo(#[source] serde_json::Error),
+    /// `--print-startup-config` could not write to stdout.
+    #[error("cannot print the start-up config: {0}")]
+    Print(#[source] std::io::Error),
     /// The config file or a `-c` override is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -88,12 +94,12 @@ impl StartError {
     pub fn exit_code(&self) -> u8 {
         match self {
             StartError::Listen(_)
-            | StartError::TokenFileWithoutAuth
-            | StartError::AuthWithoutTokenFile
+            | StartError::WsAuth(_)
             | StartError::UnauthenticatedBind(_)
-            | StartError::TokenFile { .. }
-            | StartError::EmptyTokenFile(_)
+            | StartError::StrictConfig { .. }
+            | StartError::StartupClientInfo(_)
             | StartError::Config(_) => 2,
+            StartError::Print(_) => 1,
             StartError::Home { .. }
             | StartError::Runtime(_)
             | StartError::Threads(_)
@@ -112,7 +118,21 @@ enum Transport {
 
 /// Start the daemon with these arguments and run until shutdown.
 pub fn run(args: AppServerArgs) -> Result<(), StartError> {
-    let transport = match Listen::parse(&args.listen)? {
+    if let Some(info) = &args.startup_client_info {
+        let info: weft_protocol::initialize::ClientInfo =
+            serde_json::from_str(info).map_err(StartError::StartupClientInfo)?;
+        tracing::info!(client = %info.name, version = %info.version, "launched by this client");
+    }
+    if let Some(path) = &args.cloud_skills_snapshot {
+        tracing::warn!(
+            "ignoring --cloud-skills-snapshot {}: Weft has no cloud skill service",
+            path.display()
+        );
+    }
+    if let Some(url) = &args.code_mode_host {
+        tracing::warn!("ignoring --code-mode-host {url}: Weft has no code-mode host");
+    }
+    let transport = match Listen::parse(args.listen_url())? {
         Listen::Stdio => Transport::Stdio,
         Listen::Ws(addr) => Transport::Ws(ws_options(&args, addr)?),
         Listen::Off => Transport::Off,
@@ -124,6 +144,15 @@ pub fn run(args: AppServerArgs) -> Result<(), StartError> {
     })?;
     let home = std::fs::canonicalize(&home).unwrap_or(home);
     let (config, report) = Config::load(&home, &args.overrides())?;
+    if args.strict_config && !report.ignored_file_keys.is_empty() {
+        return Err(StartError::StrictConfig {
+            path: config.layers.file_path.clone(),
+            keys: report.ignored_file_keys,
+        });
+    }
+    if args.print_startup_config {
+        return print_startup_config();
+    }
     for key in &report.ignored_override_keys {
         tracing::warn!("ignoring unknown config key or feature `{key}`");
     }
@@ -150,33 +179,26 @@ pub fn run(args: AppServerArgs) -> Result<(), StartError> {
     result
 }
 
+/// `--print-startup-config`: the config loaded (so it is valid), print what a client would
+/// read at start (`configRequirements/read`) with Weft's version, as one JSON line.
+fn print_startup_config() -> Result<(), StartError> {
+    use std::io::Write;
+    let line = serde_json::json!({
+        "appServerVersion": env!("CARGO_PKG_VERSION"),
+        "configRequirements": crate::handlers::config::requirements(),
+    });
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .map_err(StartError::Print)
+}
+
 /// Resolve the WebSocket options for `addr`, refusing a non-loopback bind without auth.
 fn ws_options(args: &AppServerArgs, addr: SocketAddr) -> Result<WsOptions, StartError> {
-    let auth = match args.ws_auth {
-        None => {
-            if args.ws_token_file.is_some() {
-                return Err(StartError::TokenFileWithoutAuth);
-            }
-            if !addr.ip().is_loopback() {
-                return Err(StartError::UnauthenticatedBind(addr));
-            }
-            WsAuth::None
-        }
-        Some(WsAuthMode::CapabilityToken) => {
-            let Some(path) = &args.ws_token_file else {
-                return Err(StartError::AuthWithoutTokenFile);
-            };
-            let token = std::fs::read_to_string(path).map_err(|source| StartError::TokenFile {
-                path: path.clone(),
-                source,
-            })?;
-            let token = token.trim().to_string();
-            if token.is_empty() {
-                return Err(StartError::EmptyTokenFile(path.clone()));
-            }
-            WsAuth::CapabilityToken(token)
-        }
-    };
+    let auth = WsAuth::from_args(args)?;
+    if !auth.is_required() && !addr.ip().is_loopback() {
+        return Err(StartError::UnauthenticatedBind(addr));
+    }
     Ok(WsOptions { addr, auth })
 }
 

@@ -9,6 +9,7 @@ mod http_client;
 mod lifecycle;
 mod opt_out;
 mod websocket;
+mod ws_auth;
 
 use serde_json::{Value, json};
 use weft_test_support::{Client, Daemon, RpcError, TestHome, Transport};

@@ -7,6 +7,7 @@
 //! headers. How many connections may be open and how long an upgrade may take is
 //! [`listener`]'s; a message over the size limit closes its connection with close code 1009.
 
+pub mod auth;
 pub mod listener;
 
 use std::net::SocketAddr;
@@ -22,7 +23,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -35,14 +35,7 @@ use crate::transport::link::{CloseBounds, Link};
 use crate::transport::stall::{Progress, Stalled, watched};
 use crate::web::{SUBPROTOCOL, WebAccess, pages};
 
-/// How WebSocket upgrades are authenticated.
-#[derive(Debug, Clone)]
-pub enum WsAuth {
-    /// No authentication (loopback binds only).
-    None,
-    /// `Authorization: Bearer <token>` must equal this token.
-    CapabilityToken(String),
-}
+pub use self::auth::WsAuth;
 
 /// Resolved WebSocket listener options.
 #[derive(Debug, Clone)]
@@ -202,22 +195,8 @@ async fn upgrade(
         if let Err(refusal) = admitted {
             return refusal.into_response();
         }
-    } else if let WsAuth::CapabilityToken(expected) = state.auth.as_ref() {
-        let bearer = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        match bearer {
-            None => {
-                return (StatusCode::UNAUTHORIZED, "missing websocket bearer token")
-                    .into_response();
-            }
-            Some(token) if !bool::from(token.trim().as_bytes().ct_eq(expected.as_bytes())) => {
-                return (StatusCode::UNAUTHORIZED, "invalid websocket bearer token")
-                    .into_response();
-            }
-            Some(_) => {}
-        }
+    } else if let Err(refusal) = state.auth.authorize(&headers) {
+        return (StatusCode::UNAUTHORIZED, refusal).into_response();
     }
     handshake.upgraded();
     let written = handshake.written();

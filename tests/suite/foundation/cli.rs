@@ -166,6 +166,79 @@ async fn wrong_type_for_known_key_exits_2() {
     }
 }
 
+/// The reference's launch flags: `--stdio` serves stdio; the ones that change nothing for
+/// Weft are accepted; `--stdio` with `--listen` is a usage error, as in the reference.
+#[tokio::test]
+async fn reference_launch_flags_are_accepted() {
+    let home = TestHome::new();
+    let mut daemon = Daemon::builder(&home)
+        .args(&[
+            "--stdio",
+            "--startup-sign-out",
+            "--analytics-default-enabled",
+        ])
+        .args(&[
+            "--startup-client-info",
+            r#"{"name":"langchain","version":"1.0"}"#,
+        ])
+        .args(&["--cloud-skills-snapshot", "/nonexistent/skills.json"])
+        .args(&["--code-mode-host", "http://127.0.0.1:9"])
+        .start()
+        .await;
+    let mut client = daemon.initialized_client().await;
+    assert_still_serving(&mut client, true).await;
+    for flag in ["--cloud-skills-snapshot", "--code-mode-host"] {
+        let stderr = daemon.wait_for_stderr(flag).await;
+        assert!(stderr.to_ascii_lowercase().contains("warn"), "{stderr}");
+    }
+    let both = run_weft(&home, &["app-server", "--stdio", "--listen", "off"]).await;
+    assert_eq!(both.code(), Some(2), "{both:?}");
+    let bad = run_weft(
+        &home,
+        &["app-server", "--startup-client-info", "{\"name\":1}"],
+    )
+    .await;
+    assert_eq!(bad.code(), Some(2), "{bad:?}");
+    assert!(bad.stderr.contains("--startup-client-info"), "{bad:?}");
+}
+
+/// `--print-startup-config` prints what a client reads at start and exits; `--strict-config`
+/// refuses a config with a key Weft does not know, naming the file and the key.
+#[tokio::test]
+async fn print_startup_config_and_strict_config() {
+    let home = TestHome::with_config("some_future_key = 1\nmodel = \"m\"\n");
+    let printed = run_weft(&home, &["app-server", "--print-startup-config"]).await;
+    assert_eq!(printed.code(), Some(0), "{printed:?}");
+    let line: serde_json::Value = serde_json::from_str(printed.stdout.trim()).unwrap();
+    assert_eq!(line["appServerVersion"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        line["configRequirements"],
+        serde_json::json!({"supportsIndependentSpeedModes": false, "requirements": null})
+    );
+    let strict = run_weft(
+        &home,
+        &["app-server", "--strict-config", "--print-startup-config"],
+    )
+    .await;
+    assert_eq!(strict.code(), Some(2), "{strict:?}");
+    let path = home.config_path();
+    assert!(
+        strict.stderr.contains(path.to_str().unwrap())
+            && strict
+                .stderr
+                .contains("unknown configuration field `some_future_key`"),
+        "{strict:?}"
+    );
+    assert!(strict.stdout.is_empty(), "{strict:?}");
+    let known = TestHome::with_config("model = \"m\"\n");
+    let ok = run_weft(
+        &known,
+        &["app-server", "--strict-config", "--print-startup-config"],
+    )
+    .await;
+    assert_eq!(ok.code(), Some(0), "{ok:?}");
+}
+
 /// `weft generate-json-schema --out DIR` writes exactly the checked-in `schema/`.
 #[tokio::test]
 async fn generated_schema_matches_checked_in_schema() {
