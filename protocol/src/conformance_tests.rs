@@ -275,6 +275,7 @@ mod notifications;
 mod responses;
 mod schema;
 mod server_requests;
+mod settings;
 mod startup;
 
 // ---- synthetic values for everything the catalog does not show --------------------------

@@ -544,7 +544,9 @@ mod tests {
                     "keyPath": "k", "value": 1, "mergeStrategy": "replace", "edits": [],
                     "enablement": {}, "path": "/p", "dataBase64": "",
                     "sourcePath": "/s", "destinationPath": "/d", "watchId": "w",
-                    "items": [], "sectionId": "s"})
+                    "items": [], "sectionId": "s",
+                    "attachmentType": "a", "identityKey": "k", "payload": {},
+                    "classification": "bug", "savePath": "/p"})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

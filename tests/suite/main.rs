@@ -23,13 +23,18 @@ macro_rules! on_both_transports {
 }
 
 mod agents;
+mod attachments;
 mod client_surface;
+mod commands;
 mod context;
+mod files;
 mod foundation;
 mod mcp;
+mod models;
 mod modes;
 mod persistence;
 mod requests;
+mod search;
 mod security;
 mod tasks;
 mod thread_state;

@@ -230,6 +230,9 @@ fn spawn_error(error: ExecError) -> JsonRpcError {
         ExecError::SandboxUnavailable(_) | ExecError::Sandbox(_) => {
             JsonRpcError::internal(format!("exec failed: {error}"))
         }
+        ExecError::Spawn(reason) => {
+            JsonRpcError::internal(format!("failed to spawn command: {reason}"))
+        }
         other => JsonRpcError::internal(format!("failed to spawn command: {other}")),
     }
 }

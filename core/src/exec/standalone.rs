@@ -31,6 +31,8 @@ use tokio::sync::{mpsc, watch};
 use super::ExecError;
 use crate::sandbox::{SandboxSpec, sandbox_support};
 
+/// The terminal's default end-of-file character (`^D`), sent when a PTY's input is closed.
+const VEOF: u8 = 0x04;
 /// Read size of an output stream.
 const READ_CHUNK: usize = 8 * 1024;
 /// Chunks of output buffered per stream before the reader waits for its consumer.
@@ -125,12 +127,6 @@ impl StandaloneProcess {
         sandbox_support()
             .check(sandbox)
             .map_err(ExecError::SandboxUnavailable)?;
-        if !command.cwd.is_dir() {
-            return Err(ExecError::Spawn(format!(
-                "working directory {} does not exist or is not a directory",
-                command.cwd.display()
-            )));
-        }
         #[cfg(target_os = "linux")]
         let child_sandbox =
             crate::sandbox::prepare_child_sandbox(sandbox).map_err(ExecError::Sandbox)?;
@@ -182,7 +178,9 @@ impl StandaloneProcess {
             if sandbox.is_confined() && e.kind() == io::ErrorKind::PermissionDenied {
                 ExecError::Sandbox(format!("`{program}`: {e}"))
             } else {
-                ExecError::Spawn(format!("`{program}`: {e}"))
+                // The OS's words alone (a missing program or cwd: `No such file or
+                // directory (os error 2)`), as the reference reports them.
+                ExecError::Spawn(e.to_string())
             }
         })?;
         let pid = child
@@ -267,17 +265,22 @@ impl StandaloneProcess {
         })
     }
 
-    /// Closes its input once what was queued is written (pipes: the command reads end of
-    /// file; a PTY takes no more writes).
+    /// Closes its input once what was queued is written: a pipe is closed (the command reads
+    /// end of file); a terminal is sent its end-of-file character (`^D`) and takes no more
+    /// writes.
     pub fn close_stdin(&self) {
-        self.stdin.lock().take();
+        if let Some(sender) = self.stdin.lock().take()
+            && self.pty.is_some()
+        {
+            let _ = sender.try_send(vec![VEOF]);
+        }
     }
 
     /// Resizes its terminal; an error for a command without one.
     pub fn resize(&self, size: TerminalSize) -> io::Result<()> {
         match &self.pty {
             Some(master) => pty::resize(master.get_ref(), size),
-            None => Err(io::Error::other("the command has no PTY")),
+            None => Err(io::Error::other("process is not attached to a PTY")),
         }
     }
 

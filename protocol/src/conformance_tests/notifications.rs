@@ -301,6 +301,16 @@ fn notifications_validate_and_write_every_key() {
             .into(),
         );
     }
+    notifications.push(
+        crate::ThreadAttachmentUpdatedNotification {
+            thread_id: "t".into(),
+            attachment_type: "pull_request".into(),
+            identity_key: "k".into(),
+            attachment_id: "a".into(),
+            operation: crate::ThreadAttachmentOperation::Deleted,
+        }
+        .into(),
+    );
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();

@@ -116,7 +116,13 @@ async fn kill_ends_the_group_and_dropping_kills_too() {
     .unwrap();
     process.kill();
     assert_eq!(process.wait().await, 128 + 9);
-    assert!(process.resize(TerminalSize::default()).is_err());
+    assert_eq!(
+        process
+            .resize(TerminalSize::default())
+            .unwrap_err()
+            .to_string(),
+        "process is not attached to a PTY"
+    );
 
     let (process, _output) = StandaloneProcess::spawn(
         &command(&["sleep", "30"], dir.path()),
@@ -180,4 +186,19 @@ async fn read_only_refuses_a_write() {
         }
         Err(other) => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn closing_a_terminals_input_sends_end_of_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = command(&["sh", "-c", "cat; echo done"], dir.path());
+    cmd.tty = Some(TerminalSize::default());
+    let (process, mut output) =
+        StandaloneProcess::spawn(&cmd, &SandboxSpec::unrestricted(dir.path())).unwrap();
+    process.try_write(b"hi\n".to_vec()).unwrap();
+    process.close_stdin();
+    let mut seen = String::new();
+    until(&mut output.stdout, &mut seen, "done").await;
+    assert_eq!(process.wait().await, 0);
+    assert_eq!(process.try_write(b"x".to_vec()), Err(StdinError::Closed));
 }
