@@ -30,10 +30,10 @@ pub struct ConfigValueWriteParams {
     /// How the value is written.
     pub merge_strategy: MergeStrategy,
     /// Path to the config file to write; defaults to the user's `config.toml` when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub file_path: Option<String>,
     /// The user layer's version the client last read; a different one is a conflict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub expected_version: Option<String>,
 }
 
@@ -56,19 +56,15 @@ pub struct ConfigBatchWriteParams {
     /// The edits, applied in order.
     pub edits: Vec<ConfigEdit>,
     /// Path to the config file to write; defaults to the user's `config.toml` when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub file_path: Option<String>,
     /// The user layer's version the client last read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub expected_version: Option<String>,
     /// When true, hot-reload updated runtime settings into loaded threads after writing.
     /// Session-static model, reasoning-effort, Plan-mode reasoning-effort, and service-tier
     /// defaults are not reloaded. The deprecated personality setting is also not reloaded.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "std::ops::Not::not"
-    )]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub reload_user_config: bool,
 }
 
