@@ -53,6 +53,22 @@ pub struct Limits {
     /// Milliseconds a `command/exec` may run when the request sets no `timeoutMs`; it is then
     /// killed and answers exit code 124 (docs/protocol.md §7.32).
     pub command_exec_timeout_ms: u64,
+    /// Largest `thread/attachment/add` payload, in bytes of its JSON (docs/protocol.md §7.38).
+    pub thread_attachment_payload_bytes: usize,
+    /// Attachments one thread may hold; one more is refused (docs/protocol.md §7.38).
+    pub thread_attachments_per_thread: usize,
+    /// Bytes of files (the rollout, `extraLogFiles`) one `feedback/save` bundle may hold; a
+    /// larger bundle is refused (docs/protocol.md §7.38).
+    pub feedback_bundle_bytes: u64,
+    /// Items one `thread/inject_items` may carry (docs/protocol.md §7.36).
+    pub max_injected_items: usize,
+    /// Bytes of JSON the items of one `thread/inject_items` may hold (docs/protocol.md §7.36).
+    pub max_injected_bytes: usize,
+    /// Thread sections the store may hold, the built-in `Pinned` one included
+    /// (docs/protocol.md §7.36).
+    pub max_thread_sections: usize,
+    /// Longest thread section name, in bytes (docs/protocol.md §7.36).
+    pub max_section_name_bytes: usize,
 }
 
 impl Default for Limits {
@@ -73,6 +89,13 @@ impl Default for Limits {
             command_exec_max_processes: 16,
             command_exec_output_bytes_cap: 1024 * 1024,
             command_exec_timeout_ms: 10_000,
+            thread_attachment_payload_bytes: 64 * 1024,
+            thread_attachments_per_thread: 100,
+            feedback_bundle_bytes: 64 * 1024 * 1024,
+            max_injected_items: 4096,
+            max_injected_bytes: 4 * 1024 * 1024,
+            max_thread_sections: 1000,
+            max_section_name_bytes: 4096,
         }
     }
 }
@@ -138,12 +161,38 @@ impl Limits {
                 self.command_exec_output_bytes_cap as u64,
             ),
             ("command_exec_timeout_ms", self.command_exec_timeout_ms),
+            (
+                "thread_attachment_payload_bytes",
+                self.thread_attachment_payload_bytes as u64,
+            ),
+            (
+                "thread_attachments_per_thread",
+                self.thread_attachments_per_thread as u64,
+            ),
+            ("feedback_bundle_bytes", self.feedback_bundle_bytes),
         ];
         if let Some((key, _)) = command_exec.iter().find(|(_, value)| *value == 0) {
             return Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
                 key: format!("limits.{key}"),
                 message: "must be at least 1".into(),
+            });
+        }
+        // Thread management (docs/protocol.md §7.36): room for the built-in section and one.
+        let thread_management = [
+            ("max_injected_items", self.max_injected_items, 1),
+            ("max_injected_bytes", self.max_injected_bytes, 1),
+            ("max_thread_sections", self.max_thread_sections, 2),
+            ("max_section_name_bytes", self.max_section_name_bytes, 1),
+        ];
+        if let Some((key, _, least)) = thread_management
+            .iter()
+            .find(|(_, value, least)| value < least)
+        {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: format!("limits.{key}"),
+                message: format!("must be at least {least}"),
             });
         }
         Ok(self)

@@ -13,10 +13,12 @@
 //! comparisons, and `LIKE … ESCAPE` for the search (case-sensitive: SQLite connections set
 //! `case_sensitive_like`, PostgreSQL's `LIKE` already is).
 
+pub mod attachments;
 mod goals;
 mod list;
 mod reconcile;
 mod row;
+mod sections;
 mod thread_state;
 
 #[cfg(test)]
@@ -41,6 +43,7 @@ pub use list::{
     MAX_LIST_LIMIT, check_search_term,
 };
 pub use row::{ThreadRow, source_kind};
+pub use sections::{PINNED_SECTION_ID, SectionError};
 pub use thread_state::ReadStateError;
 
 /// A statement with its arguments bound, ready to run.
@@ -360,7 +363,12 @@ async fn open_pool(home: &Path, path: &Path) -> Result<Opened, StateError> {
 
 /// Delete a thread's row and its per-thread state in `tx`; `false` when there was no row.
 async fn delete_with(tx: &mut sqlx::Transaction<'_, Sqlite>, id: &str) -> Result<bool, StateError> {
-    for table in ["thread_read_states", "thread_goals"] {
+    for table in [
+        "thread_read_states",
+        "thread_goals",
+        "thread_section_members",
+        "thread_git_info",
+    ] {
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM {table} WHERE thread_id = $1"
         )))
