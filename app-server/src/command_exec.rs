@@ -174,12 +174,7 @@ impl CommandExecs {
                     key.error_repr()
                 ))
             })?;
-        let gone = || {
-            JsonRpcError::invalid_request(format!(
-                "command/exec {} is no longer running",
-                key.error_repr()
-            ))
-        };
+        let gone = || no_longer_running(&key);
         let (done, outcome) = oneshot::channel();
         sender
             .send(ControlRequest { control, done })
@@ -257,6 +252,12 @@ impl Run {
                 }
             }
         };
+        // From here on a follow-up finds the process gone at once (it must not wait for the
+        // output to drain: the follow-ups run in the processing loop).
+        controls.close();
+        while let Ok(request) = controls.try_recv() {
+            let _ = request.done.send(Err(no_longer_running(&self.key)));
+        }
         // Output still in flight (a grandchild holding the pipe) gets a bounded time.
         let stopper = tokio::spawn(async move {
             tokio::time::sleep(OUTPUT_DRAIN).await;
@@ -272,8 +273,6 @@ impl Run {
             .table
             .lock()
             .remove(&(self.connection.id, self.key.clone()));
-        // Controls that raced the exit learn it is gone.
-        controls.close();
         reply
             .send(Ok(CommandExecResponse {
                 exit_code,
@@ -374,6 +373,14 @@ async fn pump(mut pump: Pump) -> Vec<u8> {
         }
     }
     captured
+}
+
+/// The reference's error for a follow-up that reached a process as it ended.
+fn no_longer_running(key: &ProcessKey) -> JsonRpcError {
+    JsonRpcError::invalid_request(format!(
+        "command/exec {} is no longer running",
+        key.error_repr()
+    ))
 }
 
 /// A terminal size from the wire: both dimensions at least one.

@@ -9,9 +9,11 @@
 mod agents;
 mod approvals;
 mod backtrack;
+mod diff;
 mod exec;
 mod mcp;
 mod overlay;
+mod plan;
 mod resume;
 mod review;
 mod shell;
