@@ -41,6 +41,7 @@ pub mod permissions;
 pub mod read_state;
 pub mod revert;
 pub mod review;
+pub mod sections;
 pub mod search;
 pub mod search_sessions;
 pub mod settings;
@@ -48,6 +49,7 @@ pub mod shell;
 pub mod skills;
 pub mod terminals;
 pub mod thread_list;
+pub mod thread_manage;
 pub mod threads;
 pub mod turns;
 
@@ -108,6 +110,10 @@ thread_params!(
     weft_protocol::ReviewStartParams,
     weft_protocol::ThreadApproveGuardianDeniedActionParams,
     weft_protocol::ThreadSettingsUpdateParams,
+    weft_protocol::ThreadDeleteParams,
+    weft_protocol::ThreadMetadataUpdateParams,
+    weft_protocol::ThreadInjectItemsParams,
+    weft_protocol::ThreadSectionMoveParams,
 );
 
 /// A loaded thread's handle, or the reference's `thread not found` error.

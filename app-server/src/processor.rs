@@ -188,6 +188,14 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadSetName => spawned(scoped(history::set_name));
         ThreadCompactStart => to_thread(turns::compact);
         ThreadRevert => spawned(scoped(revert::revert));
+        ThreadDelete => spawned(scoped(crate::handlers::thread_manage::delete));
+        ThreadMetadataUpdate => spawned(scoped(crate::handlers::thread_manage::metadata_update));
+        ThreadInjectItems => spawned(scoped(crate::handlers::thread_manage::inject_items));
+        ThreadSectionList => spawned(crate::handlers::sections::list);
+        ThreadSectionCreate => spawned(crate::handlers::sections::create);
+        ThreadSectionUpdate => spawned(crate::handlers::sections::update);
+        ThreadSectionDelete => spawned(crate::handlers::sections::delete);
+        ThreadSectionMove => spawned(scoped(crate::handlers::sections::move_thread));
         ThreadShellCommand => to_thread(shell::shell_command);
         TurnStart => to_thread(turns::start);
         TurnSteer => to_thread(turns::steer);

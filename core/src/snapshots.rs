@@ -17,6 +17,7 @@
 //! - **Pruning** drops refs older than `snapshots.max_age_days` and beyond the newest
 //!   `snapshots.max_count` of the repository.
 
+mod forget;
 mod git;
 mod record;
 mod restore;

@@ -62,19 +62,26 @@ pub async fn list(cx: Context<'_>, params: ThreadListParams) -> HandlerResult<Th
         ThreadSortKey::UpdatedAt => ListSortKey::UpdatedAt,
         ThreadSortKey::RecencyAt => ListSortKey::RecencyAt,
         ThreadSortKey::SectionPosition => {
-            if params.section_id.is_none() {
+            // Only a section has positions (docs/protocol.md §7.36).
+            if !matches!(params.section_id, Some(Some(_))) {
                 return Err(JsonRpcError::invalid_request(
                     "section-position sorting requires a section filter",
                 ));
             }
-            // Weft has no sections: unsectioned threads have no position; creation order.
-            ListSortKey::CreatedAt
+            ListSortKey::SectionPosition
         }
     };
-    // Weft has no thread sections: every thread is unsectioned, so a section id matches none.
+    // A section filter (docs/protocol.md §7.36) takes the place of a lineage one, as the
+    // reference's section pages do.
     let lineage = match params.section_id {
-        Some(Some(_)) => Some(Lineage::Nothing),
-        _ => lineage,
+        Some(Some(section)) => Some(Lineage::Section(section)),
+        Some(None) => Some(Lineage::Unsectioned),
+        None => lineage,
+    };
+    // The section's own order, whichever direction is asked, as the reference lists it.
+    let direction = match sort_key {
+        ListSortKey::SectionPosition => weft_protocol::SortDirection::Asc,
+        _ => params.sort_direction.unwrap_or_default(),
     };
     let cwd = params.cwd.as_ref().map(|filter| {
         filter
@@ -96,7 +103,7 @@ pub async fn list(cx: Context<'_>, params: ThreadListParams) -> HandlerResult<Th
         limit: params.limit.unwrap_or(0),
         cursor: params.cursor,
         sort_key,
-        direction: params.sort_direction.unwrap_or_default(),
+        direction,
         model_providers: params.model_providers,
         source_kinds: params
             .source_kinds

@@ -37,6 +37,9 @@ pub enum ListSortKey {
     UpdatedAt,
     /// Last user activity (creation, then each turn started).
     RecencyAt,
+    /// The thread's position in its section (docs/protocol.md §7.36); only with a
+    /// [`ListQuery::section`] naming one.
+    SectionPosition,
 }
 
 impl ListSortKey {
@@ -45,14 +48,9 @@ impl ListSortKey {
             ListSortKey::CreatedAt => "created_at",
             ListSortKey::UpdatedAt => "updated_at",
             ListSortKey::RecencyAt => "recency_at",
-        }
-    }
-
-    fn value(self, row: &ThreadRow) -> i64 {
-        match self {
-            ListSortKey::CreatedAt => row.created_at,
-            ListSortKey::UpdatedAt => row.updated_at,
-            ListSortKey::RecencyAt => row.recency_at,
+            ListSortKey::SectionPosition => {
+                "(SELECT position FROM thread_section_members WHERE thread_id = threads.id)"
+            }
         }
     }
 }
@@ -64,8 +62,12 @@ pub enum Lineage {
     Parent(String),
     /// Threads spawned by this one at any depth.
     Ancestor(String),
-    /// Nothing: a filter no Weft thread can match (attached threads, thread sections).
+    /// Nothing: a filter no Weft thread can match (attached threads).
     Nothing,
+    /// The threads of this section (docs/protocol.md §7.36).
+    Section(String),
+    /// The threads in no section.
+    Unsectioned,
 }
 
 /// One page of [`StateDb::list`].
@@ -127,17 +129,21 @@ impl StateDb {
         let mut sql = self.select("", query).await?;
         let rows = sql.build().fetch_all(self.pool().await?).await?;
         let mut out = rows.iter().map(decode_row).collect::<Result<Vec<_>, _>>()?;
+        let values = rows
+            .iter()
+            .map(|row| row.try_get::<i64, _>("sort_value"))
+            .collect::<Result<Vec<_>, _>>()?;
         let next_cursor = if out.len() > limit as usize {
             out.truncate(limit as usize);
             out.last()
-                .map(|row| format!("{}:{}", query.sort_key.value(row), row.id))
+                .map(|row| format!("{}:{}", values[out.len() - 1], row.id))
         } else {
             None
         };
         // Anchored just before the first row's value, so paging back includes the rows that
         // share it.
-        let backwards_cursor = out.first().map(|row| {
-            let value = query.sort_key.value(row);
+        let backwards_cursor = out.first().map(|_| {
+            let value = values[0];
             match query.direction {
                 SortDirection::Desc => value.saturating_sub(1),
                 SortDirection::Asc => value.saturating_add(1),
@@ -190,7 +196,7 @@ impl StateDb {
             ("archived", column.to_string())
         };
         let mut sql = QueryBuilder::<Sqlite>::new(format!(
-            "{prefix}SELECT {COLUMNS} FROM threads WHERE {archived} = "
+            "{prefix}SELECT {COLUMNS}, {column} AS sort_value FROM threads WHERE {archived} = "
         ));
         sql.push_bind(query.archived);
 
@@ -253,6 +259,16 @@ impl StateDb {
             None => {}
             Some(Lineage::Nothing) => {
                 sql.push(" AND 1 = 0");
+            }
+            Some(Lineage::Section(section)) => {
+                sql.push(
+                    " AND id IN (SELECT thread_id FROM thread_section_members WHERE section_id = ",
+                );
+                sql.push_bind(section.clone());
+                sql.push(")");
+            }
+            Some(Lineage::Unsectioned) => {
+                sql.push(" AND id NOT IN (SELECT thread_id FROM thread_section_members)");
             }
             Some(Lineage::Parent(parent)) => {
                 sql.push(" AND parent_thread_id = ");

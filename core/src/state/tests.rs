@@ -250,6 +250,8 @@ async fn pagination_is_stable_with_no_duplicates_or_gaps() {
                 ListSortKey::CreatedAt => r.created_at,
                 ListSortKey::UpdatedAt => r.updated_at,
                 ListSortKey::RecencyAt => r.recency_at,
+                // Not among the keys walked here (sections have their own test).
+                ListSortKey::SectionPosition => unreachable!(),
             };
             (value, r.id.to_string())
         };

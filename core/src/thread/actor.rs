@@ -20,6 +20,7 @@ mod context;
 mod finish;
 mod goal;
 mod guardian;
+mod inject;
 mod mail;
 mod persistence;
 mod revert;
@@ -265,6 +266,9 @@ impl ThreadActor {
                 reply,
             } => {
                 let _ = reply.send(self.revert(before_turn_id, restore_workspace).await);
+            }
+            Op::InjectItems { items, reply } => {
+                let _ = reply.send(self.inject_items(items).await);
             }
             Op::Shutdown { reply } => {
                 self.wind_down().await;

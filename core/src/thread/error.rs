@@ -105,6 +105,9 @@ pub enum CoreError {
     /// `permissions` names a profile Weft does not have.
     #[error(transparent)]
     PermissionProfile(#[from] crate::permissions::PermissionProfileError),
+    /// A thread-management request refused (docs/protocol.md §7.36); the text says why.
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl From<CoreError> for JsonRpcError {

@@ -245,6 +245,14 @@ pub enum Op {
         /// The answer.
         reply: oneshot::Sender<Result<ThreadSnapshot, CoreError>>,
     },
+    /// `thread/inject_items`: raw Responses API items for the model-facing history
+    /// (docs/protocol.md §7.36), checked by the manager.
+    InjectItems {
+        /// The items.
+        items: Vec<crate::model::ResponseItem>,
+        /// Answered once they are recorded (on disk, for an idle thread).
+        reply: oneshot::Sender<Result<(), CoreError>>,
+    },
     /// Stop the thread: interrupt any turn, then end the actor.
     Shutdown {
         /// Answered when the actor is done.

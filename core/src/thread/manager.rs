@@ -6,10 +6,13 @@ use std::sync::Arc;
 use weft_protocol::{SessionSource, Thread, ThreadId, ThreadReadState, ThreadStatus};
 
 mod agents;
+mod delete;
 mod goals;
 mod host;
 mod idle;
+mod inject;
 mod loaded;
+mod metadata;
 mod pages;
 mod read_state;
 mod replay;
@@ -367,6 +370,7 @@ impl ThreadManager {
             if include_turns {
                 thread.turns = self.full_turns(id, snapshot.turns).await?;
             }
+            self.decorate(std::slice::from_mut(&mut thread)).await;
             return Ok(thread);
         }
         let found = find_rollout(&self.services.config.home, id)?
@@ -377,6 +381,7 @@ impl ThreadManager {
             // Not loaded: nothing to write out, and the file is found already.
             thread.turns = self.full_turns_at(found.path, replay.turns).await?;
         }
+        self.decorate(std::slice::from_mut(&mut thread)).await;
         Ok(thread)
     }
 
@@ -399,6 +404,7 @@ impl ThreadManager {
             };
             threads.push(row.to_thread(status));
         }
+        self.decorate(&mut threads).await;
         Ok(ThreadList {
             threads,
             next_cursor: page.next_cursor,
@@ -452,7 +458,9 @@ impl ThreadManager {
             tracing::warn!(thread = %id, %err, "cannot index the unarchived thread");
         }
         let replay = self.lean_replay(&new_path).await?;
-        Ok(replay.thread(Some(&new_path)))
+        let mut thread = replay.thread(Some(&new_path));
+        self.decorate(std::slice::from_mut(&mut thread)).await;
+        Ok(thread)
     }
 
     /// `thread/name/set`, on a loaded or a stored thread.
