@@ -209,8 +209,7 @@ fn read_attachment(path: &Path, budget: &mut u64, max: u64) -> Result<Attachment
     }
     if meta.len() > *budget {
         return Err(FeedbackError::Invalid(format!(
-            "the feedback bundle would exceed {} bytes ([limits] feedback_bundle_bytes)",
-            max
+            "the feedback bundle would exceed {max} bytes ([limits] feedback_bundle_bytes)"
         )));
     }
     let bytes =
