@@ -36,6 +36,7 @@ mod persistence;
 mod requests;
 mod search;
 mod security;
+mod settings;
 mod tasks;
 mod thread_state;
 mod tools;
