@@ -34,6 +34,9 @@ pub struct AppState {
     pub fs_watches: Arc<weft_core::fs::FsWatches>,
     /// Every connection's running `command/exec` processes (docs/protocol.md §7.32).
     pub command_execs: Arc<CommandExecs>,
+    /// Every connection's fuzzy file search sessions and search cancellation tokens
+    /// (docs/protocol.md §7.33).
+    pub searches: Arc<crate::handlers::search_sessions::SearchSessions>,
     /// The subscription registry: each loaded thread's subscribers, kept in step by the
     /// manager's load and unload reports (also the manager's child sinks).
     subscriptions: Arc<Subscriptions>,
@@ -55,6 +58,7 @@ impl AppState {
             fs: Arc::new(weft_core::fs::FsAccess::new(&config)),
             fs_watches: Arc::new(weft_core::fs::FsWatches::new(&config.fs)),
             command_execs: Arc::default(),
+            searches: Arc::default(),
             home: config.home.clone(),
             threads,
             config,
@@ -107,6 +111,7 @@ impl AppState {
         self.connections.remove(id);
         self.pending_requests.connection_closed(id);
         self.subscriptions.connection_closed(id);
+        self.searches.connection_closed(id);
         self.fs_watches.connection_closed(id);
     }
 }

@@ -541,6 +541,7 @@ mod tests {
                     "server": "s", "tool": "x", "uri": "u", "event": {},
                     "target": {"type": "uncommittedChanges", "connectorId": "c", "linkId": null},
                     "command": "c", "beforeTurnId": "u",
+                    "query": "q", "roots": [], "sessionId": "s", "searchTerm": "t",
                     "keyPath": "k", "value": 1, "mergeStrategy": "replace", "edits": [],
                     "enablement": {}, "path": "/p", "dataBase64": "",
                     "sourcePath": "/s", "destinationPath": "/d", "watchId": "w",

@@ -38,6 +38,7 @@ mod search;
 mod security;
 mod settings;
 mod tasks;
+mod thread_manage;
 mod thread_state;
 mod tools;
 mod turns;
