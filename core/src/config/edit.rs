@@ -167,15 +167,12 @@ fn set_in_item(item: &mut Item, segments: &[String], value: &toml::Value) {
     };
     match segments {
         [] => {}
-        [last] => {
-            let new = to_item(value);
-            match table.get_mut(last) {
-                Some(old) => replace_item(old, new),
-                None => {
-                    table.insert(last, new);
-                }
+        [last] => match table.get_mut(last) {
+            Some(old) => assign(old, value),
+            None => {
+                table.insert(last, to_item(value));
             }
-        }
+        },
         [first, rest @ ..] => {
             if !table.contains_key(first) {
                 let mut child = Table::new();
@@ -198,18 +195,12 @@ fn set_in_value(inline: &mut Value, segments: &[String], value: &toml::Value) {
     };
     match segments {
         [] => {}
-        [last] => {
-            let mut new = to_value(value);
-            match table.get_mut(last) {
-                Some(old) => {
-                    *new.decor_mut() = old.decor().clone();
-                    *old = new;
-                }
-                None => {
-                    table.insert(last, new);
-                }
+        [last] => match table.get_mut(last) {
+            Some(old) => assign_value(old, value),
+            None => {
+                table.insert(last, to_value(value));
             }
-        }
+        },
         [first, rest @ ..] => {
             if !table.contains_key(first) {
                 table.insert(first, Value::InlineTable(InlineTable::new()));
@@ -219,6 +210,79 @@ fn set_in_value(inline: &mut Value, segments: &[String], value: &toml::Value) {
             }
         }
     }
+}
+
+/// Make `item` hold `value`, touching as little as it can: a table written over a table is
+/// synced key by key (keys it lacks removed), so the comments inside stay; a value equal to
+/// what is there is left as written (`1_000`, `'literal'`).
+fn assign(item: &mut Item, value: &toml::Value) {
+    match (item, value) {
+        (Item::Table(table), toml::Value::Table(new)) => {
+            let gone: Vec<String> = table
+                .iter()
+                .map(|(key, _)| key.to_string())
+                .filter(|key| !new.contains_key(key))
+                .collect();
+            for key in gone {
+                table.remove(&key);
+            }
+            for (key, value) in new {
+                match table.get_mut(key) {
+                    Some(old) => assign(old, value),
+                    None => {
+                        table.insert(key, to_item(value));
+                    }
+                }
+            }
+        }
+        (Item::Value(old), value) if !value.is_table() || old.is_inline_table() => {
+            assign_value(old, value);
+        }
+        (item, value) => replace_item(item, to_item(value)),
+    }
+}
+
+/// [`assign`] for a value (inside an inline table or an array).
+fn assign_value(old: &mut Value, value: &toml::Value) {
+    if let (Value::InlineTable(table), toml::Value::Table(new)) = (&mut *old, value) {
+        let gone: Vec<String> = table
+            .iter()
+            .map(|(key, _)| key.to_string())
+            .filter(|key| !new.contains_key(key))
+            .collect();
+        for key in &gone {
+            table.remove(key);
+        }
+        for (key, value) in new {
+            match table.get_mut(key) {
+                Some(inner) => assign_value(inner, value),
+                None => {
+                    table.insert(key, to_value(value));
+                }
+            }
+        }
+        if !gone.is_empty() {
+            table.fmt();
+        }
+        return;
+    }
+    if same_value(old, value) {
+        return;
+    }
+    let mut new = to_value(value);
+    *new.decor_mut() = old.decor().clone();
+    *old = new;
+}
+
+/// Whether a document value is `value` (read back as TOML).
+fn same_value(old: &Value, value: &toml::Value) -> bool {
+    let mut bare = old.clone();
+    bare.decor_mut().clear();
+    format!("v = {bare}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut table| table.remove("v"))
+        .is_some_and(|parsed| &parsed == value)
 }
 
 /// Replace `old` with `new`, carrying over the decoration (comments, spacing) and, for a table,

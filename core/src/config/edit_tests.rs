@@ -196,3 +196,15 @@ fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "a = 2\n");
     }
 }
+
+#[test]
+fn a_table_written_over_a_table_keeps_the_comments_inside() {
+    let text = "[limits]\nmax_connections = 1_000 # many\nold = 'x' # literal\ngone = 1\n";
+    let value =
+        toml::Value::Table(toml::from_str("max_connections = 1000\nold = \"x\"\nnew = 2").unwrap());
+    let out = edited(text, "limits", value);
+    assert_eq!(
+        out,
+        "[limits]\nmax_connections = 1_000 # many\nold = 'x' # literal\nnew = 2\n"
+    );
+}

@@ -382,6 +382,10 @@ impl SchemaDir {
         if method == "config/mcpServer/reload" {
             names.push("McpServerRefreshResponse".to_string());
         }
+        // Both config writes answer the same type (docs/protocol.md §7.34).
+        if method == "config/value/write" || method == "config/batchWrite" {
+            names.push("ConfigWriteResponse".to_string());
+        }
         names.dedup();
         Ok(names)
     }
