@@ -126,6 +126,8 @@ pub enum Measure {
     Idle,
     Fanout,
     Fleet,
+    /// Issue 28, only when named in `--only`: fuzzy file search on a 100,000-file tree.
+    FileSearch,
 }
 
 /// How many times each measurement repeats.

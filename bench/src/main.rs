@@ -8,6 +8,7 @@ mod cli;
 mod client;
 mod concurrency;
 mod fanout;
+mod file_search;
 mod fleet;
 mod idle;
 mod list;
@@ -151,6 +152,16 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
             let outcome = run_stored_scenario(measure, target, &args, &reps, &mut report).await;
             if let Err(err) = outcome {
                 report.note(format!("{measure:?} failed for {}: {err:#}", target.name()));
+            }
+        }
+    }
+    // Issue 28's file search runs only when `--only` names it.
+    if args.only.contains(&Measure::FileSearch) {
+        for target in &targets {
+            eprintln!("[{}] FileSearch …", target.name());
+            let reps = if args.quick { 3 } else { 7 };
+            if let Err(err) = file_search::run(target, reps, &mut report).await {
+                report.note(format!("FileSearch failed for {}: {err:#}", target.name()));
             }
         }
     }
