@@ -58,6 +58,9 @@ pub async fn add(
         payload_bytes: limits.thread_attachment_payload_bytes,
         per_thread: limits.thread_attachments_per_thread,
     };
+    // The reference's order: the identity, the payload, then the thread.
+    weft_core::state::attachments::check_payload(&params.payload, limits.payload_bytes)
+        .map_err(rpc_error)?;
     check_thread_id(&params.thread_id)?;
     let added = db(&cx, Some(&params.thread_id))?
         .add_attachment(

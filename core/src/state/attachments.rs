@@ -97,6 +97,18 @@ pub fn check_identity(attachment_type: &str, identity_key: &str) -> Result<(), A
     Ok(())
 }
 
+/// The payload's JSON, refused when larger than `limit` bytes.
+pub fn check_payload(payload: &Value, limit: usize) -> Result<String, AttachmentError> {
+    let json = serde_json::to_string(payload)
+        .map_err(|err| AttachmentError::Invalid(format!("invalid attachment payload: {err}")))?;
+    if json.len() > limit {
+        return Err(AttachmentError::Invalid(format!(
+            "attachment payload must not exceed {limit} bytes"
+        )));
+    }
+    Ok(json)
+}
+
 /// The page size of a request: 25 when absent, else clamped to 1..=100.
 pub fn page_size(limit: Option<u32>) -> u32 {
     limit
@@ -195,15 +207,7 @@ impl StateDb {
         now: i64,
     ) -> Result<Added, AttachmentError> {
         check_identity(attachment_type, identity_key)?;
-        let json = serde_json::to_string(payload).map_err(|err| {
-            AttachmentError::Invalid(format!("invalid attachment payload: {err}"))
-        })?;
-        if json.len() > limits.payload_bytes {
-            return Err(AttachmentError::Invalid(format!(
-                "attachment payload must not exceed {} bytes",
-                limits.payload_bytes
-            )));
-        }
+        let json = check_payload(payload, limits.payload_bytes)?;
         if !self.thread_exists(thread_id).await? {
             return Err(AttachmentError::ThreadNotFound(thread_id.clone()));
         }

@@ -196,6 +196,11 @@ async fn errors(transport: Transport) {
             add_params(&thread, "big", json!("x".repeat(64))),
             "attachment payload must not exceed 64 bytes".to_string(),
         ),
+        // The reference's order: the payload is checked before the thread id.
+        (
+            add_params("nope", "big", json!("x".repeat(64))),
+            "attachment payload must not exceed 64 bytes".to_string(),
+        ),
     ];
     for (params, message) in cases {
         let err = t.err("thread/attachment/add", params).await;
