@@ -172,6 +172,18 @@ async fn add_list_owners_remove(transport: Transport) {
     t.restart().await;
     let kept = t.ok("thread/attachment/list", json!({"threadId": a})).await;
     assert_eq!(keys(&kept), ["k1", "k3"]);
+
+    // They go with their thread: after `thread/delete`, neither its list nor the owners name it.
+    t.ok("thread/delete", json!({"threadId": a})).await;
+    let gone = t.ok("thread/attachment/list", json!({"threadId": a})).await;
+    assert_eq!(gone, json!({"data": [], "nextCursor": null}));
+    let owners = t
+        .ok(
+            "thread/attachmentOwner/list",
+            json!({"attachmentType": "pull_request", "identityKey": "k1"}),
+        )
+        .await;
+    assert_eq!(owners["data"], json!([{"threadId": b, "archived": true}]));
 }
 
 async fn errors(transport: Transport) {
