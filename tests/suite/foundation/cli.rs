@@ -172,11 +172,7 @@ async fn wrong_type_for_known_key_exits_2() {
 async fn reference_launch_flags_are_accepted() {
     let home = TestHome::new();
     let mut daemon = Daemon::builder(&home)
-        .args(&[
-            "--stdio",
-            "--startup-sign-out",
-            "--analytics-default-enabled",
-        ])
+        .args(&["--startup-sign-out", "--analytics-default-enabled"])
         .args(&[
             "--startup-client-info",
             r#"{"name":"langchain","version":"1.0"}"#,
@@ -191,6 +187,11 @@ async fn reference_launch_flags_are_accepted() {
         let stderr = daemon.wait_for_stderr(flag).await;
         assert!(stderr.to_ascii_lowercase().contains("warn"), "{stderr}");
     }
+    // `--stdio` serves stdio: stdin at its end (null here) ends the daemon, exit 0. (Its own
+    // home: the daemon above still holds this one's state DB.)
+    let home = TestHome::new();
+    let stdio = run_weft(&home, &["app-server", "--stdio"]).await;
+    assert_eq!(stdio.code(), Some(0), "{stdio:?}");
     let both = run_weft(&home, &["app-server", "--stdio", "--listen", "off"]).await;
     assert_eq!(both.code(), Some(2), "{both:?}");
     let bad = run_weft(
