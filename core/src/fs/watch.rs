@@ -64,8 +64,8 @@ struct Registry {
 /// One watch: what it watches, what it has gathered, and its end.
 struct WatchState {
     target: PathBuf,
-    /// The path given to the watcher: `target`, or its nearest existing ancestor while it is
-    /// missing.
+    /// The path given to the watcher: `target` for a directory, else the nearest existing
+    /// directory above it.
     watched: PathBuf,
     pending: Mutex<Pending>,
     wake: Notify,
@@ -102,8 +102,8 @@ impl FsWatches {
 
     /// Start watch `id` of connection `owner` on `target` (already checked by
     /// [`super::FsAccess::check_watch`]), non-recursively: the path itself and, for a
-    /// directory, its direct children. A missing path is watched through its nearest existing
-    /// ancestor until it appears.
+    /// directory, its direct children. A file is watched through its directory, a missing
+    /// path through its nearest existing ancestor.
     pub fn watch(
         &self,
         owner: u64,
@@ -119,7 +119,13 @@ impl FsWatches {
         if held >= self.limits.max_watches_per_connection {
             return Err(WatchError::TooMany(held));
         }
-        let watched = nearest_existing(&target);
+        // A directory is watched itself (its children's changes); anything else through its
+        // directory, so a file replaced by a rename (an editor's save, git's `HEAD.lock`) is
+        // still followed.
+        let watched = match std::fs::metadata(&target) {
+            Ok(meta) if meta.is_dir() => target.clone(),
+            _ => nearest_existing(target.parent().unwrap_or(&target)),
+        };
         if !registry.by_watched.contains_key(&watched) {
             self.with_watcher(|watcher| watcher.watch(&watched, RecursiveMode::NonRecursive))?;
         }
@@ -278,12 +284,12 @@ fn nearest_existing(path: &Path) -> PathBuf {
 }
 
 impl WatchState {
-    /// Whether a change at `path` concerns this watch: the path, a direct child of it, or
-    /// (while it is missing) an ancestor on the way to it.
+    /// Whether a change at `path` concerns this watch: the path, a direct child of a watched
+    /// directory, or (while it is missing) a directory made on the way to it.
     fn concerns(&self, path: &Path) -> bool {
         path == self.target
-            || path.parent() == Some(self.target.as_path())
-            || (self.watched != self.target && self.target.starts_with(path))
+            || (self.watched == self.target && path.parent() == Some(self.target.as_path()))
+            || (path != self.watched && self.target.starts_with(path))
     }
 
     /// Gather `path` (`None`: something was lost; report the watched path).
@@ -426,5 +432,14 @@ mod tests {
         assert!(state.concerns(Path::new("/a/b")));
         assert!(state.concerns(Path::new("/a/b/c")));
         assert!(!state.concerns(Path::new("/a/x")));
+        assert!(!state.concerns(Path::new("/a")));
+        // A file is watched through its directory: its siblings are no change of it.
+        let file = WatchState {
+            target: PathBuf::from("/d/f"),
+            watched: PathBuf::from("/d"),
+            ..state
+        };
+        assert!(file.concerns(Path::new("/d/f")));
+        assert!(!file.concerns(Path::new("/d/g")) && !file.concerns(Path::new("/d")));
     }
 }

@@ -66,6 +66,15 @@ async fn a_change_is_reported_once_debounced(transport: Transport) {
     let changed: FsChangedNotification = f.client.wait_for_notification_as("fs/changed").await;
     assert_eq!(changed.watch_id, "file");
     assert_eq!(changed.changed_paths[0].to_string(), file);
+    // Replaced by a rename (as an editor saves, or git writes `HEAD`), twice: still followed.
+    for round in ["3", "4"] {
+        let staged = f.write("file.txt.tmp", round);
+        std::fs::rename(&staged, &file).unwrap();
+        let changed: FsChangedNotification = f.client.wait_for_notification_as("fs/changed").await;
+        assert_eq!(changed.watch_id, "file");
+        assert_eq!(changed.changed_paths.len(), 1, "{changed:?}");
+        assert_eq!(changed.changed_paths[0].to_string(), file);
+    }
     std::fs::create_dir(f.work.join("later")).unwrap();
     let changed: FsChangedNotification = f.client.wait_for_notification_as("fs/changed").await;
     assert_eq!(changed.watch_id, "later");
