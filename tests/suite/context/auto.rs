@@ -261,16 +261,16 @@ async fn mid_turn_compaction_over_chat_completions() {
     let follow_up = &requests[2];
     assert!(!follow_up.tools().is_empty());
     assert!(!follow_up.messages().iter().any(|m| m["role"] == "tool"));
-    let users: Vec<String> = crate::turns::user_texts(follow_up)
-        .into_iter()
-        .filter(|t| !t.starts_with("<environment_context>"))
-        .collect();
-    assert_eq!(users.len(), 2, "{users:#?}");
+    // On Chat the user messages in a row (the environment, the summary, the prompt) are one
+    // message (roles merged, docs/architecture.md §7.3).
+    let users = crate::turns::user_texts(follow_up);
+    assert_eq!(users.len(), 1, "{users:#?}");
+    let summary_at = users[0].find(SUMMARY).expect("the summary");
+    assert!(summary_at > 0, "the summary has its prefix: {users:#?}");
     assert!(
-        users[0].ends_with(SUMMARY) && users[0] != SUMMARY,
+        users[0].ends_with(&format!("{SUMMARY}\n\necho hi please")),
         "{users:#?}"
     );
-    assert_eq!(users[1], "echo hi please");
 }
 
 on_both_transports!(
