@@ -232,7 +232,108 @@ async fn an_interrupt_while_waiting_ends_the_parent_turn(transport: Transport) {
     );
 }
 
+/// Read events for a second; fail if one matches `pred`.
+async fn quiet_for_a_second(client: &mut weft_test_support::Client, pred: impl Fn(&Value) -> bool) {
+    let quiet = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let left = quiet.saturating_duration_since(tokio::time::Instant::now());
+        match client.recv(left).await {
+            Recv::Message(m) => assert!(!pred(&m), "unexpected: {m}"),
+            Recv::TimedOut => break,
+            Recv::Closed(how) => panic!("closed: {how}"),
+        }
+    }
+}
+
+async fn mail_read_before_a_wait_does_not_end_it(transport: Transport) {
+    let mut h = gated_harness(transport, V2).await;
+    let parent = h.start_thread().await;
+    let (parent_gate, gate_b) = (Gate::new(), Gate::new());
+    child_says(&h, "Answer ALPHA", Reply::new().text("ALPHA"));
+    child_says(&h, "Answer BETA", Reply::new().gate(&gate_b).text("BETA"));
+    parent_says(&h, spawn("call_spawn_a", "worker_a", "Answer ALPHA."));
+    parent_says(&h, spawn("call_spawn_b", "worker_b", "Answer BETA."));
+    // The parent is busy (its model is answering) while worker_a finishes.
+    let list = v2_call("call_list", "list_agents", json!({}));
+    parent_says(&h, list.gate(&parent_gate));
+    parent_says(&h, wait("call_wait"));
+    parent_says(&h, Reply::new().text("done"));
+    h.client
+        .request_ok(
+            "turn/start",
+            json!({"threadId": parent, "input": [{"type": "text", "text": "ask two workers"}]}),
+        )
+        .await;
+    wait_gate(&gate_b).await;
+    wait_gate(&parent_gate).await;
+    h.client
+        .wait_for("worker_a's completion in the parent", |m| {
+            m["method"] == "item/completed"
+                && m["params"]["threadId"] == parent.as_str()
+                && m["params"]["item"]["agentPath"] == "/root/worker_a"
+                && m["params"]["item"]["kind"] == "completed"
+        })
+        .await;
+    parent_gate.release();
+    h.client
+        .wait_for("the wait", |m| {
+            is_item(m, "item/started", &parent, "call_wait")
+        })
+        .await;
+    // worker_a's answer reached the model before the wait: the wait waits for worker_b.
+    let alpha = final_answer("worker_a", "ALPHA");
+    assert_eq!(mail(&after(&h, "call_list")), vec![alpha.clone()]);
+    quiet_for_a_second(&mut h.client, |m| {
+        is_item(m, "item/completed", &parent, "call_wait")
+    })
+    .await;
+    gate_b.release();
+    let messages = read_through_turn_of(&mut h.client, &parent).await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+    assert_eq!(
+        parent_output(&h, "call_wait"),
+        json!({"message": "Wait completed.", "timed_out": false})
+    );
+    assert_eq!(
+        mail(&after(&h, "call_wait")),
+        vec![alpha, final_answer("worker_b", "BETA")]
+    );
+}
+
+/// `timeout_ms` of zero or less is refused, as the reference refuses it, with no item.
+async fn a_wait_of_zero_is_refused(transport: Transport) {
+    let mut h = gated_harness(transport, V2).await;
+    let parent = h.start_thread().await;
+    parent_says(
+        &h,
+        v2_call("call_wait_0", "wait_agent", json!({"timeout_ms": 0})),
+    );
+    parent_says(&h, Reply::new().text("ok"));
+    h.client
+        .request_ok(
+            "turn/start",
+            json!({"threadId": parent, "input": [{"type": "text", "text": "wait"}]}),
+        )
+        .await;
+    let messages = read_through_turn_of(&mut h.client, &parent).await;
+    assert_eq!(
+        parent_output(&h, "call_wait_0"),
+        json!("timeout_ms must be greater than zero")
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["params"]["item"]["id"] == "call_wait_0"),
+        "a refused wait has no item"
+    );
+}
+
 on_both_transports!(
     each_wait_gets_the_next_worker,
-    an_interrupt_while_waiting_ends_the_parent_turn
+    an_interrupt_while_waiting_ends_the_parent_turn,
+    mail_read_before_a_wait_does_not_end_it,
+    a_wait_of_zero_is_refused
 );
