@@ -68,6 +68,12 @@ impl ThreadManager {
 
         if let Some(state) = &state {
             state.delete_threads(&order).await?;
+            for thread in &order {
+                if let Err(err) = crate::state::attachments::delete_for_thread(state, thread).await
+                {
+                    tracing::warn!(%thread, %err, "cannot drop the deleted thread's attachments");
+                }
+            }
         }
         for thread in &order {
             // The thread's own gate is held already; a sub-agent's is taken for its file.
