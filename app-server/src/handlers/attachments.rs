@@ -158,3 +158,15 @@ pub async fn remove(
         None => answer,
     })
 }
+
+/// After a `thread/fork`: the fork gets copies of its source's attachments (new ids, no
+/// notification), as in the reference. A failure is logged; the fork stands.
+pub async fn copy_to_fork(state: &crate::state::AppState, source: &ThreadId, fork: &ThreadId) {
+    let Some(db) = &state.threads.services().state else {
+        return;
+    };
+    let now = weft_core::time::now_secs();
+    if let Err(err) = weft_core::state::attachments::copy_to_fork(db, source, fork, now).await {
+        tracing::warn!(%source, %fork, %err, "cannot copy the thread's attachments to its fork");
+    }
+}

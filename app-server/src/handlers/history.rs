@@ -135,6 +135,7 @@ pub async fn fork(
             subscribers.clone(),
         )
         .await?;
+    super::attachments::copy_to_fork(cx.state, &params.thread_id, handle.id()).await;
     let mut response = settings_response(&snapshot);
     if !params.exclude_turns {
         response.thread.turns = full_turns(cx.state, &handle, &mut snapshot).await?;

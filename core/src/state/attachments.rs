@@ -379,6 +379,53 @@ impl StateDb {
     }
 }
 
+/// Copy a thread's attachments to its new fork (as the reference does; new ids, created
+/// now, no notification), in one transaction; how many. Nothing for a fork without a row
+/// (an ephemeral one).
+pub async fn copy_to_fork(
+    db: &StateDb,
+    source: &ThreadId,
+    fork: &ThreadId,
+    now: i64,
+) -> Result<u64, StateError> {
+    let mut tx = db.pool().await?.begin().await?;
+    let exists = sqlx::query("SELECT 1 FROM threads WHERE id = $1")
+        .bind(fork.as_str())
+        .fetch_optional(&mut *tx)
+        .await?
+        .is_some();
+    if !exists {
+        return Ok(0);
+    }
+    let rows = sqlx::query(
+        "SELECT attachment_type, identity_key, payload FROM thread_attachments \
+         WHERE thread_id = $1 ORDER BY created_at, id",
+    )
+    .bind(source.as_str())
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut copied = 0;
+    for row in rows {
+        let done = sqlx::query(
+            "INSERT INTO thread_attachments \
+             (id, thread_id, attachment_type, identity_key, payload, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (thread_id, attachment_type, identity_key) DO NOTHING",
+        )
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(fork.as_str())
+        .bind(row.try_get::<String, _>("attachment_type")?)
+        .bind(row.try_get::<String, _>("identity_key")?)
+        .bind(row.try_get::<String, _>("payload")?)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        copied += done.rows_affected();
+    }
+    tx.commit().await?;
+    Ok(copied)
+}
+
 /// Remove every attachment of a thread (what `thread/delete` does with them); how many there
 /// were. Deleting the thread's row does this too (`ON DELETE CASCADE`).
 pub async fn delete_for_thread(db: &StateDb, thread_id: &ThreadId) -> Result<u64, StateError> {

@@ -288,6 +288,24 @@ async fn errors(transport: Transport) {
         .ok("thread/attachment/list", json!({"threadId": thread}))
         .await;
     assert_eq!(all["data"].as_array().unwrap().len(), 2);
+
+    // A fork gets copies of the thread's attachments: the same identities and payloads, new
+    // ids (the reference's `thread/fork`).
+    let forked = t.ok("thread/fork", json!({"threadId": thread})).await;
+    let fork = forked["thread"]["id"].as_str().unwrap().to_string();
+    let copies = t
+        .ok("thread/attachment/list", json!({"threadId": fork}))
+        .await;
+    let pairs = |page: &Value| -> Vec<(Value, Value)> {
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| (a["identityKey"].clone(), a["payload"].clone()))
+            .collect()
+    };
+    assert_eq!(pairs(&copies), pairs(&all));
+    assert_ne!(copies["data"][0]["id"], all["data"][0]["id"]);
 }
 
 on_both_transports!(add_list_owners_remove, errors);

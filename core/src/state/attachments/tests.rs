@@ -212,3 +212,20 @@ async fn attachments_go_with_their_thread() {
     assert_eq!(page_size(Some(0)), 1);
     assert_eq!(page_size(Some(1000)), 100);
 }
+
+#[tokio::test]
+async fn a_fork_gets_copies_with_new_ids() {
+    let (_home, db, ids) = db_with(&[1, 2]).await;
+    let Added::Created(first) = add(&db, &ids[0], "k", json!({"n": 1}), 1).await else {
+        panic!("not created");
+    };
+    add(&db, &ids[0], "j", json!(2), 2).await;
+    assert_eq!(copy_to_fork(&db, &ids[0], &ids[1], 9).await.unwrap(), 2);
+    let copied = db.list_attachments(&ids[1], None, 10).await.unwrap().data;
+    assert_eq!(copied.len(), 2);
+    assert_eq!(copied[0].payload, first.payload);
+    assert_ne!(copied[0].id, first.id);
+    assert_eq!(copied[0].created_at, 9);
+    let unstored = ThreadId::from("ephemeral");
+    assert_eq!(copy_to_fork(&db, &ids[0], &unstored, 9).await.unwrap(), 0);
+}
