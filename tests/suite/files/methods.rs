@@ -152,4 +152,51 @@ async fn directories_copy_and_remove(transport: Transport) {
     assert_eq!(message, "No such file or directory (os error 2)");
 }
 
-on_both_transports!(read_write_and_list, metadata, directories_copy_and_remove);
+/// Beneath `[fs] roots` every method works as without them (a root itself included).
+async fn every_method_works_beneath_roots(transport: Transport) {
+    let mut f = Files::start(transport, true, "").await;
+    let root = f.path("root");
+    let file = f.path("root/d/a.txt");
+    f.client
+        .request_ok("fs/createDirectory", at(&f.path("root/d")))
+        .await;
+    let write = json!({"path": file, "dataBase64": HELLO});
+    f.client.request_ok("fs/writeFile", write).await;
+    let read = f.client.request_ok("fs/readFile", at(&file)).await;
+    assert_eq!(read["dataBase64"], HELLO);
+    let listing = f.client.request_ok("fs/readDirectory", at(&root)).await;
+    assert_eq!(
+        listing["entries"],
+        json!([{"fileName": "d", "isDirectory": true, "isFile": false}])
+    );
+    let meta = f.client.request_ok("fs/getMetadata", at(&root)).await;
+    assert_eq!(meta["isDirectory"], true);
+    let copy = json!({"sourcePath": f.path("root/d"), "destinationPath": f.path("root/e"), "recursive": true});
+    f.client.request_ok("fs/copy", copy).await;
+    assert_eq!(
+        std::fs::read(f.work.join("root/e/a.txt")).unwrap(),
+        b"hello"
+    );
+    let watch = json!({"watchId": "w", "path": root});
+    assert_eq!(
+        f.client.request_ok("fs/watch", watch).await,
+        json!({"path": root})
+    );
+    f.client
+        .request_ok("fs/remove", at(&f.path("root/d")))
+        .await;
+    assert!(!f.work.join("root/d").exists());
+    let changed = f.client.wait_for_notification("fs/changed").await;
+    assert_eq!(changed["params"]["changedPaths"], json!([f.path("root/d")]));
+    // A root itself is not removed.
+    let message = f.refused("fs/remove", at(&root), INVALID_REQUEST).await;
+    assert!(message.contains("root"), "{message}");
+    assert!(f.work.join("root").is_dir());
+}
+
+on_both_transports!(
+    read_write_and_list,
+    metadata,
+    directories_copy_and_remove,
+    every_method_works_beneath_roots,
+);
