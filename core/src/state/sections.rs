@@ -501,7 +501,7 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(order, [c.to_string(), b.to_string(), a.to_string()]);
-        let of = db.sections_of(&[a.clone()]).await.unwrap();
+        let of = db.sections_of(std::slice::from_ref(&a)).await.unwrap();
         assert_eq!(of[a.as_str()].1, 5);
         assert!(matches!(
             db.move_to_section(&a, Some(&work.id), Some(&crate::time::new_thread_id()), 1)
@@ -537,12 +537,20 @@ mod tests {
         )
         .await
         .unwrap();
-        assert_eq!(db.git_infos(&[a.clone()]).await.unwrap().len(), 1);
         assert_eq!(
-            db.delete_threads(&[a.clone()]).await.unwrap(),
+            db.git_infos(std::slice::from_ref(&a)).await.unwrap().len(),
+            1
+        );
+        assert_eq!(
+            db.delete_threads(std::slice::from_ref(&a)).await.unwrap(),
             vec![a.clone()]
         );
-        assert!(db.git_infos(&[a.clone()]).await.unwrap().is_empty());
+        assert!(
+            db.git_infos(std::slice::from_ref(&a))
+                .await
+                .unwrap()
+                .is_empty()
+        );
         assert!(db.get(&a).await.unwrap().is_none());
     }
 }

@@ -86,10 +86,10 @@ impl ThreadManager {
             let thread = thread.clone();
             tokio::task::spawn_blocking(move || remove_rollout(&home, &thread)).await??;
         }
-        let limits = self.services.config.snapshots.clone();
+        let limits = self.services.config.snapshots;
         for (thread, cwd) in order.iter().zip(cwds) {
             let Some(cwd) = cwd else { continue };
-            forget_snapshots(Path::new(&cwd), &home, limits.clone(), thread).await;
+            forget_snapshots(Path::new(&cwd), &home, limits, thread).await;
         }
         drop(gate);
         Ok(order)
