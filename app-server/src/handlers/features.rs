@@ -74,6 +74,12 @@ pub async fn list(
             .parse::<usize>()
             .map_err(|_| JsonRpcError::invalid_request(format!("invalid cursor: {cursor}")))?,
     };
+    if start > FEATURES.len() {
+        return Err(JsonRpcError::invalid_request(format!(
+            "cursor {start} exceeds total feature flags {}",
+            FEATURES.len()
+        )));
+    }
     let live = &cx.state.threads.services().live;
     let config = live.current();
     let (items, more) = page(FEATURES, start, params.limit);
@@ -91,7 +97,7 @@ pub async fn list(
         .collect();
     Ok(ExperimentalFeatureListResponse {
         data,
-        next_cursor: more.then(|| (start.min(FEATURES.len()) + items.len()).to_string()),
+        next_cursor: more.then(|| (start + items.len()).to_string()),
     })
 }
 

@@ -26,6 +26,12 @@ pub async fn list(
             .parse::<usize>()
             .map_err(|_| JsonRpcError::invalid_request(format!("invalid cursor: {cursor}")))?,
     };
+    if start > BUILTIN_PROFILES.len() {
+        return Err(JsonRpcError::invalid_request(format!(
+            "cursor {start} exceeds total permission profiles {}",
+            BUILTIN_PROFILES.len()
+        )));
+    }
     let (items, more) = page(BUILTIN_PROFILES, start, params.limit);
     Ok(PermissionProfileListResponse {
         data: items
@@ -36,7 +42,7 @@ pub async fn list(
                 allowed: true,
             })
             .collect(),
-        next_cursor: more.then(|| (start.min(BUILTIN_PROFILES.len()) + items.len()).to_string()),
+        next_cursor: more.then(|| (start + items.len()).to_string()),
     })
 }
 

@@ -54,6 +54,10 @@ async fn features_are_weft_s_with_the_reference_s_stages(transport: Transport) {
         (bad.code, bad.message.as_str()),
         (-32600, "invalid cursor: zz")
     );
+    let past = c
+        .request_err("experimentalFeature/list", json!({"cursor": "9"}))
+        .await;
+    assert_eq!(past.message, "cursor 9 exceeds total feature flags 4");
     let unknown = c
         .request_err(
             "experimentalFeature/list",
@@ -104,6 +108,17 @@ async fn permission_profiles_are_the_built_ins(transport: Transport) {
         .request_ok("permissionProfile/list", json!({"cursor": "2"}))
         .await;
     assert_eq!(last["data"][0]["id"], ":danger-full-access");
+    let past = c
+        .request_err("permissionProfile/list", json!({"cursor": "4"}))
+        .await;
+    assert_eq!(
+        (past.code, past.message.as_str()),
+        (-32600, "cursor 4 exceeds total permission profiles 3")
+    );
+    let bad = c
+        .request_err("permissionProfile/list", json!({"cursor": "x"}))
+        .await;
+    assert_eq!(bad.message, "invalid cursor: x");
 }
 
 on_both_transports!(
