@@ -276,7 +276,10 @@ mod tests {
             AbsolutePathBuf::new("/../..").unwrap().as_path(),
             Path::new("/")
         );
-        assert_eq!(serde_json::to_value(&params).unwrap(), json!({"path": "/a/c"}));
+        assert_eq!(
+            serde_json::to_value(&params).unwrap(),
+            json!({"path": "/a/c"})
+        );
     }
 
     #[test]
