@@ -114,7 +114,7 @@ async fn add_list_owners_remove(transport: Transport) {
     assert_eq!(keys(&all), ["k1", "k2", "k3"]);
 
     // Owners of one identity, by thread; the archived filter.
-    let mut both = vec![a.clone(), b.clone()];
+    let mut both = [a.clone(), b.clone()];
     both.sort();
     let owners = t
         .ok(
