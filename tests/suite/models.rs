@@ -5,6 +5,7 @@
 //! docs/architecture.md §7.3) and the reference's `session-id` / `thread-id` headers.
 
 mod chat_roles;
+mod features;
 mod headers;
 mod list;
 mod providers;
@@ -17,6 +18,8 @@ use crate::turns::{Harness, toml_string};
 /// What goes into `config.toml` around the mock's provider table.
 #[derive(Default)]
 pub struct Config<'a> {
+    /// The default model (`mock-model` when unset).
+    pub model: Option<&'a str>,
     /// Top-level keys (before any table).
     pub top: &'a str,
     /// More keys of `[model_providers.mock]`.
@@ -35,9 +38,10 @@ pub async fn harness(transport: Transport, wire: WireApi, config: Config<'_>) ->
         WireApi::Chat => "chat",
     };
     home.write_config(&format!(
-        "model = \"mock-model\"\nmodel_provider = \"mock\"\n{}\n\n\
+        "model = {}\nmodel_provider = \"mock\"\n{}\n\n\
          [model_providers.mock]\nname = \"Mock model\"\nbase_url = {}\nwire_api = \"{wire_name}\"\n\
          request_max_retries = 0\nstream_max_retries = 0\nstream_idle_timeout_ms = 10000\n{}\n\n{}\n",
+        toml_string(config.model.unwrap_or("mock-model")),
         config.top,
         toml_string(&mock.base_url()),
         config.provider,

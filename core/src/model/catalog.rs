@@ -339,6 +339,48 @@ pub fn tool_search(
     explicit.unwrap_or_else(|| switched_on || config.model_catalog.describe(model).tool_search)
 }
 
+/// Whether `model`'s requests to `provider` carry namespaced tools flat: on the Responses API,
+/// for a model the catalog knows does not understand namespaces (a model it does not know keeps
+/// them, as before the catalog).
+pub fn flat_tools(config: &crate::config::Config, provider: &ProviderConfig, model: &str) -> bool {
+    provider.wire_api == WireApi::Responses
+        && config
+            .model_catalog
+            .lookup(model)
+            .is_some_and(|info| !info.namespaced_tools)
+}
+
+/// `tools` with each namespace replaced by its functions, named `<namespace>__<name>` (the
+/// flat name calls come back with and the tools resolve, as on Chat Completions).
+pub fn flatten_namespaces(tools: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    use serde_json::Value;
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        if tool.get("type").and_then(Value::as_str) != Some("namespace") {
+            out.push(tool);
+            continue;
+        }
+        let namespace = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        let inner = tool
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for function in inner {
+            let mut function = function.clone();
+            if let Some(name) = function.get("name").and_then(Value::as_str) {
+                let flat = format!(
+                    "{namespace}{}{name}",
+                    crate::tools::dynamic_tool::FLAT_SEPARATOR
+                );
+                function["name"] = Value::String(flat);
+            }
+            out.push(function);
+        }
+    }
+    out
+}
+
 /// The context window of `model`: `model_context_window` when configured, else the catalog's.
 pub fn context_window(config: &crate::config::Config, model: &str) -> Option<u64> {
     config
@@ -402,6 +444,25 @@ mod tests {
         assert_eq!(unknown.display_name, "mock-model");
         assert_eq!(unknown.reasoning_efforts, ["low", "medium", "high"]);
         assert!(!unknown.tool_search);
+    }
+
+    #[test]
+    fn namespaces_flatten_into_functions() {
+        let tools = vec![
+            serde_json::json!({"type": "function", "name": "plain"}),
+            serde_json::json!({"type": "namespace", "name": "ns", "description": "d", "tools": [
+                {"type": "function", "name": "a", "parameters": {}},
+                {"type": "function", "name": "b", "parameters": {}}
+            ]}),
+        ];
+        assert_eq!(
+            flatten_namespaces(tools),
+            vec![
+                serde_json::json!({"type": "function", "name": "plain"}),
+                serde_json::json!({"type": "function", "name": "ns__a", "parameters": {}}),
+                serde_json::json!({"type": "function", "name": "ns__b", "parameters": {}}),
+            ]
+        );
     }
 
     #[test]
