@@ -13,7 +13,8 @@
 //!   `/proc/self/fd`), never by the name asked for.
 //! - Either way nothing beneath `$WEFT_HOME` (its tokens, the state DB, the web sign-in URL, the
 //!   rollouts, the config) is ever read, written, listed or watched, and no directory that
-//!   contains it is removed or copied.
+//!   contains it is removed or copied; nor is the daemon's own `/proc/<pid>` (its environment
+//!   holds provider keys, its `fd/` the state DB).
 //!
 //! Files are opened `O_PATH` first and their type checked on the handle: a FIFO, socket or
 //! device is refused before anything could block on it. Sizes are bounded by
@@ -71,6 +72,8 @@ pub struct FsAccess {
     roots: Option<Vec<Root>>,
     /// `$WEFT_HOME` as configured and resolved (both are protected).
     homes: Vec<PathBuf>,
+    /// The daemon's own `/proc/<pid>`: its environment (provider keys), memory and open files.
+    own_proc: PathBuf,
     max_file_bytes: u64,
 }
 
@@ -107,6 +110,7 @@ impl FsAccess {
         FsAccess {
             roots,
             homes,
+            own_proc: PathBuf::from(format!("/proc/{}", std::process::id())),
             max_file_bytes,
         }
     }
@@ -425,6 +429,12 @@ impl FsAccess {
         if self.homes.iter().any(|home| real.starts_with(home)) {
             return Err(FsError::Invalid(format!(
                 "`{}` is inside $WEFT_HOME, which the fs methods never reach",
+                shown.display()
+            )));
+        }
+        if real.starts_with(&self.own_proc) {
+            return Err(FsError::Invalid(format!(
+                "`{}` is the server's own process information, which the fs methods never reach",
                 shown.display()
             )));
         }

@@ -119,6 +119,27 @@ fn weft_home_is_never_reached() {
 }
 
 #[test]
+fn the_own_process_is_never_reached() {
+    let fx = Fixture::new();
+    let fs = fx.access(None, 1 << 20);
+    let own = format!("/proc/{}/environ", std::process::id());
+    for path in [
+        "/proc/self/environ",
+        "/proc/thread-self/environ",
+        own.as_str(),
+    ] {
+        let err = invalid(fs.read_file(&AbsolutePathBuf::new(path).unwrap()));
+        assert!(err.contains("own process"), "{path}: {err}");
+    }
+    invalid(fs.read_directory(&AbsolutePathBuf::new("/proc/self/fd").unwrap()));
+    // Another process's entries are what the reference reaches.
+    assert!(
+        fs.read_directory(&AbsolutePathBuf::new("/proc").unwrap())
+            .is_ok()
+    );
+}
+
+#[test]
 fn roots_confine_without_following_links() {
     let fx = Fixture::new();
     let fs = fx.access(Some(&["work"]), 1024);

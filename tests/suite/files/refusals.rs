@@ -147,6 +147,12 @@ async fn weft_home_is_never_served(transport: Transport) {
         "{\"token\": \"secret\"}"
     );
     assert!(!home.join("made").exists() && !f.work.join("copy.json").exists());
+    // Nor the daemon's own process entries (its environment holds the provider keys).
+    let own = format!("/proc/{}/environ", f.daemon.pid());
+    for path in ["/proc/self/environ", own.as_str()] {
+        let message = f.refused("fs/readFile", at(path), INVALID_REQUEST).await;
+        assert!(message.contains("own process"), "{message}");
+    }
 }
 
 async fn oversized_files_are_refused(transport: Transport) {
