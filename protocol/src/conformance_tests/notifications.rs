@@ -96,6 +96,13 @@ fn notifications_validate_and_write_every_key() {
             delta: "d".into(),
         }
         .into(),
+        crate::notifications::PlanDeltaNotification {
+            thread_id: thread_id.clone(),
+            turn_id: turn_id.clone(),
+            item_id: item_id.clone(),
+            delta: "- step\n".into(),
+        }
+        .into(),
         CommandExecutionOutputDeltaNotification {
             thread_id: thread_id.clone(),
             turn_id: turn_id.clone(),
