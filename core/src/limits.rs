@@ -204,6 +204,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn command_exec_limits_refuse_zero() {
+        let path = Path::new("config.toml");
+        for (limits, key) in [
+            (
+                Limits {
+                    command_exec_max_processes: 0,
+                    ..Limits::default()
+                },
+                "limits.command_exec_max_processes",
+            ),
+            (
+                Limits {
+                    command_exec_output_bytes_cap: 0,
+                    ..Limits::default()
+                },
+                "limits.command_exec_output_bytes_cap",
+            ),
+            (
+                Limits {
+                    command_exec_timeout_ms: 0,
+                    ..Limits::default()
+                },
+                "limits.command_exec_timeout_ms",
+            ),
+        ] {
+            match limits.validated(path) {
+                Err(ConfigError::Invalid { key: refused, .. }) => assert_eq!(refused, key),
+                other => panic!("{key}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn outbound_queue_limits_refuse_what_cannot_work() {
         let path = Path::new("config.toml");
         assert!(Limits::default().validated(path).is_ok());

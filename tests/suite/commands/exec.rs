@@ -176,6 +176,11 @@ async fn bad_requests_get_the_reference_errors(transport: Transport) {
             "command/exec tty or streaming requires a client-supplied processId",
         ),
         (
+            json!({"command": ["true"], "permissionProfile": {"type": "disabled"}}),
+            INVALID_REQUEST,
+            "command/exec.permissionProfile requires experimentalApi capability",
+        ),
+        (
             json!({"command": ["/no/such/program"]}),
             INTERNAL_ERROR,
             "failed to spawn command: No such file or directory (os error 2)",
