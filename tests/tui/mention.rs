@@ -3,7 +3,7 @@
 //! threads), the matching file shows in the popup, and choosing it puts its path in the
 //! composer. A file the workspace's `.gitignore` hides is never offered.
 
-use crate::{Session, wait_idle};
+use crate::Session;
 
 #[tokio::test]
 async fn at_and_a_few_letters_show_the_matching_file() {
@@ -15,13 +15,22 @@ async fn at_and_a_few_letters_show_the_matching_file() {
     std::fs::write(s.path("hidden_quokka.log"), "ignored\n").unwrap();
     let tui = s.ready_tui().await;
     tui.type_text("@quokk");
-    let screen = tui.wait_for_text("src/widgets/quokka_panel.rs").await;
+    // The popup lists the file by name with its directory beside it.
+    let screen = tui
+        .wait_for_screen("the matching file in the mention popup", |screen| {
+            screen.contains("Mentions")
+                && screen
+                    .lines()
+                    .any(|l| l.contains("quokka_panel.rs") && l.contains("src/widgets/"))
+        })
+        .await;
     assert!(!screen.contains("hidden_quokka.log"), "{screen}");
-    // Tab takes the highlighted match into the composer.
+    // Tab takes the highlighted match into the composer, as a path.
     tui.press("Tab");
     tui.wait_for_screen("the chosen path in the composer", |screen| {
-        weft_test_support::tui::composer_line(screen)
-            .is_some_and(|line| line.contains("src/widgets/quokka_panel.rs"))
+        !screen.contains("Mentions")
+            && weft_test_support::tui::composer_line(screen)
+                .is_some_and(|line| line.contains("src/widgets/quokka_panel.rs"))
     })
     .await;
     let stderr = s.daemon.stderr();
@@ -29,5 +38,4 @@ async fn at_and_a_few_letters_show_the_matching_file() {
         !stderr.contains("requires experimentalApi") && !stderr.contains("unknown variant"),
         "{stderr}"
     );
-    wait_idle(&tui).await;
 }
