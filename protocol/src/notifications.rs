@@ -424,8 +424,8 @@ fn notification_schema_file(params: &str) -> String {
 }
 
 impl ServerNotification {
-    /// The thread this notification is about, if any (`None` only for a thread-less warning
-    /// or an MCP start-up status without a thread).
+    /// The thread this notification is about, if any (`None` only for a thread-less warning,
+    /// an MCP start-up status without a thread, or a `command/exec` delta).
     pub fn thread_id(&self) -> Option<&ThreadId> {
         use ServerNotification as N;
         match self {

@@ -48,6 +48,10 @@ pub fn exec(
     // The sandbox's workspace is the daemon's cwd, whatever the command's own cwd.
     let sandbox = SandboxSpec::from_policy(&policy, &daemon_cwd()).with_home(&cx.state.home);
     let mut env = cx.state.config.shell_environment_policy.environment();
+    // As for the model's commands (docs/architecture.md §8.2), before the client's overrides.
+    if !sandbox.network_allowed() {
+        env.push(("WEFT_SANDBOX_NETWORK_DISABLED".to_string(), "1".to_string()));
+    }
     if let Some(overrides) = &command.env_overrides {
         for (key, value) in overrides {
             env.retain(|(name, _)| name != key);
