@@ -115,6 +115,13 @@ impl ModelInfo {
         set(&mut self.reasoning_efforts, reasoning_efforts);
         if default_reasoning_effort.is_some() {
             self.default_reasoning_effort = default_reasoning_effort.clone();
+        } else if self
+            .default_reasoning_effort
+            .as_ref()
+            .is_some_and(|default| !self.reasoning_efforts.contains(default))
+        {
+            // New efforts without a default: the first of them is the default (`model/list`).
+            self.default_reasoning_effort = None;
         }
         set(&mut self.input_modalities, input_modalities);
         set(&mut self.tool_search, tool_search);
@@ -259,6 +266,34 @@ impl ModelCatalog {
                 }
             }
             configured.push(slug.clone());
+        }
+        for model in models.iter().filter(|m| configured.contains(&m.slug)) {
+            let key = |field: &str| format!("models.\"{}\".{field}", model.slug);
+            if let Some(default) = &model.default_reasoning_effort
+                && !model.reasoning_efforts.is_empty()
+                && !model.reasoning_efforts.contains(default)
+            {
+                return Err(invalid(
+                    &key("default_reasoning_effort"),
+                    &format!("`{default}` is not one of the model's reasoning_efforts"),
+                ));
+            }
+            if let Some(bad) = model
+                .input_modalities
+                .iter()
+                .find(|m| *m != "text" && *m != "image")
+            {
+                return Err(invalid(
+                    &key("input_modalities"),
+                    &format!("unknown modality `{bad}`, expected text or image"),
+                ));
+            }
+            if model.reasoning_efforts.iter().any(|e| e.trim().is_empty()) {
+                return Err(invalid(
+                    &key("reasoning_efforts"),
+                    "an effort must not be empty",
+                ));
+            }
         }
         Ok(ModelCatalog {
             models,
@@ -499,5 +534,21 @@ reasoning_efforts = []
             "{err}"
         );
         assert!(toml::from_str::<ModelCatalogToml>("[models.x]\nbogus = 1").is_err());
+        for (entry, key) in [
+            (
+                "reasoning_efforts = [\"low\"]\ndefault_reasoning_effort = \"max\"",
+                "default_reasoning_effort",
+            ),
+            ("input_modalities = [\"audio\"]", "input_modalities"),
+            ("reasoning_efforts = [\"\"]", "reasoning_efforts"),
+        ] {
+            let raw: ModelCatalogToml = toml::from_str(&format!("[models.m]\n{entry}")).unwrap();
+            let err = ModelCatalog::from_toml(raw, Path::new("c.toml")).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(&format!("model_catalog.models.\"m\".{key}")),
+                "{err}"
+            );
+        }
     }
 }
