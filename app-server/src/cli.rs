@@ -16,6 +16,8 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
+// Parsed once at start and matched at once; boxing the flags would only add noise.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Run the JSON-RPC daemon (the Codex app-server protocol v2).
     AppServer(AppServerArgs),
