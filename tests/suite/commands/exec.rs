@@ -33,6 +33,12 @@ async fn a_buffered_command_answers_its_exit_code_and_both_streams(transport: Tr
             t.ws.join("sub").display()
         )
     );
+    // The environment is the model's commands' (`[shell_environment_policy]`): no secrets of
+    // the daemon's; and the sandbox (workspace-write by default) keeps the network off.
+    let answer = t
+        .exec_ok(json!({"command": sh("echo ${WEFT_COMMANDS_API_TOKEN-absent} $WEFT_SANDBOX_NETWORK_DISABLED")}))
+        .await;
+    assert_eq!(answer["stdout"], "absent 1\n");
     let answer = t
         .exec_ok(json!({"command": ["echo", "$HOME", "a b"]}))
         .await;

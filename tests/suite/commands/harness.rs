@@ -40,6 +40,8 @@ impl Commands {
         let mut daemon = Daemon::builder(&home)
             .listen(transport.listen_url())
             .current_dir(&ws)
+            // A secret in the daemon's environment, which commands must not see.
+            .env("WEFT_COMMANDS_API_TOKEN", "daemon-secret")
             .start()
             .await;
         let client = daemon.initialized_client().await;

@@ -12,6 +12,11 @@ use super::harness::{
 
 async fn streamed_output_comes_as_deltas_before_an_empty_answer(transport: Transport) {
     let mut t = Commands::start(transport, "").await;
+    // Deltas go to the requesting connection only.
+    let mut other = match transport {
+        Transport::Ws => Some(t.daemon.initialized_client().await),
+        Transport::Stdio => None,
+    };
     let id = t
         .client
         .send_request(
@@ -52,6 +57,11 @@ async fn streamed_output_comes_as_deltas_before_an_empty_answer(transport: Trans
     assert_eq!(seen.stdout, "aaaaaaa");
     assert!(seen.stdout_cap_reached);
     assert_eq!(seen.answer.unwrap().unwrap()["exitCode"], 0);
+    if let Some(other) = other.as_mut() {
+        other
+            .expect_no_message_within(Duration::from_millis(300))
+            .await;
+    }
 }
 
 async fn a_pty_command_sees_a_terminal_and_its_resize(transport: Transport) {
