@@ -229,13 +229,17 @@ impl ThreadManager {
         options: StartThreadOptions,
         sink: SharedSink,
     ) -> Result<(ThreadHandle, ThreadSnapshot, bool), CoreError> {
-        if let Some(warm) = self.warm(id).await? {
+        if let Some(mut warm) = self.warm(id).await? {
+            self.decorate(std::slice::from_mut(&mut warm.1.thread))
+                .await;
             return Ok(warm);
         }
         // Cold: one loader of this thread at a time. Whoever waited at its gate may find it
         // loaded now.
         let gate = self.threads.gate(id).await;
-        if let Some(warm) = self.warm(id).await? {
+        if let Some(mut warm) = self.warm(id).await? {
+            self.decorate(std::slice::from_mut(&mut warm.1.thread))
+                .await;
             return Ok(warm);
         }
         gate.loading();
@@ -258,7 +262,9 @@ impl ThreadManager {
             .spawn_actor(thread, settings, sink.clone(), restored)
             .await;
         gate.loaded(handle.clone(), mailbox, sink);
-        let snapshot = handle.snapshot().await?;
+        let mut snapshot = handle.snapshot().await?;
+        self.decorate(std::slice::from_mut(&mut snapshot.thread))
+            .await;
         Ok((handle, snapshot, false))
     }
 

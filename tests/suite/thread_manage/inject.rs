@@ -148,4 +148,41 @@ async fn refusals(transport: Transport) {
     assert_eq!(conversation(request), pairs(&[("user", "hi")]));
 }
 
-on_both_transports!(replayed_history_reaches_the_model, refusals);
+async fn into_a_running_turn(transport: Transport) {
+    let mut p = Persist::start(transport).await;
+    let thread = p.start_thread().await;
+    let gate = weft_mock_model::Gate::new();
+    p.push(crate::turns::gated_message(
+        "msg_inj", "working ", &gate, "done",
+    ));
+    p.begin_held_turn(&thread, "first", &gate).await;
+    let answer = ok(
+        &mut p.client,
+        "thread/inject_items",
+        inject(&thread, vec![message("user", "Injected mid-turn.")]),
+    )
+    .await;
+    assert_eq!(answer, json!({}));
+    gate.release();
+    crate::turns::read_through_turn_completed(&mut p.client).await;
+    p.push(Reply::new().text("ok"));
+    p.run_turn(&thread, "second").await;
+    let request = &p.wait_for_requests(2).await[1];
+    let texts: Vec<String> = conversation(request).into_iter().map(|(_, t)| t).collect();
+    assert!(
+        texts.iter().any(|t| t == "Injected mid-turn."),
+        "the injected item reaches a later request: {texts:?}"
+    );
+    // The running turn ended without another step: the next turn reads it at its first
+    // step, after its own input (docs/protocol.md §7.36).
+    assert_eq!(
+        texts[texts.len() - 2..],
+        ["second".to_string(), "Injected mid-turn.".to_string()]
+    );
+}
+
+on_both_transports!(
+    replayed_history_reaches_the_model,
+    refusals,
+    into_a_running_turn
+);

@@ -178,6 +178,9 @@ async fn lifecycle_and_moves(transport: Transport) {
         read(&mut p.client, &a, false).await["section"]["name"],
         "Pinned"
     );
+    // And thread/resume shows it.
+    let resumed = ok(&mut p.client, "thread/resume", json!({"threadId": a})).await;
+    assert_eq!(resumed["thread"]["section"]["id"], PINNED);
 }
 
 async fn refusals(transport: Transport) {

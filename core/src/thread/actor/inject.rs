@@ -11,7 +11,8 @@ impl ThreadActor {
     /// messages the model needs first are recorded if they are not yet (developer
     /// instructions, `AGENTS.md`, the environment), then the items, and the rollout is flushed
     /// before the answer. A regular turn running: the items reach its next model request (the
-    /// turn records them, like the mail of its agents). Another task running (a compaction, a
+    /// turn records them at its next step, like the mail of its agents; a turn that ends first
+    /// leaves them to the next turn's first step). Another task running (a compaction, a
     /// review): refused.
     pub(super) async fn inject_items(&mut self, items: Vec<ResponseItem>) -> Result<(), CoreError> {
         if let Some(active) = &self.active {
