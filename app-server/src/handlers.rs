@@ -47,6 +47,7 @@ pub mod search_sessions;
 pub mod settings;
 pub mod shell;
 pub mod skills;
+pub mod skills_write;
 pub mod terminals;
 pub mod thread_list;
 pub mod thread_manage;

@@ -22,7 +22,7 @@ use crate::handlers::{
     account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models,
     pages, read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
 };
-use crate::handlers::{config_write, features, permissions, settings};
+use crate::handlers::{config_write, features, permissions, settings, skills_write};
 use crate::handlers::model_providers;
 use crate::handlers::{attachments, feedback};
 use crate::outgoing;
@@ -236,6 +236,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ExperimentalFeatureEnablementSet => spawned(features::enablement_set);
         PermissionProfileList => spawned(permissions::list);
         ThreadSettingsUpdate => to_thread(settings::update);
+        SkillsConfigWrite => spawned(skills_write::config_write);
         FsReadFile => spawned(crate::handlers::fs::read_file);
         FsWriteFile => spawned(crate::handlers::fs::write_file);
         FsCreateDirectory => spawned(crate::handlers::fs::create_directory);

@@ -25,6 +25,7 @@ mod guardian;
 pub mod live;
 mod review;
 mod snapshots;
+pub mod skill_switches;
 mod search;
 mod web;
 pub mod write;

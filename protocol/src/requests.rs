@@ -81,6 +81,7 @@ use crate::thread_manage_api::{
     ThreadSectionMoveResponse, ThreadSectionUpdateParams, ThreadSectionUpdateResponse,
 };
 use crate::thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
+use crate::skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 use crate::thread_state_api::{
     ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse,
     ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse,
@@ -280,6 +281,7 @@ client_requests! {
         ExperimentalFeatureEnablementSet => "experimentalFeature/enablement/set", "v2", ExperimentalFeatureEnablementSetParams, ExperimentalFeatureEnablementSetResponse;
         PermissionProfileList => "permissionProfile/list", "v2", PermissionProfileListParams, PermissionProfileListResponse;
         ThreadSettingsUpdate => "thread/settings/update", "v2", ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse;
+        SkillsConfigWrite => "skills/config/write", "v2", SkillsConfigWriteParams, SkillsConfigWriteResponse;
         FsReadFile => "fs/readFile", "v2", FsReadFileParams, FsReadFileResponse;
         FsWriteFile => "fs/writeFile", "v2", FsWriteFileParams, FsWriteFileResponse;
         FsCreateDirectory => "fs/createDirectory", "v2", FsCreateDirectoryParams, FsCreateDirectoryResponse;
@@ -543,7 +545,7 @@ mod tests {
                     "command": "c", "beforeTurnId": "u",
                     "query": "q", "roots": [], "sessionId": "s", "searchTerm": "t",
                     "keyPath": "k", "value": 1, "mergeStrategy": "replace", "edits": [],
-                    "enablement": {}, "path": "/p", "dataBase64": "",
+                    "enablement": {}, "enabled": true, "path": "/p", "dataBase64": "",
                     "sourcePath": "/s", "destinationPath": "/d", "watchId": "w",
                     "items": [], "sectionId": "s",
                     "attachmentType": "a", "identityKey": "k", "payload": {},

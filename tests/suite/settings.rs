@@ -10,6 +10,7 @@ use weft_test_support::{Client, RpcError};
 
 mod config_write;
 mod features;
+mod skills;
 mod thread_settings;
 
 /// The user layer's version as `config/read` reports it.

@@ -67,5 +67,8 @@ pub async fn list(cx: Context<'_>, params: SkillsListParams) -> HandlerResult<Sk
                 .collect()
         }
     };
+    let mut data: Vec<SkillsListEntry> = data;
+    // The skills switched off in config.toml (docs/protocol.md §7.34).
+    crate::handlers::skills_write::apply_switches(cx.state, &mut data);
     Ok(SkillsListResponse { data })
 }

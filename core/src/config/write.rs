@@ -94,27 +94,7 @@ pub fn write(
             ));
         }
     }
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(err) => {
-            return Err(WriteError::internal(format!(
-                "failed to read user config.toml: {err}"
-            )));
-        }
-    };
-    let mut doc: DocumentMut = text.parse().map_err(|err: toml_edit::TomlError| {
-        WriteError::internal(format!(
-            "failed to parse existing user config.toml: {}",
-            crate::config_base::one_line(&err.to_string())
-        ))
-    })?;
-    let mut table: toml::Table = text.parse().map_err(|err: toml::de::Error| {
-        WriteError::internal(format!(
-            "failed to parse existing user config.toml: {}",
-            crate::config_base::one_line(&err.to_string())
-        ))
-    })?;
+    let (text, mut doc, mut table) = read_user_file(&path)?;
     if let Some(expected) = expected_version
         && expected != layer_version(&table)
     {
@@ -141,14 +121,7 @@ pub fn write(
         }
         written_paths.push(segments);
     }
-    let new_text = doc.to_string();
-    let overrides = override_pairs(current);
-    let (config, _) = Config::load_text(&current.home, Some(&new_text), &overrides)
-        .map_err(|err| WriteError::validation(format!("Invalid configuration: {err}")))?;
-    if new_text != text {
-        write_atomically(&path, &new_text)
-            .map_err(|err| WriteError::internal(format!("failed to persist config.toml: {err}")))?;
-    }
+    let config = commit(current, &path, &text, &doc)?;
     let overridden = written_paths
         .iter()
         .find_map(|segments| overridden(&config, segments));
@@ -166,6 +139,64 @@ pub fn write(
         overridden_metadata: overridden,
     };
     Ok(Written { config, response })
+}
+
+/// Edit the user's `config.toml` with `edit` (a document edit of Weft's own, such as a skill's
+/// switch), checked and written as [`write`] writes: the config loaded from the result, which
+/// is written only when valid and different.
+pub fn write_document(
+    current: &Config,
+    edit: impl FnOnce(&mut DocumentMut),
+) -> Result<Config, WriteError> {
+    let path = current.layers.file_path.clone();
+    let (text, mut doc, _) = read_user_file(&path)?;
+    edit(&mut doc);
+    commit(current, &path, &text, &doc)
+}
+
+/// The user's file as text, as a document and as a table (an absent file is empty).
+fn read_user_file(path: &Path) -> Result<(String, DocumentMut, toml::Table), WriteError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => {
+            return Err(WriteError::internal(format!(
+                "failed to read user config.toml: {err}"
+            )));
+        }
+    };
+    let doc: DocumentMut = text.parse().map_err(|err: toml_edit::TomlError| {
+        WriteError::internal(format!(
+            "failed to parse existing user config.toml: {}",
+            crate::config_base::one_line(&err.to_string())
+        ))
+    })?;
+    let table: toml::Table = text.parse().map_err(|err: toml::de::Error| {
+        WriteError::internal(format!(
+            "failed to parse existing user config.toml: {}",
+            crate::config_base::one_line(&err.to_string())
+        ))
+    })?;
+    Ok((text, doc, table))
+}
+
+/// Load the edited document as Weft would (with the command line's overrides), then replace
+/// the file atomically when it changed.
+fn commit(
+    current: &Config,
+    path: &Path,
+    text: &str,
+    doc: &DocumentMut,
+) -> Result<Config, WriteError> {
+    let new_text = doc.to_string();
+    let (config, _) =
+        Config::load_text(&current.home, Some(&new_text), &override_pairs(current))
+            .map_err(|err| WriteError::validation(format!("Invalid configuration: {err}")))?;
+    if new_text != text {
+        write_atomically(path, &new_text)
+            .map_err(|err| WriteError::internal(format!("failed to persist config.toml: {err}")))?;
+    }
+    Ok(config)
 }
 
 /// Load the config again from the file as it is now, with `current`'s command-line overrides.

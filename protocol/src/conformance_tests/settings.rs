@@ -127,4 +127,18 @@ fn settings_params_and_results_validate() {
         environments: Some(vec![]),
     });
     schemas.check_result::<methods::ThreadSettingsUpdate>(&ThreadSettingsUpdateResponse {});
+    for (path, name) in [(Some("/s/SKILL.md"), None), (None, Some("demo"))] {
+        schemas.check_params::<methods::SkillsConfigWrite>(
+            &crate::skills_write_api::SkillsConfigWriteParams {
+                path: path.map(str::to_string),
+                name: name.map(str::to_string),
+                enabled: false,
+            },
+        );
+    }
+    schemas.check_result::<methods::SkillsConfigWrite>(
+        &crate::skills_write_api::SkillsConfigWriteResponse {
+            effective_enabled: false,
+        },
+    );
 }
