@@ -205,6 +205,24 @@ async fn bad_requests_get_the_reference_errors(transport: Transport) {
             "{params}"
         );
     }
+    // With the opt-in, the experimental permissionProfile is refused as not served.
+    if transport == Transport::Ws {
+        let mut experimental = t.daemon.client().await;
+        experimental.initialize_experimental().await;
+        let error = experimental
+            .request_err(
+                "command/exec",
+                json!({"command": ["true"], "permissionProfile": {"type": "disabled"}}),
+            )
+            .await;
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (
+                INVALID_REQUEST,
+                "command/exec.permissionProfile is not supported by Weft"
+            )
+        );
+    }
     // Follow-ups for a process that does not run.
     for (method, params) in [
         (
