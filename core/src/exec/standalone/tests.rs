@@ -202,3 +202,37 @@ async fn closing_a_terminals_input_sends_end_of_file() {
     assert_eq!(process.wait().await, 0);
     assert_eq!(process.try_write(b"x".to_vec()), Err(StdinError::Closed));
 }
+
+#[tokio::test]
+async fn a_pty_command_runs_under_the_sandbox_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = SandboxSpec::from_policy(
+        &SandboxPolicy::ReadOnly {
+            network_access: false,
+        },
+        dir.path(),
+    );
+    let target = dir.path().join("f");
+    let mut cmd = command(
+        &[
+            "sh",
+            "-c",
+            &format!("echo x > {} || echo refused; echo done", target.display()),
+        ],
+        dir.path(),
+    );
+    cmd.tty = Some(TerminalSize::default());
+    match StandaloneProcess::spawn(&cmd, &spec) {
+        Ok((process, mut output)) => {
+            let mut seen = String::new();
+            until(&mut output.stdout, &mut seen, "done").await;
+            assert!(seen.contains("refused"), "{seen:?}");
+            assert_eq!(process.wait().await, 0);
+            assert!(!target.exists());
+        }
+        Err(ExecError::SandboxUnavailable(_)) => {
+            eprintln!("note: sandbox not enforceable here");
+        }
+        Err(other) => panic!("{other:?}"),
+    }
+}
