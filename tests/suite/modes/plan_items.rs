@@ -7,11 +7,11 @@
 //! it wrote it.
 
 use serde_json::{Value, json};
-use weft_mock_model::Reply;
+use weft_mock_model::{Reply, WireApi};
 use weft_test_support::{Daemon, Transport};
 
 use super::{Modes, experimental_init, in_mode};
-use crate::turns::str_at;
+use crate::turns::{Harness, Setup, str_at};
 
 /// The item events and deltas of a turn's messages, as `(method, item type or "", id, text)`.
 fn item_flow(messages: &[Value]) -> Vec<(String, String, String, String)> {
@@ -217,7 +217,42 @@ async fn plan_only_unterminated_and_default_mode(transport: Transport) {
     assert_eq!(flow.last().unwrap().3, raw);
 }
 
+/// On the Chat Completions wire (no item announcements) the plan is split out alike.
+async fn chat_completions_plans_alike(transport: Transport) {
+    let setup = Setup::new(transport)
+        .init_params(experimental_init())
+        .wire_api(WireApi::Chat);
+    let mut h = Harness::start(setup).await;
+    let thread = h.start_thread().await;
+    h.push(
+        Reply::new().text_deltas(["Plan:\n<proposed_plan>\n1. a\n", "2. b\n</proposed_plan>\n"]),
+    );
+    let mut params = json!({
+        "threadId": thread,
+        "input": [{"type": "text", "text": "plan", "text_elements": []}],
+    });
+    params["collaborationMode"] = in_mode("plan")["collaborationMode"].clone();
+    let messages = h.run_turn_with(params).await.messages;
+    let plan_id = format!("{}-plan", turn_id(&messages));
+    let flow = merged(item_flow(&messages));
+    let plan = "1. a\n2. b\n";
+    assert!(
+        flow.contains(&step("item/completed", "plan", &plan_id, plan)),
+        "{flow:?}"
+    );
+    assert!(
+        flow.contains(&step("item/plan/delta", "", &plan_id, plan)),
+        "{flow:?}"
+    );
+    let message = flow
+        .iter()
+        .find(|s| s.0 == "item/completed" && s.1 == "agentMessage")
+        .expect("the agent message");
+    assert_eq!(message.3, "Plan:\n");
+}
+
 on_both_transports!(
     a_proposed_plan_becomes_a_plan_item,
-    plan_only_unterminated_and_default_mode
+    plan_only_unterminated_and_default_mode,
+    chat_completions_plans_alike
 );
