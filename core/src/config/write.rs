@@ -273,8 +273,49 @@ fn overridden(config: &Config, segments: &[String]) -> Option<OverriddenMetadata
         },
         effective_value: value_at(&config.layers.merged, segments)
             .map(toml_to_json)
+            .map(|value| redacted(segments, value))
             .unwrap_or(serde_json::Value::Null),
     })
+}
+
+/// What `config/read` never echoes, it is not echoed here either: a provider's bearer token and
+/// the values of its HTTP headers, wherever in the written path they are.
+fn redacted(segments: &[String], value: serde_json::Value) -> serde_json::Value {
+    const REDACTED: &str = "<redacted>";
+    let secret = |key: &str| key == "experimental_bearer_token" || key == "http_headers";
+    if segments.first().map(String::as_str) != Some("model_providers") {
+        return value;
+    }
+    if segments.iter().any(|segment| secret(segment)) {
+        return match value {
+            serde_json::Value::Object(map) => map
+                .into_iter()
+                .map(|(key, _)| (key, serde_json::Value::from(REDACTED)))
+                .collect(),
+            serde_json::Value::Null => serde_json::Value::Null,
+            _ => serde_json::Value::from(REDACTED),
+        };
+    }
+    fn walk(value: &mut serde_json::Value, secret: &dyn Fn(&str) -> bool) {
+        if let serde_json::Value::Object(map) = value {
+            for (key, inner) in map.iter_mut() {
+                if secret(key) {
+                    *inner = match inner {
+                        serde_json::Value::Object(headers) => headers
+                            .keys()
+                            .map(|name| (name.clone(), serde_json::Value::from("<redacted>")))
+                            .collect(),
+                        _ => serde_json::Value::from("<redacted>"),
+                    };
+                } else {
+                    walk(inner, secret);
+                }
+            }
+        }
+    }
+    let mut value = value;
+    walk(&mut value, &secret);
+    value
 }
 
 /// Whether two absolute paths name the same file: the same once resolved (when both exist),

@@ -157,3 +157,40 @@ fn a_missing_file_is_created() {
     );
     assert_eq!(written.config.model, "m");
 }
+
+#[test]
+fn an_overridden_secret_is_not_echoed() {
+    let (_dir, config) = home_with(
+        "[model_providers.p]\nname = \"P\"\nbase_url = \"http://127.0.0.1:1/v1\"\n",
+        &["model_providers.p.experimental_bearer_token=\"sk-flag\""],
+    );
+    let written = write(
+        &config,
+        None,
+        None,
+        &[edit(
+            "model_providers.p.experimental_bearer_token",
+            json!("sk-file"),
+        )],
+    )
+    .unwrap();
+    let meta = written.response.overridden_metadata.unwrap();
+    assert_eq!(meta.effective_value, json!("<redacted>"));
+    let written = write(
+        &config,
+        None,
+        None,
+        &[Edit {
+            key_path: "model_providers.p".into(),
+            value: json!({"name": "Q"}),
+            merge_strategy: MergeStrategy::Upsert,
+        }],
+    )
+    .unwrap();
+    let meta = written.response.overridden_metadata.unwrap();
+    assert_eq!(
+        meta.effective_value["experimental_bearer_token"],
+        json!("<redacted>")
+    );
+    assert_eq!(meta.effective_value["name"], json!("Q"));
+}
