@@ -99,7 +99,7 @@ async fn a_stored_thread(transport: Transport) {
         snapshot_refs(&repo, &thread).is_empty(),
         "the snapshots are gone"
     );
-    assert_eq!(list_ids(&mut p.client, json!({})).await, [kept.clone()]);
+    assert_eq!(list_ids(&mut p.client, json!({})).await, [kept.as_str()]);
     let not_loaded = format!("thread not loaded: {thread}");
     assert_error(
         p.client.request("thread/read", on(&thread)).await,
@@ -172,7 +172,7 @@ async fn a_parent_with_its_sub_agent(transport: Transport) {
     let children = json!({"parentThreadId": parent, "sourceKinds": ["subAgentThreadSpawn"]});
     assert_eq!(
         crate::agents::listed(&mut h.client, "thread/list", children.clone()).await,
-        [child.clone()]
+        [child.as_str()]
     );
     let (_, messages) = send_through(&mut h.client, "thread/delete", on(&parent), |m| {
         m["method"] == "thread/deleted" && thread_of(m) == parent

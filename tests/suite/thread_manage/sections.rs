@@ -77,7 +77,7 @@ async fn lifecycle_and_moves(transport: Transport) {
     assert_eq!(ids(&first), [PINNED, work_id.as_str()]);
     assert_eq!(first["nextCursor"], work_id.as_str());
     let rest = sections_of(&mut p.client, json!({"cursor": work_id})).await;
-    assert_eq!(rest, [play.clone()]);
+    assert_eq!(rest, [play.as_str()]);
 
     // a, then b, then c before a: c, a, b.
     move_to(&mut p.client, &a, Some(&work_id), None).await;
