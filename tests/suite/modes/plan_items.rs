@@ -7,11 +7,11 @@
 //! it wrote it.
 
 use serde_json::{Value, json};
-use weft_mock_model::{Reply, WireApi};
+use weft_mock_model::{Gate, Reply, WireApi};
 use weft_test_support::{Daemon, Transport};
 
 use super::{Modes, experimental_init, in_mode};
-use crate::turns::{Harness, Setup, str_at};
+use crate::turns::{Harness, Setup, str_at, wait_gate};
 
 /// The item events and deltas of a turn's messages, as `(method, item type or "", id, text)`.
 fn item_flow(messages: &[Value]) -> Vec<(String, String, String, String)> {
@@ -251,7 +251,62 @@ async fn chat_completions_plans_alike(transport: Transport) {
     assert_eq!(message.3, "Plan:\n");
 }
 
+/// A turn interrupted in the middle of its plan completes the plan item as streamed so far;
+/// the message, which had no text of its own yet, never showed.
+async fn an_interrupted_plan_completes_as_streamed(transport: Transport) {
+    let mut m = Modes::start(transport).await;
+    let thread = m.plain_thread().await;
+    let gate = Gate::new();
+    let message = json!({"type": "message", "id": "msg_held", "role": "assistant", "content": []});
+    m.push(
+        Reply::new()
+            .raw_event(
+                json!({"type": "response.output_item.added", "output_index": 0, "item": message}),
+            )
+            .raw_event(
+                json!({"type": "response.output_text.delta", "item_id": "msg_held",
+                              "output_index": 0, "content_index": 0,
+                              "delta": "<proposed_plan>\n- one\n- tw"}),
+            )
+            .gate(&gate),
+    );
+    let started =
+        m.h.client
+            .request_ok(
+                "turn/start",
+                json!({"threadId": thread, "input": [{"type": "text", "text": "plan"}],
+                   "collaborationMode": in_mode("plan")["collaborationMode"]}),
+            )
+            .await;
+    let turn = str_at(&started, "/turn/id");
+    m.h.client
+        .wait_for("the plan's delta", |msg| msg["method"] == "item/plan/delta")
+        .await;
+    wait_gate(&gate).await;
+    m.h.client
+        .request_ok(
+            "turn/interrupt",
+            json!({"threadId": thread, "turnId": turn}),
+        )
+        .await;
+    let messages =
+        crate::turns::read_through(&mut m.h.client, |msg| msg["method"] == "turn/completed").await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "interrupted"
+    );
+    let plan_id = format!("{turn}-plan");
+    let flow = merged(item_flow(&messages));
+    assert!(
+        flow.contains(&step("item/completed", "plan", &plan_id, "- one\n- tw")),
+        "{flow:?}"
+    );
+    assert!(flow.iter().all(|s| s.1 != "agentMessage"), "{flow:?}");
+    gate.release();
+}
+
 on_both_transports!(
+    an_interrupted_plan_completes_as_streamed,
     a_proposed_plan_becomes_a_plan_item,
     plan_only_unterminated_and_default_mode,
     chat_completions_plans_alike
