@@ -193,7 +193,7 @@ pub struct ThreadSectionAppearance {
     pub icon: Option<String>,
 }
 
-/// A user-defined thread section (out of scope for Weft; always `null`).
+/// A user-defined thread section (docs/protocol.md §7.36).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ThreadSection {
     /// Section id.
@@ -223,10 +223,10 @@ pub struct Thread {
     pub preview: String,
     /// In-memory only (then `path` is `null`).
     pub ephemeral: bool,
-    /// Thread section (out of scope; `null`).
+    /// The thread's section, if any (docs/protocol.md §7.36).
     #[serde(default)]
     pub section: Option<ThreadSection>,
-    /// When the thread entered its section (out of scope; `null`).
+    /// When the thread entered its section (Unix seconds).
     #[serde(default)]
     pub section_entered_at: Option<i64>,
     /// Project id; required but nullable — always written.

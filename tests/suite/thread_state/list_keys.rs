@@ -86,7 +86,8 @@ async fn sort_keys_filters_and_read_states(transport: Transport) {
         .await;
     assert_eq!(ids(&updated).len(), 2);
 
-    // Weft has no sections, no exec/app-server threads, no spawned or attached threads.
+    // No thread is in the TUI's section (sections: docs/protocol.md §7.36), and there are no
+    // exec/app-server threads, no spawned or attached threads.
     let section = tui_params(json!({"sortKey": "section_position", "sectionId": TUI_SECTION}));
     assert_eq!(t.ok("thread/list", section).await, empty_page());
     let unsectioned = tui_params(json!({"sectionId": null}));
