@@ -66,6 +66,10 @@ struct SectionRow {
     section: ThreadSection,
 }
 
+/// Every transaction here writes: it takes the write lock at once, so two of them wait for each
+/// other (`busy_timeout`) instead of one failing when it turns from reading to writing.
+const WRITE_TRANSACTION: &str = "BEGIN IMMEDIATE";
+
 const SECTION_COLUMNS: &str = "id, name, has_appearance, icon, color, ordinal";
 
 impl StateDb {
@@ -118,7 +122,12 @@ impl StateDb {
         appearance: Option<&ThreadSectionAppearance>,
         max: usize,
     ) -> Result<ThreadSection, SectionError> {
-        let mut tx = self.pool().await?.begin().await.map_err(StateError::from)?;
+        let mut tx = self
+            .pool()
+            .await?
+            .begin_with(WRITE_TRANSACTION)
+            .await
+            .map_err(StateError::from)?;
         let count: i64 = sqlx::query_scalar("SELECT count(*) FROM thread_sections")
             .fetch_one(&mut *tx)
             .await
@@ -196,7 +205,12 @@ impl StateDb {
     /// Delete a section; its threads become unsectioned in the same transaction. `NotFound`
     /// when there is none.
     pub async fn delete_section(&self, id: &str) -> Result<(), SectionError> {
-        let mut tx = self.pool().await?.begin().await.map_err(StateError::from)?;
+        let mut tx = self
+            .pool()
+            .await?
+            .begin_with(WRITE_TRANSACTION)
+            .await
+            .map_err(StateError::from)?;
         sqlx::query("DELETE FROM thread_section_members WHERE section_id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -224,7 +238,12 @@ impl StateDb {
         before: Option<&ThreadId>,
         now: i64,
     ) -> Result<(), SectionError> {
-        let mut tx = self.pool().await?.begin().await.map_err(StateError::from)?;
+        let mut tx = self
+            .pool()
+            .await?
+            .begin_with(WRITE_TRANSACTION)
+            .await
+            .map_err(StateError::from)?;
         let indexed: bool =
             sqlx::query_scalar("SELECT EXISTS(SELECT 1 FROM threads WHERE id = $1)")
                 .bind(thread.as_str())
@@ -381,7 +400,7 @@ impl StateDb {
     /// Remove these threads' rows and everything kept per thread (read states, goals, section
     /// places, Git metadata) in one transaction; the ids that had a row.
     pub async fn delete_threads(&self, ids: &[ThreadId]) -> Result<Vec<ThreadId>, StateError> {
-        let mut tx = self.pool().await?.begin().await?;
+        let mut tx = self.pool().await?.begin_with(WRITE_TRANSACTION).await?;
         let mut had = Vec::new();
         for id in ids {
             if super::delete_with(&mut tx, id.as_str()).await? {
@@ -552,5 +571,28 @@ mod tests {
                 .is_empty()
         );
         assert!(db.get(&a).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn concurrent_moves_all_land_in_order() {
+        let home = tempfile::tempdir().unwrap();
+        let db = StateDb::open(home.path()).await.unwrap();
+        let ids: Vec<ThreadId> = (0..12).map(|_| crate::time::new_thread_id()).collect();
+        for id in &ids {
+            db.upsert(&row(id)).await.unwrap();
+        }
+        let section = db.create_section("S", None, 10).await.unwrap();
+        let moves = ids
+            .iter()
+            .map(|id| db.move_to_section(id, Some(&section.id), None, 1));
+        for result in futures::future::join_all(moves).await {
+            result.unwrap();
+        }
+        let positions: Vec<i64> =
+            sqlx::query_scalar("SELECT position FROM thread_section_members ORDER BY position")
+                .fetch_all(db.pool().await.unwrap())
+                .await
+                .unwrap();
+        assert_eq!(positions, (0..12).collect::<Vec<i64>>());
     }
 }
