@@ -237,6 +237,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         PermissionProfileList => spawned(permissions::list);
         ThreadSettingsUpdate => to_thread(settings::update);
         SkillsConfigWrite => spawned(skills_write::config_write);
+        SkillsExtraRootsSet => spawned(skills::extra_roots_set);
         FsReadFile => spawned(crate::handlers::fs::read_file);
         FsWriteFile => spawned(crate::handlers::fs::write_file);
         FsCreateDirectory => spawned(crate::handlers::fs::create_directory);

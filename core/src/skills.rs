@@ -6,7 +6,8 @@
 //!   (the nearest ancestor of the cwd holding `.git`; the cwd itself when there is none) down
 //!   to the cwd;
 //! - **user**: `$WEFT_HOME/skills` (as the reference reads `$CODEX_HOME/skills`) and
-//!   `~/.agents/skills`.
+//!   `~/.agents/skills`, then the extra roots a client set with `skills/extraRoots/set` (for
+//!   the daemon's life, every cwd).
 //!
 //! Each root is searched breadth-first, at most 6 levels deep and 2000 directories, skipping
 //! names that start with `.` and following symlinked directories. Skills are sorted repo scope
@@ -45,6 +46,8 @@ pub struct SkillsOutcome {
 pub struct Skills {
     weft_home: PathBuf,
     user_home: Option<PathBuf>,
+    /// The roots `skills/extraRoots/set` added (user scope).
+    extra_roots: Mutex<Vec<PathBuf>>,
     cache: Mutex<HashMap<PathBuf, Arc<SkillsOutcome>>>,
 }
 
@@ -55,8 +58,16 @@ impl Skills {
         Skills {
             weft_home,
             user_home,
+            extra_roots: Mutex::new(Vec::new()),
             cache: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Replace the extra roots (each holds skill directories, as `$WEFT_HOME/skills` does);
+    /// every cwd's cached skills are dropped, so the next list sees the new roots.
+    pub fn set_extra_roots(&self, roots: Vec<PathBuf>) {
+        *self.extra_roots.lock() = roots;
+        self.cache.lock().clear();
     }
 
     /// The skills seen from `cwd` (absolute): from the cache unless `force_reload` or not yet
@@ -96,6 +107,9 @@ impl Skills {
         roots.push((self.weft_home.join("skills"), SkillScope::User));
         if let Some(home) = &self.user_home {
             roots.push((home.join(".agents").join("skills"), SkillScope::User));
+        }
+        for root in self.extra_roots.lock().iter() {
+            roots.push((root.clone(), SkillScope::User));
         }
         let mut seen = Vec::new();
         roots.retain(|(path, _)| {

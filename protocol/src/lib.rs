@@ -42,6 +42,7 @@ pub mod server_requests;
 pub mod settings_api;
 pub mod shell_api;
 pub mod skills_api;
+pub mod skills_roots_api;
 pub mod skills_write_api;
 pub mod thread;
 pub mod thread_api;
@@ -174,6 +175,9 @@ pub use thread::{
 pub use thread_api::*;
 pub use thread_manage_api::*;
 pub use thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
+pub use skills_roots_api::{
+    SkillsChangedNotification, SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse,
+};
 pub use skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 pub use thread_state_api::*;
 pub use turn::{

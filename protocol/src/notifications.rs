@@ -13,6 +13,7 @@ pub use crate::guardian_api::{
 };
 pub use crate::command_api::CommandExecOutputDeltaNotification;
 pub use crate::attachments_api::ThreadAttachmentUpdatedNotification;
+pub use crate::skills_roots_api::SkillsChangedNotification;
 use crate::fs_api::FsChangedNotification;
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
@@ -405,6 +406,7 @@ server_notifications! {
     ThreadAttachmentUpdated => "thread/attachment/updated", ThreadAttachmentUpdatedNotification;
     FuzzyFileSearchSessionUpdated => "fuzzyFileSearch/sessionUpdated", FuzzyFileSearchSessionUpdatedNotification;
     FuzzyFileSearchSessionCompleted => "fuzzyFileSearch/sessionCompleted", FuzzyFileSearchSessionCompletedNotification;
+    SkillsChanged => "skills/changed", SkillsChangedNotification;
 }
 
 /// Notifications whose schema the reference keeps at the top of its schema directory rather
@@ -469,6 +471,7 @@ impl ServerNotification {
             N::CommandExecOutputDelta(_) => None,
             N::FuzzyFileSearchSessionUpdated(_) | N::FuzzyFileSearchSessionCompleted(_) => None,
             N::ThreadAttachmentUpdated(p) => Some(&p.thread_id),
+            N::SkillsChanged(_) => None,
         }
     }
 

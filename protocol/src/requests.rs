@@ -81,6 +81,7 @@ use crate::thread_manage_api::{
     ThreadSectionMoveResponse, ThreadSectionUpdateParams, ThreadSectionUpdateResponse,
 };
 use crate::thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
+use crate::skills_roots_api::{SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse};
 use crate::skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 use crate::thread_state_api::{
     ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse,
@@ -282,6 +283,7 @@ client_requests! {
         PermissionProfileList => "permissionProfile/list", "v2", PermissionProfileListParams, PermissionProfileListResponse;
         ThreadSettingsUpdate => "thread/settings/update", "v2", ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse;
         SkillsConfigWrite => "skills/config/write", "v2", SkillsConfigWriteParams, SkillsConfigWriteResponse;
+        SkillsExtraRootsSet => "skills/extraRoots/set", "v2", SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse;
         FsReadFile => "fs/readFile", "v2", FsReadFileParams, FsReadFileResponse;
         FsWriteFile => "fs/writeFile", "v2", FsWriteFileParams, FsWriteFileResponse;
         FsCreateDirectory => "fs/createDirectory", "v2", FsCreateDirectoryParams, FsCreateDirectoryResponse;
@@ -549,7 +551,7 @@ mod tests {
                     "sourcePath": "/s", "destinationPath": "/d", "watchId": "w",
                     "items": [], "sectionId": "s",
                     "attachmentType": "a", "identityKey": "k", "payload": {},
-                    "classification": "bug", "savePath": "/p"})
+                    "classification": "bug", "savePath": "/p", "extraRoots": ["/r"]})
             };
             let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -9,8 +9,11 @@ use std::time::Duration;
 use weft_core::skills::{ScanLimits, Skills};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::skills_api::{SkillsListEntry, SkillsListParams, SkillsListResponse};
+use weft_protocol::{
+    SkillsChangedNotification, SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse,
+};
 
-use crate::dispatch::{Context, HandlerResult};
+use crate::dispatch::{Answer, Context, HandlerResult};
 use crate::handlers::daemon_cwd;
 
 /// After the scan's deadline, how long the answer waits for the scan to hand back what it found
@@ -71,4 +74,20 @@ pub async fn list(cx: Context<'_>, params: SkillsListParams) -> HandlerResult<Sk
     // The skills switched off in config.toml (docs/protocol.md §7.34).
     crate::handlers::skills_write::apply_switches(cx.state, &mut data);
     Ok(SkillsListResponse { data })
+}
+
+/// `skills/extraRoots/set`: the extra roots replace the ones set before, for every cwd and the
+/// daemon's life (they are not written to config). As the reference, everyone is told
+/// `skills/changed` before the answer.
+pub async fn extra_roots_set(
+    cx: Context<'_>,
+    params: SkillsExtraRootsSetParams,
+) -> HandlerResult<Answer<SkillsExtraRootsSetResponse>> {
+    let roots = params
+        .extra_roots
+        .into_iter()
+        .map(|root| root.into_path_buf())
+        .collect();
+    cx.state.skills.set_extra_roots(roots);
+    Ok(Answer::new(SkillsExtraRootsSetResponse {}).before_broadcast(SkillsChangedNotification {}))
 }

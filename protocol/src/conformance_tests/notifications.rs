@@ -318,6 +318,7 @@ fn notifications_validate_and_write_every_key() {
         }
         .into(),
     );
+    notifications.push(crate::SkillsChangedNotification {}.into());
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();

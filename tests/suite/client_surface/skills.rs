@@ -5,7 +5,11 @@ use weft_test_support::Transport;
 
 use super::{Surface, write_skill};
 
-on_both_transports!(repo_and_user_skills_with_errors, cached_until_force_reload,);
+on_both_transports!(
+    repo_and_user_skills_with_errors,
+    cached_until_force_reload,
+    extra_roots_are_listed_and_announced,
+);
 
 /// Names and scopes, in answer order.
 fn names(entry: &Value) -> Vec<(String, String)> {
@@ -129,4 +133,58 @@ async fn cached_until_force_reload(transport: Transport) {
     assert_eq!(cached, first);
     let reloaded = s.client.request_ok("skills/list", list(true)).await;
     assert_eq!(names(&reloaded["data"][0]).len(), 2);
+}
+
+/// `skills/extraRoots/set`: `skills/changed` comes before the answer; the next list (no
+/// `forceReload` needed) has the extra root's skills, user scope; `[]` clears them; a relative
+/// root is refused with the reference's text.
+async fn extra_roots_are_listed_and_announced(transport: Transport) {
+    let mut s = Surface::start(transport, "", "", &[]).await;
+    let cwd = s.ws().display().to_string();
+    let extra = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(extra.path()).unwrap();
+    write_skill(
+        &root.join("shared"),
+        "name: shared-skill\ndescription: from a client's root",
+    );
+    let list = json!({"cwds": [cwd]});
+    let before = s.client.request_ok("skills/list", list.clone()).await;
+    assert!(names(&before["data"][0]).is_empty(), "{before}");
+
+    let id = s
+        .client
+        .send_request("skills/extraRoots/set", json!({"extraRoots": [root]}))
+        .await;
+    assert_eq!(s.client.response_to(&id).await.unwrap(), json!({}));
+    let log = s.client.log();
+    let position = |pred: &dyn Fn(&Value) -> bool| log.iter().rposition(pred).unwrap();
+    let changed = position(&|m: &Value| m["method"] == "skills/changed");
+    let answered = position(&|m: &Value| m["id"] == id && m.get("result").is_some());
+    assert!(changed < answered, "skills/changed must precede the answer");
+    assert_eq!(log[changed]["params"], json!({}));
+
+    let after = s.client.request_ok("skills/list", list.clone()).await;
+    assert_eq!(
+        names(&after["data"][0]),
+        vec![("shared-skill".to_string(), "user".to_string())]
+    );
+    s.client
+        .request_ok("skills/extraRoots/set", json!({"extraRoots": []}))
+        .await;
+    let cleared = s.client.request_ok("skills/list", list).await;
+    assert!(names(&cleared["data"][0]).is_empty(), "{cleared}");
+    let err = s
+        .client
+        .request_err(
+            "skills/extraRoots/set",
+            json!({"extraRoots": ["relative/root"]}),
+        )
+        .await;
+    assert_eq!(err.code, -32600);
+    assert!(
+        err.message
+            .contains("AbsolutePathBuf deserialized without a base path"),
+        "{}",
+        err.message
+    );
 }
