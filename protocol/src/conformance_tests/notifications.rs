@@ -319,6 +319,27 @@ fn notifications_validate_and_write_every_key() {
         .into(),
     );
     notifications.push(crate::SkillsChangedNotification {}.into());
+    notifications.push(
+        crate::FuzzyFileSearchSessionUpdatedNotification {
+            session_id: "s".into(),
+            query: "mai".into(),
+            files: vec![crate::search_api::FuzzyFileSearchResult {
+                root: "/w".into(),
+                path: "src/main.rs".into(),
+                match_type: crate::search_api::FuzzyFileSearchMatchType::File,
+                file_name: "main.rs".into(),
+                score: 65620,
+                indices: Some(vec![4, 5, 6]),
+            }],
+        }
+        .into(),
+    );
+    notifications.push(
+        crate::FuzzyFileSearchSessionCompletedNotification {
+            session_id: "s".into(),
+        }
+        .into(),
+    );
     let mut methods_seen = std::collections::BTreeSet::new();
     for n in &notifications {
         let line = n.to_line(1_795_979_147_618).unwrap();
