@@ -225,7 +225,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadBackgroundTerminalsTerminate => spawned(scoped(terminals::terminate));
         ThreadBackgroundTerminalsClean => spawned(scoped(terminals::clean));
         ThreadApproveGuardianDeniedAction => to_thread(guardian::approve_denied);
-        FuzzyFileSearch => spawned(crate::handlers::search::fuzzy_file_search);
+        FuzzyFileSearch => deferred(crate::handlers::search::fuzzy_file_search);
         FuzzyFileSearchSessionStart => inline(crate::handlers::search_sessions::start);
         FuzzyFileSearchSessionUpdate => inline(crate::handlers::search_sessions::update);
         FuzzyFileSearchSessionStop => inline(crate::handlers::search_sessions::stop);

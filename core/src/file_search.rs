@@ -92,7 +92,7 @@ pub fn run(
         if cancel.load(Ordering::Relaxed) {
             break;
         }
-        done.wake.wait_for(&mut state, Duration::from_millis(20));
+        done.wake.wait_for(&mut state, Duration::from_millis(5));
     }
     let snapshot = state.0.take().unwrap_or_else(|| Snapshot {
         query: query.to_owned(),

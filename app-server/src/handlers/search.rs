@@ -14,7 +14,7 @@ use weft_protocol::search_api::{
 use weft_protocol::{Thread, ThreadItemDetails, UserInput, wire_name};
 
 use super::search_sessions::{checked_query, checked_roots, wire_result};
-use crate::dispatch::{Context, HandlerResult};
+use crate::dispatch::{Context, HandlerResult, ThreadReply};
 use crate::state::AppState;
 
 /// JSON-RPC "invalid params".
@@ -39,45 +39,66 @@ impl Drop for CancelOnDrop {
 /// `fuzzyFileSearch`: the best matches of `query` under `roots`, ranked as the reference
 /// ranks. An empty query, or no roots, answers no files. A later search on the same connection
 /// with the same `cancellationToken` cancels this one, which then answers what it had ranked.
-pub async fn fuzzy_file_search(
+///
+/// Run in the processing loop (`deferred`), so the token is taken in the order the requests
+/// came; the search itself runs on a blocking thread and answers through `reply`.
+pub fn fuzzy_file_search(
     cx: Context<'_>,
     params: FuzzyFileSearchParams,
-) -> HandlerResult<FuzzyFileSearchResponse> {
+    reply: ThreadReply<FuzzyFileSearchResponse>,
+) -> HandlerResult<()> {
     let config = cx.state.config.file_search;
     checked_query(&params.query, &config)?;
     let roots = checked_roots(&params.roots, &config)?;
+    let reply = reply.into_core(|response: FuzzyFileSearchResponse| response);
     if params.query.is_empty() || roots.is_empty() {
-        return Ok(FuzzyFileSearchResponse { files: Vec::new() });
+        tokio::spawn(reply.send(Ok::<_, JsonRpcError>(FuzzyFileSearchResponse {
+            files: Vec::new(),
+        })));
+        return Ok(());
     }
-    let searches = &cx.state.searches;
+    let searches = Arc::clone(&cx.state.searches);
     let connection = cx.connection.id;
     let flag = match &params.cancellation_token {
         Some(token) => searches.begin_search(connection, token),
         None => Arc::new(AtomicBool::new(false)),
     };
-    let guard = CancelOnDrop(flag.clone());
-    let query = params.query;
-    let walked = Arc::clone(&flag);
-    let outcome =
-        tokio::task::spawn_blocking(move || file_search::run(&query, roots, config, &walked)).await;
-    if let Some(token) = &params.cancellation_token {
-        searches.end_search(connection, token, &flag);
-    }
-    drop(guard);
-    let snapshot = match outcome {
-        Ok(Ok(snapshot)) => snapshot,
-        Ok(Err(err)) => {
-            tracing::warn!(%err, "fuzzy file search failed");
-            file_search::Snapshot::default()
+    let closed = Arc::clone(cx.connection);
+    tokio::spawn(async move {
+        let guard = CancelOnDrop(flag.clone());
+        let query = params.query;
+        let walked = Arc::clone(&flag);
+        let search =
+            tokio::task::spawn_blocking(move || file_search::run(&query, roots, config, &walked));
+        let outcome = tokio::select! {
+            outcome = search => Some(outcome),
+            () = closed.closed.cancelled() => None,
+        };
+        if let Some(token) = &params.cancellation_token {
+            searches.end_search(connection, token, &flag);
         }
-        Err(err) => {
-            tracing::warn!(%err, "fuzzy file search task failed");
-            file_search::Snapshot::default()
-        }
-    };
-    Ok(FuzzyFileSearchResponse {
-        files: snapshot.matches.into_iter().map(wire_result).collect(),
-    })
+        drop(guard);
+        let Some(outcome) = outcome else {
+            return;
+        };
+        let snapshot = match outcome {
+            Ok(Ok(snapshot)) => snapshot,
+            Ok(Err(err)) => {
+                tracing::warn!(%err, "fuzzy file search failed");
+                file_search::Snapshot::default()
+            }
+            Err(err) => {
+                tracing::warn!(%err, "fuzzy file search task failed");
+                file_search::Snapshot::default()
+            }
+        };
+        reply
+            .send(Ok::<_, JsonRpcError>(FuzzyFileSearchResponse {
+                files: snapshot.matches.into_iter().map(wire_result).collect(),
+            }))
+            .await;
+    });
+    Ok(())
 }
 
 /// `thread/search`: stored threads whose name, preview or messages (the user's and the

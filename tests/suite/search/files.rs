@@ -128,8 +128,9 @@ async fn the_limits_are_config(transport: Transport) {
 async fn a_later_search_with_the_token_cancels_the_earlier(transport: Transport) {
     let mut h = Harness::responses(transport).await;
     let dir = tempfile::tempdir().unwrap();
-    for d in 0..40 {
-        for f in 0..1000 {
+    // Big enough that a walk takes longer than the next request takes to arrive.
+    for d in 0..60 {
+        for f in 0..2000 {
             touch(dir.path(), &format!("d{d:02}/file{f:04}.txt"));
         }
         touch(dir.path(), &format!("d{d:02}/needle{d:02}.md"));
@@ -160,8 +161,11 @@ async fn a_later_search_with_the_token_cancels_the_earlier(transport: Transport)
     let first = count(h.client.response_to(&first).await.unwrap());
     let second = count(h.client.response_to(&second).await.unwrap());
     let other = count(h.client.response_to(&other).await.unwrap());
-    assert_eq!(second, 40, "the later search runs in full");
-    assert_eq!(other, 40, "another token is not cancelled");
+    assert_eq!(
+        second, 50,
+        "the later search runs in full (50 of 60 needles: the limit)"
+    );
+    assert_eq!(other, 50, "another token is not cancelled");
     assert!(
         first < 40,
         "the earlier search stopped early ({first} of 40)"
