@@ -38,16 +38,16 @@ async fn threads_are_found_by_name_and_by_content(transport: Transport) {
 
     // By name, case ignored; the snippet is the name.
     let answer = search(&mut h, json!({"searchTerm": "parser"})).await;
-    assert_eq!(found_ids(&answer), [build.clone()]);
+    assert_eq!(found_ids(&answer), [build.as_str()]);
     assert_eq!(answer["data"][0]["snippet"], "Parser refactor");
     assert_eq!(answer["data"][0]["thread"]["name"], "Parser refactor");
     assert_eq!(answer["nextCursor"], Value::Null);
     // By preview (the first message).
     let answer = search(&mut h, json!({"searchTerm": "marsupials"})).await;
-    assert_eq!(found_ids(&answer), [animals.clone()]);
+    assert_eq!(found_ids(&answer), [animals.as_str()]);
     // By content: the agent's answer is in the rollout only.
     let answer = search(&mut h, json!({"searchTerm": "  QUOKKA  "})).await;
-    assert_eq!(found_ids(&answer), [animals.clone()]);
+    assert_eq!(found_ids(&answer), [animals.as_str()]);
     assert_eq!(
         answer["data"][0]["snippet"],
         "The quokka lives on Rottnest Island."
@@ -59,30 +59,30 @@ async fn threads_are_found_by_name_and_by_content(transport: Transport) {
 
     // Newest first by default; pages of one follow the cursor.
     let both = search(&mut h, json!({"searchTerm": "t"})).await;
-    assert_eq!(found_ids(&both), [build.clone(), animals.clone()]);
+    assert_eq!(found_ids(&both), [build.as_str(), animals.as_str()]);
     let first = search(&mut h, json!({"searchTerm": "t", "limit": 1})).await;
-    assert_eq!(found_ids(&first), [build.clone()]);
+    assert_eq!(found_ids(&first), [build.as_str()]);
     let cursor = first["nextCursor"].as_str().unwrap().to_owned();
     let second = search(
         &mut h,
         json!({"searchTerm": "t", "limit": 1, "cursor": cursor}),
     )
     .await;
-    assert_eq!(found_ids(&second), [animals.clone()]);
+    assert_eq!(found_ids(&second), [animals.as_str()]);
     assert_eq!(second["nextCursor"], Value::Null);
     let oldest_first = search(
         &mut h,
         json!({"searchTerm": "t", "sortDirection": "asc", "sortKey": "updated_at"}),
     )
     .await;
-    assert_eq!(found_ids(&oldest_first), [animals.clone(), build.clone()]);
+    assert_eq!(found_ids(&oldest_first), [animals.as_str(), build.as_str()]);
     // Archived threads are searched only when asked for.
     h.client
         .request_ok("thread/archive", json!({"threadId": animals}))
         .await;
     assert!(found_ids(&search(&mut h, json!({"searchTerm": "quokka"})).await).is_empty());
     let archived = search(&mut h, json!({"searchTerm": "quokka", "archived": true})).await;
-    assert_eq!(found_ids(&archived), [animals]);
+    assert_eq!(found_ids(&archived), [animals.as_str()]);
 }
 
 async fn bad_search_terms_and_cursors_are_the_references_errors(transport: Transport) {
