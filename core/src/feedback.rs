@@ -1,4 +1,4 @@
-//! `feedback/save` (docs/protocol.md §7.38): a local feedback bundle, a ZIP at the absolute,
+//! `feedback/save` (docs/protocol.md §7.37): a local feedback bundle, a ZIP at the absolute,
 //! unused path the caller names, laid out as the reference lays its own: `report.json` (the
 //! classification, the user's reason and tags, the thread), `attachments/NNNN/<file>` and a
 //! `manifest.json` naming each attachment. With `includeLogs`, the thread's rollout goes in

@@ -53,12 +53,12 @@ pub struct Limits {
     /// Milliseconds a `command/exec` may run when the request sets no `timeoutMs`; it is then
     /// killed and answers exit code 124 (docs/protocol.md §7.32).
     pub command_exec_timeout_ms: u64,
-    /// Largest `thread/attachment/add` payload, in bytes of its JSON (docs/protocol.md §7.38).
+    /// Largest `thread/attachment/add` payload, in bytes of its JSON (docs/protocol.md §7.37).
     pub thread_attachment_payload_bytes: usize,
-    /// Attachments one thread may hold; one more is refused (docs/protocol.md §7.38).
+    /// Attachments one thread may hold; one more is refused (docs/protocol.md §7.37).
     pub thread_attachments_per_thread: usize,
     /// Bytes of files (the rollout, `extraLogFiles`) one `feedback/save` bundle may hold; a
-    /// larger bundle is refused (docs/protocol.md §7.38).
+    /// larger bundle is refused (docs/protocol.md §7.37).
     pub feedback_bundle_bytes: u64,
     /// Items one `thread/inject_items` may carry (docs/protocol.md §7.36).
     pub max_injected_items: usize,

@@ -1,6 +1,6 @@
 //! Params and results of the thread attachment methods (`thread/attachment/add`, `/list`,
 //! `/remove`, `thread/attachmentOwner/list`) and their notification,
-//! `thread/attachment/updated` (docs/protocol.md §7.38).
+//! `thread/attachment/updated` (docs/protocol.md §7.37).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Params and result of `feedback/save` (docs/protocol.md §7.38): a local feedback bundle, a
+//! Params and result of `feedback/save` (docs/protocol.md §7.37): a local feedback bundle, a
 //! ZIP the caller names. (`feedback/upload`, which sends the report to OpenAI, is not served.)
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! `thread/attachment/add`, `thread/attachment/list`, `thread/attachmentOwner/list` and
-//! `thread/attachment/remove` (docs/protocol.md §7.38): a stored thread's attachments, kept in
+//! `thread/attachment/remove` (docs/protocol.md §7.37): a stored thread's attachments, kept in
 //! the state DB (`weft_core::state::attachments`). An add that creates one, and a remove that
 //! deletes one, are followed by `thread/attachment/updated`, to everyone; an add of an
 //! identity the thread already holds answers `existing` and tells no one. Errors are the

@@ -1,4 +1,4 @@
-//! `feedback/save` (docs/protocol.md §7.38): a local feedback bundle, written by
+//! `feedback/save` (docs/protocol.md §7.37): a local feedback bundle, written by
 //! `weft_core::feedback` on the blocking pool. (`feedback/upload` sends the report to OpenAI
 //! and is not served.)
 

@@ -1,4 +1,4 @@
-//! Thread attachments (`thread_attachments`; docs/protocol.md §7.38): JSON a client attaches
+//! Thread attachments (`thread_attachments`; docs/protocol.md §7.37): JSON a client attaches
 //! to a stored thread, at most one per `(attachment_type, identity_key)` on a thread. An add
 //! of an identity the thread already holds returns what is stored, unchanged; a thread's
 //! attachments go with its row (`ON DELETE CASCADE`, and [`delete_for_thread`]).
