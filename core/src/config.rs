@@ -24,9 +24,9 @@ mod fs;
 mod guardian;
 pub mod live;
 mod review;
-mod snapshots;
-pub mod skill_switches;
 mod search;
+pub mod skill_switches;
+mod snapshots;
 mod web;
 pub mod write;
 
@@ -35,12 +35,12 @@ pub use crate::config_base::{
 };
 pub use crate::limits::Limits;
 pub use agents::{AgentRole, AgentSurface, AgentsConfig, MultiAgentV2};
-pub use fs::FsConfig;
 pub use features::{Features, GoalsConfig, KNOWN_FEATURES};
+pub use fs::FsConfig;
 pub use guardian::GuardianConfig;
 pub use review::ReviewConfig;
-pub use snapshots::SnapshotsConfig;
 pub use search::FileSearchConfig;
+pub use snapshots::SnapshotsConfig;
 pub use web::{WebConfig, normalize_origin};
 
 /// Keys of the top level of `config.toml` that Weft understands.

@@ -42,13 +42,13 @@ pub use environment::{
 };
 pub use foreground::ForegroundEnd;
 pub use sessions::ExecSessions;
-pub use standalone::{
-    StandaloneCommand, StandaloneOutput, StandaloneProcess, StdinError, TerminalSize,
-};
 pub use spec::{
     ArgsError, EXEC_COMMAND_TOOL, ExecCommandArgs, SandboxPermissions, WRITE_STDIN_TOOL,
     WriteStdinArgs, exec_command_tool_spec, exec_command_tool_spec_with_escalation,
     parse_exec_command_args, parse_write_stdin_args, write_stdin_tool_spec,
+};
+pub use standalone::{
+    StandaloneCommand, StandaloneOutput, StandaloneProcess, StdinError, TerminalSize,
 };
 pub use truncate::{
     APPROX_BYTES_PER_TOKEN, TruncationPolicy, approx_token_count, formatted_truncate_output,

@@ -14,8 +14,8 @@ pub mod config_api;
 pub mod config_write_api;
 pub mod dynamic_tools;
 pub mod experimental;
-pub mod feedback_api;
 pub mod features_api;
+pub mod feedback_api;
 pub mod fs_api;
 pub mod guardian_api;
 pub mod history_api;
@@ -35,9 +35,9 @@ pub mod policy;
 pub mod requests;
 pub mod revert_api;
 pub mod review_api;
-pub mod search_api;
 pub mod schema;
 mod schema_base;
+pub mod search_api;
 pub mod server_requests;
 pub mod settings_api;
 pub mod shell_api;
@@ -79,7 +79,6 @@ mod conformance_tests;
 mod test_support;
 
 pub use attachments_api::*;
-pub use feedback_api::{FeedbackSaveParams, FeedbackSaveResponse};
 pub use collab_items::{
     CollabAgentState, CollabAgentStatus, CollabAgentTool, CollabAgentToolCallItem,
     CollabAgentToolCallStatus, SubAgentActivityItem, SubAgentActivityKind,
@@ -88,27 +87,28 @@ pub use collaboration::{
     ActivePermissionProfile, CollaborationModeListParams, CollaborationModeListResponse,
     CollaborationModeMask,
 };
+pub use config_write_api::{
+    ConfigBatchWriteParams, ConfigEdit, ConfigValueWriteParams, ConfigWriteErrorCode,
+    ConfigWriteResponse, MergeStrategy, OverriddenMetadata, WriteStatus,
+};
 pub use dynamic_tools::{
     DynamicToolCallItem, DynamicToolCallOutputContentItem, DynamicToolCallParams,
     DynamicToolCallResponse, DynamicToolCallStatus, DynamicToolFunction, DynamicToolNamespace,
     DynamicToolNamespaceTool, DynamicToolSpec, validate_dynamic_tools,
-};
-pub use fs_api::{
-    AbsolutePathBuf, FsChangedNotification, FsCopyParams, FsCopyResponse, FsCreateDirectoryParams,
-    FsCreateDirectoryResponse, FsGetMetadataParams, FsGetMetadataResponse, FsReadDirectoryEntry,
-    FsReadDirectoryParams, FsReadDirectoryResponse, FsReadFileParams, FsReadFileResponse,
-    FsRemoveParams, FsRemoveResponse, FsUnwatchParams, FsUnwatchResponse, FsWatchParams,
-    FsWatchResponse, FsWriteFileParams, FsWriteFileResponse,
-};
-pub use config_write_api::{
-    ConfigBatchWriteParams, ConfigEdit, ConfigValueWriteParams, ConfigWriteErrorCode,
-    ConfigWriteResponse, MergeStrategy, OverriddenMetadata, WriteStatus,
 };
 pub use features_api::{
     ExperimentalFeature, ExperimentalFeatureEnablementSetParams,
     ExperimentalFeatureEnablementSetResponse, ExperimentalFeatureListParams,
     ExperimentalFeatureListResponse, ExperimentalFeatureStage, PermissionProfileListParams,
     PermissionProfileListResponse, PermissionProfileSummary,
+};
+pub use feedback_api::{FeedbackSaveParams, FeedbackSaveResponse};
+pub use fs_api::{
+    AbsolutePathBuf, FsChangedNotification, FsCopyParams, FsCopyResponse, FsCreateDirectoryParams,
+    FsCreateDirectoryResponse, FsGetMetadataParams, FsGetMetadataResponse, FsReadDirectoryEntry,
+    FsReadDirectoryParams, FsReadDirectoryResponse, FsReadFileParams, FsReadFileResponse,
+    FsRemoveParams, FsRemoveResponse, FsUnwatchParams, FsUnwatchResponse, FsWatchParams,
+    FsWatchResponse, FsWriteFileParams, FsWriteFileResponse,
 };
 pub use ids::{ItemId, ThreadId, TurnId};
 pub use initialize::{ClientInfo, InitializeCapabilities, InitializeParams, InitializeResponse};
@@ -167,6 +167,10 @@ pub use server_requests::{
     ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
 };
 pub use shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
+pub use skills_roots_api::{
+    SkillsChangedNotification, SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse,
+};
+pub use skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 pub use thread::{
     GitInfo, SessionSource, SortDirection, SubAgentSource, Thread, ThreadActiveFlag,
     ThreadHistoryMode, ThreadSection, ThreadSectionAppearance, ThreadSortKey, ThreadSourceKind,
@@ -175,10 +179,6 @@ pub use thread::{
 pub use thread_api::*;
 pub use thread_manage_api::*;
 pub use thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
-pub use skills_roots_api::{
-    SkillsChangedNotification, SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse,
-};
-pub use skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 pub use thread_state_api::*;
 pub use turn::{
     CodexErrorInfo, MisalignmentErrorDetails, MisalignmentSteer, NonSteerableTurnKind, Turn,

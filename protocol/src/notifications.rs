@@ -7,14 +7,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::attachments_api::ThreadAttachmentUpdatedNotification;
+pub use crate::command_api::CommandExecOutputDeltaNotification;
+use crate::fs_api::FsChangedNotification;
 pub use crate::guardian_api::{
     GuardianWarningNotification, ItemGuardianApprovalReviewCompletedNotification,
     ItemGuardianApprovalReviewStartedNotification,
 };
-pub use crate::command_api::CommandExecOutputDeltaNotification;
-pub use crate::attachments_api::ThreadAttachmentUpdatedNotification;
-pub use crate::skills_roots_api::SkillsChangedNotification;
-use crate::fs_api::FsChangedNotification;
 use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
@@ -24,6 +23,7 @@ pub use crate::search_api::{
     FuzzyFileSearchSessionCompletedNotification, FuzzyFileSearchSessionUpdatedNotification,
 };
 pub use crate::settings_api::ThreadSettingsUpdatedNotification;
+pub use crate::skills_roots_api::SkillsChangedNotification;
 use crate::thread::{Thread, ThreadStatus};
 use crate::thread_manage_api::{ThreadDeletedNotification, ThreadSectionChangedNotification};
 pub use crate::thread_state_api::{

@@ -14,6 +14,12 @@ use crate::account::{
     BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse,
     GetAccountParams, GetAccountResponse,
 };
+use crate::attachments_api::{
+    ThreadAttachmentAddParams, ThreadAttachmentAddResponse, ThreadAttachmentListParams,
+    ThreadAttachmentListResponse, ThreadAttachmentOwnerListParams,
+    ThreadAttachmentOwnerListResponse, ThreadAttachmentRemoveParams,
+    ThreadAttachmentRemoveResponse,
+};
 use crate::collaboration::{CollaborationModeListParams, CollaborationModeListResponse};
 use crate::command_api::{
     CommandExecParams, CommandExecResizeParams, CommandExecResizeResponse, CommandExecResponse,
@@ -23,13 +29,16 @@ use crate::command_api::{
 use crate::config_api::{
     ConfigReadParams, ConfigReadResponse, ConfigRequirementsReadResponse, NoParams,
 };
-use crate::config_write_api::{ConfigBatchWriteParams, ConfigValueWriteParams, ConfigWriteResponse};
+use crate::config_write_api::{
+    ConfigBatchWriteParams, ConfigValueWriteParams, ConfigWriteResponse,
+};
 use crate::experimental::{Experimental, ExperimentalParams};
 use crate::features_api::{
     ExperimentalFeatureEnablementSetParams, ExperimentalFeatureEnablementSetResponse,
     ExperimentalFeatureListParams, ExperimentalFeatureListResponse, PermissionProfileListParams,
     PermissionProfileListResponse,
 };
+use crate::feedback_api::{FeedbackSaveParams, FeedbackSaveResponse};
 use crate::fs_api::{
     FsCopyParams, FsCopyResponse, FsCreateDirectoryParams, FsCreateDirectoryResponse,
     FsGetMetadataParams, FsGetMetadataResponse, FsReadDirectoryParams, FsReadDirectoryResponse,
@@ -65,6 +74,8 @@ use crate::search_api::{
 };
 use crate::shell_api::{ThreadShellCommandParams, ThreadShellCommandResponse};
 use crate::skills_api::{SkillsListParams, SkillsListResponse};
+use crate::skills_roots_api::{SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse};
+use crate::skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 use crate::thread_api::{
     ThreadArchiveParams, ThreadArchiveResponse, ThreadCompactStartParams,
     ThreadCompactStartResponse, ThreadForkParams, ThreadForkResponse, ThreadListParams,
@@ -81,8 +92,6 @@ use crate::thread_manage_api::{
     ThreadSectionMoveResponse, ThreadSectionUpdateParams, ThreadSectionUpdateResponse,
 };
 use crate::thread_settings_api::{ThreadSettingsUpdateParams, ThreadSettingsUpdateResponse};
-use crate::skills_roots_api::{SkillsExtraRootsSetParams, SkillsExtraRootsSetResponse};
-use crate::skills_write_api::{SkillsConfigWriteParams, SkillsConfigWriteResponse};
 use crate::thread_state_api::{
     ThreadBackgroundTerminalsCleanParams, ThreadBackgroundTerminalsCleanResponse,
     ThreadBackgroundTerminalsListParams, ThreadBackgroundTerminalsListResponse,
@@ -91,13 +100,6 @@ use crate::thread_state_api::{
     ThreadGoalSetParams, ThreadGoalSetResponse, ThreadReadStateUpdateParams,
     ThreadReadStateUpdateResponse,
 };
-use crate::attachments_api::{
-    ThreadAttachmentAddParams, ThreadAttachmentAddResponse, ThreadAttachmentListParams,
-    ThreadAttachmentListResponse, ThreadAttachmentOwnerListParams,
-    ThreadAttachmentOwnerListResponse, ThreadAttachmentRemoveParams,
-    ThreadAttachmentRemoveResponse,
-};
-use crate::feedback_api::{FeedbackSaveParams, FeedbackSaveResponse};
 use crate::turn_api::{
     TurnInterruptParams, TurnInterruptResponse, TurnStartParams, TurnStartResponse,
     TurnSteerParams, TurnSteerResponse,
