@@ -78,12 +78,18 @@ impl LiveConfig {
         applied
     }
 
-    /// Whether a runtime feature is on: its runtime switch, else the current config.
+    /// A runtime feature's switch, when a client set it (`experimentalFeature/enablement/set`).
     fn runtime_switch(&self, name: &str) -> Option<bool> {
         match self.enablement.read() {
             Ok(enablement) => enablement.get(name).copied(),
             Err(poisoned) => poisoned.into_inner().get(name).copied(),
         }
+    }
+
+    /// What a client switched `tool_search` to at runtime, if it did: per model, it wins over
+    /// the catalog (and loses to `[features]`, which a client cannot switch).
+    pub fn tool_search_switch(&self) -> Option<bool> {
+        self.runtime_switch("tool_search")
     }
 
     /// `tool_search`, as a turn starting now sees it.

@@ -353,11 +353,11 @@ pub fn is_openai(provider: &ProviderConfig) -> bool {
 
 /// Whether a turn of `model` on `provider` defers MCP tools behind `tool_search`
 /// (docs/mcp.md §4): on the Responses API only; `[features] tool_search` when the config sets
-/// it; else on when a client switched it on (`switched_on`, the runtime enablement) or the
-/// catalog says the model knows the tool.
+/// it; else what a client switched it to (`switched`, the runtime enablement), on or off; else
+/// on when the catalog says the model knows the tool.
 pub fn tool_search(
     config: &crate::config::Config,
-    switched_on: bool,
+    switched: Option<bool>,
     provider: &ProviderConfig,
     model: &str,
 ) -> bool {
@@ -371,7 +371,9 @@ pub fn tool_search(
         .and_then(toml::Value::as_table)
         .and_then(|features| features.get("tool_search"))
         .and_then(toml::Value::as_bool);
-    explicit.unwrap_or_else(|| switched_on || config.model_catalog.describe(model).tool_search)
+    explicit
+        .or(switched)
+        .unwrap_or_else(|| config.model_catalog.describe(model).tool_search)
 }
 
 /// Whether `model`'s requests to `provider` carry namespaced tools flat: on the Responses API,
@@ -498,6 +500,33 @@ mod tests {
                 serde_json::json!({"type": "function", "name": "ns__b", "parameters": {}}),
             ]
         );
+    }
+
+    /// `[features] tool_search` wins; else a client's runtime switch, off as well as on; else
+    /// the catalog (gpt-5.5 knows the tool, gpt-4.1 does not).
+    #[test]
+    fn tool_search_per_model_follows_config_then_the_switch_then_the_catalog() {
+        let home = tempfile::tempdir().unwrap();
+        let load = |text: &str| {
+            crate::config::Config::load_text(home.path(), Some(text), &[])
+                .unwrap()
+                .0
+        };
+        let provider = ProviderConfig::new("p", "P", "http://127.0.0.1:9/v1");
+        let plain = load("");
+        for (switched, five, four) in [
+            (None, true, false),
+            (Some(false), false, false),
+            (Some(true), true, true),
+        ] {
+            assert_eq!(tool_search(&plain, switched, &provider, "gpt-5.5"), five);
+            assert_eq!(tool_search(&plain, switched, &provider, "gpt-4.1"), four);
+        }
+        let off = load("[features]\ntool_search = false\n");
+        assert!(!tool_search(&off, Some(true), &provider, "gpt-5.5"));
+        let mut chat = provider.clone();
+        chat.wire_api = WireApi::Chat;
+        assert!(!tool_search(&plain, Some(true), &chat, "gpt-5.5"));
     }
 
     #[test]

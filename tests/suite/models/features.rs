@@ -82,4 +82,35 @@ async fn tools_follow_the_model(transport: Transport) {
     assert!(!inline.iter().any(|(kind, _)| kind == "tool_search"));
 }
 
-on_both_transports!(tools_follow_the_model);
+/// A client's runtime switch (`experimentalFeature/enablement/set`) decides over the catalog,
+/// off as well as on: gpt-5.5 switched off gets its namespace inline, without `tool_search`.
+async fn a_runtime_switch_decides_over_the_catalog(transport: Transport) {
+    let five = Config {
+        model: Some("gpt-5.5"),
+        ..Config::default()
+    };
+    let mut h = harness(transport, WireApi::Responses, five).await;
+    let answer = h
+        .client
+        .request_ok(
+            "experimentalFeature/enablement/set",
+            serde_json::json!({"enablement": {"tool_search": false}}),
+        )
+        .await;
+    assert_eq!(answer["enablement"]["tool_search"], Value::Bool(false));
+    h.push(Reply::new().text("ok"));
+    let thread = h.start_thread().await;
+    let run = h.run_turn(&thread, "hi").await;
+    assert_eq!(run.completed_turn()["status"], "completed");
+    let tools = offered(&h.mock.single_request());
+    assert!(has(&tools, "namespace", "multi_agent_v1"), "{tools:?}");
+    assert!(
+        !tools.iter().any(|(kind, _)| kind == "tool_search"),
+        "{tools:?}"
+    );
+}
+
+on_both_transports!(
+    tools_follow_the_model,
+    a_runtime_switch_decides_over_the_catalog
+);

@@ -216,7 +216,7 @@ impl ThreadActor {
         // (docs/architecture.md §7.7).
         let tool_search = crate::model::catalog::tool_search(
             &self.services.live.current(),
-            self.services.live.tool_search(),
+            self.services.live.tool_search_switch(),
             &provider,
             &self.settings.model,
         );
