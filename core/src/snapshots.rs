@@ -245,16 +245,7 @@ impl Snapshotter {
             .filter(|(at, (when, _))| *at >= self.limits.max_count || now_secs - when > max_age)
             .map(|(_, (_, name))| name)
             .collect();
-        if doomed.is_empty() {
-            return Ok(0);
-        }
-        let script: String = doomed
-            .iter()
-            .map(|name| format!("delete {name}\n"))
-            .collect();
-        git.run(&["update-ref", "--stdin"], Some(script.into_bytes()))
-            .await?;
-        Ok(doomed.len())
+        delete_refs(&git, &doomed).await
     }
 
     /// Hash the workspace's eligible files into a fresh temporary index and write its tree.
@@ -430,4 +421,18 @@ impl Drop for TempIndex {
             let _ = std::fs::remove_file(path.with_extension("index.lock"));
         }
     }
+}
+
+/// Delete `refs` in one `update-ref --stdin` transaction; how many there were.
+async fn delete_refs(git: &Git, refs: &[impl AsRef<str>]) -> Result<usize, SnapshotError> {
+    if refs.is_empty() {
+        return Ok(0);
+    }
+    let script: String = refs
+        .iter()
+        .map(|name| format!("delete {}\n", name.as_ref()))
+        .collect();
+    git.run(&["update-ref", "--stdin"], Some(script.into_bytes()))
+        .await?;
+    Ok(refs.len())
 }

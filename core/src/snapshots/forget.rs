@@ -4,7 +4,7 @@
 
 use weft_protocol::ThreadId;
 
-use super::{REF_PREFIX, SnapshotError, Snapshotter};
+use super::{REF_PREFIX, SnapshotError, Snapshotter, delete_refs};
 
 impl Snapshotter {
     /// Delete the snapshot refs of `thread`; how many there were.
@@ -21,15 +21,6 @@ impl Snapshotter {
             .filter(|name| name.starts_with(&prefix))
             .map(str::to_string)
             .collect();
-        if doomed.is_empty() {
-            return Ok(0);
-        }
-        let script: String = doomed
-            .iter()
-            .map(|name| format!("delete {name}\n"))
-            .collect();
-        git.run(&["update-ref", "--stdin"], Some(script.into_bytes()))
-            .await?;
-        Ok(doomed.len())
+        delete_refs(&git, &doomed).await
     }
 }
