@@ -15,6 +15,10 @@ use crate::mcp::McpPool;
 pub struct ToolOffer {
     /// Plan mode (docs/protocol.md §7.25): no `apply_patch`, no escalation.
     pub plan_mode: bool,
+    /// The thread is in Plan collaboration mode: `update_plan`, a checklist tool, is
+    /// refused there as the reference refuses it. A read-only task (a review) offers what
+    /// Plan mode offers without being in it.
+    pub plan_collaboration: bool,
     /// Whether `request_user_input` is offered (a client chose a collaboration mode).
     pub user_input: bool,
     /// The thread's client-defined tools (`thread/start.dynamicTools`).
@@ -32,6 +36,7 @@ impl Default for ToolOffer {
     fn default() -> Self {
         ToolOffer {
             plan_mode: false,
+            plan_collaboration: false,
             user_input: false,
             dynamic_tools: Arc::default(),
             mcp: McpPool::empty(),

@@ -1,6 +1,7 @@
 //! `update_plan` (docs/architecture.md §8.4): the model keeps a step list; clients get
 //! `turn/plan/updated` and a `plan` item (id = the call id) whose text is the plan as a
-//! checklist. The model gets `Plan updated`.
+//! checklist. The model gets `Plan updated`; in Plan mode the call is refused, as the
+//! reference refuses it.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -14,8 +15,14 @@ use crate::time::now_ms;
 /// The name of the plan tool.
 pub const UPDATE_PLAN_TOOL: &str = "update_plan";
 
-/// `update_plan`: exclusive; changes nothing but the plan.
-pub(crate) fn update_plan_tool() -> FunctionTool {
+/// What the model gets for `update_plan` in Plan mode, the reference's words: the tool is
+/// still offered there, but a call is refused before its arguments are read.
+pub const REFUSED_IN_PLAN_MODE: &str =
+    "update_plan is a TODO/checklist tool and is not allowed in Plan mode";
+
+/// `update_plan`: exclusive; changes nothing but the plan. In Plan collaboration mode
+/// (`plan_mode`) every call is refused with [`REFUSED_IN_PLAN_MODE`].
+pub(crate) fn update_plan_tool(plan_mode: bool) -> FunctionTool {
     FunctionTool {
         name: UPDATE_PLAN_TOOL,
         spec: update_plan_tool_spec,
@@ -23,7 +30,11 @@ pub(crate) fn update_plan_tool() -> FunctionTool {
             mutates: false,
             concurrency: Concurrency::Exclusive,
         },
-        run: |call_id, arguments, turn| Box::pin(update_plan(call_id, arguments, turn)),
+        run: if plan_mode {
+            |_, _, _| Box::pin(async { REFUSED_IN_PLAN_MODE.to_string() })
+        } else {
+            |call_id, arguments, turn| Box::pin(update_plan(call_id, arguments, turn))
+        },
     }
 }
 

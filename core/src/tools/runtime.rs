@@ -142,7 +142,7 @@ impl ToolRuntime {
             diff: Arc::clone(&self.diff),
             plan_mode: offer.plan_mode,
         }));
-        set.builtin(Arc::new(update_plan_tool()));
+        set.builtin(Arc::new(update_plan_tool(offer.plan_collaboration)));
         if offer.user_input {
             set.builtin(Arc::new(request_user_input_tool()));
         } else {

@@ -1,7 +1,8 @@
 //! Plan mode: Weft's instructions reach the model as a `<collaboration_mode>` developer
 //! message, the turn is read-only (no `apply_patch`, commands in a read-only sandbox, no
 //! escalation), the mode is sticky and reported by `thread/resume`; a client's own
-//! instructions replace Weft's text; switching to Default lifts the restrictions.
+//! instructions replace Weft's text; switching to Default lifts the restrictions;
+//! `update_plan` is refused there.
 
 use serde_json::json;
 use weft_mock_model::Reply;
@@ -152,7 +153,35 @@ async fn threads_without_a_mode_get_no_mode_message(transport: Transport) {
     );
 }
 
+/// The checklist tool is offered in Plan mode but refused, as the reference refuses it: no
+/// `plan` item, no `turn/plan/updated`, the reference's words for the model.
+async fn update_plan_is_refused_in_plan_mode(transport: Transport) {
+    let mut m = Modes::start(transport).await;
+    let thread = m.plain_thread().await;
+    let plan = json!({"plan": [{"step": "Read", "status": "in_progress"}]}).to_string();
+    m.push(Reply::new().function_call("call_plan", "update_plan", plan));
+    m.push(Reply::new().text("<proposed_plan>Read it.</proposed_plan>"));
+    let messages = m.turn(&thread, "plan it", in_mode("plan")).await;
+    assert_eq!(
+        messages.last().unwrap()["params"]["turn"]["status"],
+        "completed"
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|msg| msg["method"] == "turn/plan/updated"),
+        "{messages:?}"
+    );
+    let requests = m.h.wait_for_requests(2).await;
+    assert!(tool_names(&requests[0]).iter().any(|n| n == "update_plan"));
+    assert_eq!(
+        output_of(&requests[1], "call_plan"),
+        "update_plan is a TODO/checklist tool and is not allowed in Plan mode"
+    );
+}
+
 on_both_transports!(
+    update_plan_is_refused_in_plan_mode,
     plan_mode_is_read_only,
     own_instructions_replace_the_mode_text,
     threads_without_a_mode_get_no_mode_message,

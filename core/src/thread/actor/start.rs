@@ -244,8 +244,10 @@ impl ThreadActor {
             &tool_turn.sandbox,
             self.persistence.writer(),
         );
+        let plan_mode = collaboration::is_plan(self.settings.collaboration_mode.as_ref());
         let offer = ToolOffer {
-            plan_mode: collaboration::is_plan(self.settings.collaboration_mode.as_ref()),
+            plan_mode,
+            plan_collaboration: plan_mode,
             user_input: self.settings.collaboration_mode.is_some(),
             dynamic_tools: Arc::new(self.settings.dynamic_tools.clone()),
             mcp: Arc::clone(&self.services.mcp),
