@@ -34,6 +34,7 @@ pub mod history;
 pub mod hooks;
 pub mod initialize;
 pub mod mcp;
+pub mod mcp_oauth;
 pub mod model_providers;
 pub mod models;
 pub mod pages;

@@ -205,6 +205,7 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         McpServerToolCall => spawned(scoped(mcp::tool_call));
         McpResourceRead => spawned(mcp::resource_read);
         McpServerReload => spawned(mcp::reload);
+        McpServerOauthLogin => spawned(crate::handlers::mcp_oauth::login);
         HooksList => spawned(hooks::list);
         SkillsList => spawned(skills::list);
         CollaborationModeList => fixed(collaboration::list);

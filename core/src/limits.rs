@@ -38,6 +38,9 @@ pub struct Limits {
     /// Questions (`elicitation/create`) one MCP tool call may have open at once; more are
     /// declined (docs/mcp.md §5).
     pub max_mcp_questions_per_call: usize,
+    /// MCP OAuth logins (`mcpServer/oauth/login`) waiting for their browser at once, each
+    /// with a loopback listener; one more is refused (docs/mcp.md §9).
+    pub max_mcp_oauth_logins: usize,
     /// Requests one connection may have running at once in handler tasks of their own; one
     /// more is answered `-32001` (docs/protocol.md §11.6).
     pub max_running_requests: usize,
@@ -84,6 +87,7 @@ impl Default for Limits {
             max_skill_file_bytes: 1024 * 1024,
             skills_scan_timeout_secs: 5,
             max_mcp_questions_per_call: 8,
+            max_mcp_oauth_logins: 8,
             max_running_requests: 256,
             max_fs_file_bytes: 16 * 1024 * 1024,
             command_exec_max_processes: 16,
@@ -109,7 +113,7 @@ impl Limits {
 
     pub(super) fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
         // Each bound, in the order they are checked: the key, its value and its least value.
-        let bounds: [(&str, u64, u64); 10] = [
+        let bounds: [(&str, u64, u64); 11] = [
             (
                 "max_message_bytes",
                 self.max_message_bytes as u64,
@@ -136,6 +140,7 @@ impl Limits {
                 1,
             ),
             ("max_running_requests", self.max_running_requests as u64, 1),
+            ("max_mcp_oauth_logins", self.max_mcp_oauth_logins as u64, 1),
         ];
         if let Some((key, _, least)) = bounds.iter().find(|(_, value, least)| value < least) {
             return Err(ConfigError::Invalid {

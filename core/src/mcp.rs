@@ -1,11 +1,14 @@
 //! MCP servers as tools (docs/mcp.md): [`config`] reads `[mcp_servers.*]`, [`connection`] is
 //! one client session over rmcp (stdio or streamable HTTP), [`pool`] the daemon's one pool of
-//! servers shared by every thread. What the model is offered and how its calls run is
+//! servers shared by every thread; [`oauth`] logs in to streamable-HTTP servers and
+//! [`credentials`] keeps their tokens. What the model is offered and how its calls run is
 //! `tools/mcp_tool.rs`.
 
 pub mod config;
 pub mod connection;
+pub mod credentials;
 pub mod names;
+pub mod oauth;
 pub mod pool;
 mod questions;
 

@@ -28,6 +28,7 @@ pub mod jsonrpc;
 pub mod mcp_api;
 pub mod mcp_elicitation;
 pub mod mcp_items;
+pub mod mcp_oauth_api;
 pub mod model_provider_api;
 pub mod models;
 pub mod notifications;
@@ -138,6 +139,10 @@ pub use mcp_elicitation::{
 pub use mcp_items::{
     McpAppDisplayMode, McpAppUi, McpServerStartupFailureReason, McpServerStartupState,
     McpToolCallAppContext, McpToolCallError, McpToolCallItem, McpToolCallResult, McpToolCallStatus,
+};
+pub use mcp_oauth_api::{
+    McpServerOauthClientRegistration, McpServerOauthLoginCompletedNotification,
+    McpServerOauthLoginParams, McpServerOauthLoginResponse,
 };
 pub use models::{
     CyberAccessProgram, InputModality, Model, ModelAccessPrograms, ModelAvailabilityNux,

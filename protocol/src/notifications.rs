@@ -18,6 +18,7 @@ use crate::ids::{ItemId, ThreadId, TurnId};
 use crate::items::ThreadItem;
 use crate::jsonrpc::RequestId;
 pub use crate::mcp_items::{McpServerStatusUpdatedNotification, McpToolCallProgressNotification};
+pub use crate::mcp_oauth_api::McpServerOauthLoginCompletedNotification;
 use crate::revert_api::ThreadRevertedNotification;
 pub use crate::search_api::{
     FuzzyFileSearchSessionCompletedNotification, FuzzyFileSearchSessionUpdatedNotification,
@@ -398,6 +399,7 @@ server_notifications! {
     ThreadSettingsUpdated => "thread/settings/updated", ThreadSettingsUpdatedNotification;
     McpServerStatusUpdated => "mcpServer/startupStatus/updated", McpServerStatusUpdatedNotification;
     McpToolCallProgress => "item/mcpToolCall/progress", McpToolCallProgressNotification;
+    McpServerOauthLoginCompleted => "mcpServer/oauthLogin/completed", McpServerOauthLoginCompletedNotification;
     GuardianReviewStarted => "item/autoApprovalReview/started", ItemGuardianApprovalReviewStartedNotification;
     GuardianReviewCompleted => "item/autoApprovalReview/completed", ItemGuardianApprovalReviewCompletedNotification;
     GuardianWarning => "guardianWarning", GuardianWarningNotification;
@@ -464,6 +466,7 @@ impl ServerNotification {
             N::ThreadSettingsUpdated(p) => Some(&p.thread_id),
             N::McpServerStatusUpdated(p) => p.thread_id.as_ref(),
             N::McpToolCallProgress(p) => Some(&p.thread_id),
+            N::McpServerOauthLoginCompleted(p) => p.thread_id.as_ref(),
             N::GuardianReviewStarted(p) => Some(&p.thread_id),
             N::GuardianReviewCompleted(p) => Some(&p.thread_id),
             N::GuardianWarning(p) => Some(&p.thread_id),

@@ -59,6 +59,7 @@ use crate::mcp_api::{
     McpResourceReadResponse, McpServerRefreshResponse, McpServerToolCallParams,
     McpServerToolCallResponse,
 };
+use crate::mcp_oauth_api::{McpServerOauthLoginParams, McpServerOauthLoginResponse};
 use crate::model_provider_api::{
     ModelProviderCapabilitiesReadParams, ModelProviderCapabilitiesReadResponse,
     ModelProviderListParams, ModelProviderListResponse,
@@ -265,6 +266,7 @@ client_requests! {
         McpServerToolCall => "mcpServer/tool/call", "v2", McpServerToolCallParams, McpServerToolCallResponse;
         McpResourceRead => "mcpServer/resource/read", "v2", McpResourceReadParams, McpResourceReadResponse;
         McpServerReload => "config/mcpServer/reload", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, McpServerRefreshResponse;
+        McpServerOauthLogin => "mcpServer/oauth/login", "v2", McpServerOauthLoginParams, McpServerOauthLoginResponse;
         HooksList => "hooks/list", "v2", HooksListParams, HooksListResponse;
         SkillsList => "skills/list", "v2", SkillsListParams, SkillsListResponse;
         CollaborationModeList => "collaborationMode/list", "v2", CollaborationModeListParams, CollaborationModeListResponse;

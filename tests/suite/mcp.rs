@@ -8,6 +8,7 @@ mod approvals;
 mod calls;
 mod client_methods;
 mod limits;
+mod oauth;
 mod pool;
 mod questions;
 mod tool_names;

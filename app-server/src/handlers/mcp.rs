@@ -196,7 +196,8 @@ pub async fn status_list(
             tools_error,
             resources,
             resource_templates,
-            auth_status: McpAuthStatus::Unsupported,
+            auth_status: weft_core::mcp::oauth::auth_status(&server.config, pool.credentials())
+                .await,
         });
     }
     Ok(ListMcpServerStatusResponse { next_cursor, data })

@@ -190,12 +190,14 @@ impl McpConnection {
     /// Starts the server `config` describes (its environment: `env`, already filtered by the
     /// shell environment policy) and lists its tools, all within `startup_timeout_sec`. One
     /// call may hold `max_questions` open questions of the server; a streamable-HTTP server is
-    /// reached with `http`'s client.
+    /// reached with `http`'s client, through OAuth when `credentials` holds tokens for it and
+    /// no bearer token is configured (docs/mcp.md §9).
     pub async fn start(
         config: &McpServerConfig,
         env: &[(String, String)],
         max_questions: usize,
         http: &crate::http_client::LazyClient,
+        credentials: Option<&Arc<super::credentials::CredentialsFile>>,
     ) -> Result<McpConnection, StartError> {
         let shared = Arc::new(Shared {
             questions: Questions::new(&config.name, max_questions),
@@ -275,15 +277,38 @@ impl McpConnection {
                             reqwest::header::HeaderValue::from_str(&value).map_err(|_| bad())?;
                         transport_config.custom_headers.insert(name_parsed, value);
                     }
-                    let transport = StreamableHttpClientTransport::with_client(
-                        http.get()
-                            .map_err(|err| StartError::Handshake(err.to_string()))?,
-                        transport_config,
-                    );
-                    let service = handler
-                        .serve(transport)
-                        .await
+                    let client = http
+                        .get()
                         .map_err(|err| StartError::Handshake(err.to_string()))?;
+                    let oauth = match credentials {
+                        Some(file)
+                            if transport_config.auth_header.is_none()
+                                && !transport_config
+                                    .custom_headers
+                                    .contains_key(&reqwest::header::AUTHORIZATION) =>
+                        {
+                            super::oauth::authorized_client(config, file, client.clone())
+                                .await
+                                .map_err(StartError::Handshake)?
+                        }
+                        _ => None,
+                    };
+                    let service = match oauth {
+                        Some(client) => handler
+                            .serve(StreamableHttpClientTransport::with_client(
+                                client,
+                                transport_config,
+                            ))
+                            .await
+                            .map_err(|err| StartError::Handshake(err.to_string()))?,
+                        None => handler
+                            .serve(StreamableHttpClientTransport::with_client(
+                                client,
+                                transport_config,
+                            ))
+                            .await
+                            .map_err(|err| StartError::Handshake(err.to_string()))?,
+                    };
                     (service, None)
                 }
             };

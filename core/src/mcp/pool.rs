@@ -97,17 +97,23 @@ pub struct McpPool {
     max_questions: usize,
     /// The client of every streamable-HTTP server, from the daemon's `[http]`.
     http: crate::http_client::LazyClient,
+    /// The OAuth tokens of streamable-HTTP servers (`None`: no home, no OAuth).
+    credentials: Option<Arc<super::credentials::CredentialsFile>>,
+    /// One permit per login waiting for its browser (`[limits] max_mcp_oauth_logins`).
+    oauth_logins: Arc<tokio::sync::Semaphore>,
 }
 
 impl McpPool {
     /// A pool of the configured servers (nothing is started yet). `env` is the environment
     /// every stdio server gets (the shell environment policy's), before its entry's `env`;
-    /// `limits` gives the stop grace and how many questions one call may leave open.
+    /// `limits` gives the stop grace and how many questions one call may leave open; OAuth
+    /// tokens are kept under `home` (docs/mcp.md §9).
     pub fn new(
         servers: McpServers,
         env: Vec<(String, String)>,
         limits: &crate::limits::Limits,
         http: &crate::http_client::HttpConfig,
+        home: Option<&std::path::Path>,
     ) -> Arc<McpPool> {
         let pool = McpPool {
             servers: RwLock::new(BTreeMap::new()),
@@ -118,6 +124,8 @@ impl McpPool {
             grace: Duration::from_secs(limits.shutdown_grace_secs.max(1)),
             max_questions: limits.max_mcp_questions_per_call,
             http: crate::http_client::LazyClient::new(http, crate::http_client::HttpUse::Mcp),
+            credentials: home.map(super::credentials::CredentialsFile::in_home),
+            oauth_logins: Arc::new(tokio::sync::Semaphore::new(limits.max_mcp_oauth_logins)),
         };
         for warning in &servers.warnings {
             tracing::warn!("{warning}");
@@ -137,7 +145,34 @@ impl McpPool {
             Vec::new(),
             &crate::limits::Limits::default(),
             &crate::http_client::HttpConfig::default(),
+            None,
         )
+    }
+
+    /// The OAuth credentials file, when the pool has a home.
+    pub fn credentials(&self) -> Option<&Arc<super::credentials::CredentialsFile>> {
+        self.credentials.as_ref()
+    }
+
+    /// A place for one more OAuth login waiting for its browser (held until it ends), or
+    /// `None` when `[limits] max_mcp_oauth_logins` are already waiting.
+    pub fn oauth_login_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.oauth_logins).try_acquire_owned().ok()
+    }
+
+    /// Stops `name`'s session, if running, and forgets a failed start's backoff: the next use
+    /// starts it again (after an OAuth login, with the new tokens).
+    pub async fn renew(&self, name: &str) {
+        let Some(server) = self.server(name) else {
+            return;
+        };
+        let _starting = server.starting.lock().await;
+        if let Some(connection) = server.take() {
+            stop(connection, self.grace).await;
+        }
+        if server.config.enabled {
+            server.set_status(ServerStatus::Idle);
+        }
     }
 
     /// The configured servers, by name.
@@ -196,8 +231,15 @@ impl McpPool {
             _ => 0,
         };
         server.set_status(ServerStatus::Starting);
-        match McpConnection::start(&server.config, &self.env, self.max_questions, &self.http).await
-        {
+        let started = McpConnection::start(
+            &server.config,
+            &self.env,
+            self.max_questions,
+            &self.http,
+            self.credentials.as_ref(),
+        )
+        .await;
+        match started {
             Ok(connection) => {
                 let connection = Arc::new(connection);
                 *server.current.write() = Some(Arc::clone(&connection));

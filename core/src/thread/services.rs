@@ -44,6 +44,7 @@ impl Services {
             config.shell_environment_policy.environment(),
             &config.limits,
             &config.http,
+            Some(&config.home),
         );
         let agents = Arc::new(crate::agents::Agents::new(
             &config,

@@ -221,6 +221,16 @@ pub(super) fn sample_notifications() -> Vec<ServerNotification> {
         }
         .into(),
     );
+    notifications.push(
+        McpServerOauthLoginCompletedNotification {
+            name: "docs".into(),
+            thread_id: Some("th".into()),
+            login_id: Some("login-1".into()),
+            success: false,
+            error: Some("timed out waiting for OAuth callback".into()),
+        }
+        .into(),
+    );
     notifications
 }
 
@@ -388,6 +398,18 @@ fn synthetic_values_validate_and_write_every_key() {
     };
     schemas.check_result::<methods::McpResourceRead>(&contents);
     schemas.check_result::<methods::McpServerReload>(&McpServerRefreshResponse {});
+    schemas.check_params::<methods::McpServerOauthLogin>(&McpServerOauthLoginParams {
+        name: "docs".into(),
+        thread_id: Some("th".into()),
+        environment_id: Some("local".into()),
+        client_registration: Some(McpServerOauthClientRegistration::Dcr),
+        scopes: Some(vec!["read".into()]),
+        timeout_secs: Some(30),
+    });
+    schemas.check_result::<methods::McpServerOauthLogin>(&McpServerOauthLoginResponse {
+        authorization_url: "http://127.0.0.1:1/authorize?state=s".into(),
+        login_id: Some("login-1".into()),
+    });
     let requests = [
         McpServerElicitationRequest::Form {
             meta: Some(json!({"codex_approval_kind": "mcp_tool_call"})),

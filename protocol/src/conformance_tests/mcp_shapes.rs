@@ -20,6 +20,9 @@ const FILES: &[&str] = &[
     "v2/McpServerRefreshResponse.json",
     "v2/McpServerStatusUpdatedNotification.json",
     "v2/McpToolCallProgressNotification.json",
+    "v2/McpServerOauthLoginParams.json",
+    "v2/McpServerOauthLoginResponse.json",
+    "v2/McpServerOauthLoginCompletedNotification.json",
     "McpServerElicitationRequestParams.json",
     "McpServerElicitationRequestResponse.json",
 ];

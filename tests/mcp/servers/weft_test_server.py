@@ -9,6 +9,8 @@ behaviour of each tool is a contract with those tests, described in tests/mcp/RE
 With --http, PORT 0 picks a free port, and once the server accepts connections it writes one
 line to stderr: `weft_test_server: listening on http://127.0.0.1:<port>/mcp`.
 With --bearer, every HTTP request without `Authorization: Bearer TOKEN` is answered 401.
+With --oauth, an OAuth authorization server on the same origin issues the tokens /mcp needs
+(`oauth_gate.py`); --oauth-expires-in SECS sets their life (default 3600).
 
 Environment:
     WEFT_TEST_EVENTS  a file; the server appends `start <pid>` when the process starts,
@@ -216,10 +218,14 @@ class BearerGate:
         await self.app(scope, receive, send)
 
 
-def serve_http(port: int, bearer: str | None) -> None:
+def serve_http(port: int, bearer: str | None, oauth_expires_in: int | None = None) -> None:
     app: Any = server.streamable_http_app()  # serves /mcp
     if bearer is not None:
         app = BearerGate(app, bearer)
+    if oauth_expires_in is not None:
+        from oauth_gate import OAuthGate
+
+        app = OAuthGate(app, oauth_expires_in, record_event)
     serve_app(app, port, "weft_test_server")
 
 
@@ -227,15 +233,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Weft's MCP test server (stdio unless --http).")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp")
     parser.add_argument("--bearer", metavar="TOKEN", help="with --http: require Authorization: Bearer TOKEN")
+    parser.add_argument("--oauth", action="store_true", help="with --http: require OAuth tokens it issues itself")
+    parser.add_argument("--oauth-expires-in", type=int, default=3600, metavar="SECS", help="with --oauth: access token life")
     args = parser.parse_args()
     if args.bearer is not None and args.http is None:
         parser.error("--bearer needs --http")
+    if args.oauth and args.http is None:
+        parser.error("--oauth needs --http")
 
     record_event(f"start {os.getpid()}")
     if args.http is None:
         server.run("stdio")
     else:
-        serve_http(args.http, args.bearer)
+        serve_http(args.http, args.bearer, args.oauth_expires_in if args.oauth else None)
 
 
 if __name__ == "__main__":
