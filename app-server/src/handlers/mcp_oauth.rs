@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use weft_core::mcp::oauth::{self, LoginError};
+use weft_core::mcp::oauth::{self, LoginError, Registration};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::mcp_oauth_api::{
     McpServerOauthClientRegistration, McpServerOauthLoginCompletedNotification,
@@ -30,13 +30,12 @@ pub async fn login(
     let server = pool.server(&name).ok_or_else(|| {
         JsonRpcError::invalid_request(format!("No MCP server named '{name}' found."))
     })?;
-    if params.client_registration == Some(McpServerOauthClientRegistration::Cimd) {
-        // The reference registers with a client ID metadata document it hosts; Weft hosts
-        // none, so only dynamic client registration is left.
-        return Err(JsonRpcError::invalid_request(
-            "Weft has no client ID metadata document; use clientRegistration `dcr` or `auto`.",
-        ));
-    }
+    // The reference registers with a client ID metadata document it hosts for `cimd` (and
+    // for `auto` when the server offers it); Weft hosts none, so it registers dynamically.
+    let registration = match params.client_registration {
+        Some(McpServerOauthClientRegistration::Cimd) => Registration::MetadataDocument,
+        _ => Registration::Dynamic,
+    };
     let credentials = pool
         .credentials()
         .cloned()
@@ -49,14 +48,20 @@ pub async fn login(
         ))
     })?;
     let scopes = params.scopes.unwrap_or_default();
-    let pending = oauth::start_login(&server.config, &credentials, &scopes, params.timeout_secs)
-        .await
-        .map_err(|err| match err {
-            LoginError::NotHttp => JsonRpcError::invalid_request(err.to_string()),
-            LoginError::Flow(err) => {
-                JsonRpcError::internal(format!("failed to login to MCP server '{name}': {err}"))
-            }
-        })?;
+    let pending = oauth::start_login(
+        &server.config,
+        &credentials,
+        &scopes,
+        registration,
+        params.timeout_secs,
+    )
+    .await
+    .map_err(|err| match err {
+        LoginError::NotHttp => JsonRpcError::invalid_request(err.to_string()),
+        LoginError::Flow(err) => {
+            JsonRpcError::internal(format!("failed to login to MCP server '{name}': {err}"))
+        }
+    })?;
     let login_id = uuid::Uuid::now_v7().to_string();
     let authorization_url = pending.authorization_url.clone();
     let connections = Arc::clone(&cx.state.connections);

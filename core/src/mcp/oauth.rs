@@ -64,6 +64,16 @@ impl std::fmt::Debug for PendingLogin {
     }
 }
 
+/// How the login registers its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registration {
+    /// Dynamic client registration (RFC 7591): `auto` and `dcr`.
+    Dynamic,
+    /// A client ID metadata document (`cimd`): Weft hosts none, so this fails, with the
+    /// reference's words when the authorization server does not offer it either.
+    MetadataDocument,
+}
+
 /// Starts a login to `config`'s server: discovery and client registration happen now, and
 /// the callback listener is bound on 127.0.0.1 (an ephemeral port). `timeout_secs` is the
 /// login's (at least 1; [`DEFAULT_LOGIN_TIMEOUT_SECS`] when unset).
@@ -71,6 +81,7 @@ pub async fn start_login(
     config: &McpServerConfig,
     file: &Arc<CredentialsFile>,
     scopes: &[String],
+    registration: Registration,
     timeout_secs: Option<i64>,
 ) -> Result<PendingLogin, LoginError> {
     let McpTransport::Http { url, .. } = &config.transport else {
@@ -88,6 +99,16 @@ pub async fn start_login(
         .map_err(|e| flow(&e))?;
     manager.set_credential_store(file.server(&config.name, url));
     let resolution = manager.resolve_metadata().await.map_err(|e| flow(&e))?;
+    if registration == Registration::MetadataDocument {
+        return Err(LoginError::Flow(if offers_cimd(&resolution.metadata) {
+            "Weft hosts no client ID metadata document; use clientRegistration `dcr` or `auto`"
+                .into()
+        } else {
+            "MCP authorization server does not advertise CIMD with token endpoint auth method \
+             `none`"
+                .into()
+        }));
+    }
     manager.set_metadata(resolution.metadata);
     let request = AuthorizationRequest::new(redirect_uri)
         .with_client_name(CLIENT_NAME)
@@ -123,6 +144,21 @@ impl PendingLogin {
             .map_err(|err| format!("failed to handle OAuth callback: {err}"))?;
         Ok(())
     }
+}
+
+/// Whether the authorization server takes client ID metadata documents for public clients
+/// (`client_id_metadata_document_supported`, and `none` among its token endpoint auth methods).
+fn offers_cimd(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> bool {
+    let fields = &metadata.additional_fields;
+    let supported = fields
+        .get("client_id_metadata_document_supported")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let public = fields
+        .get("token_endpoint_auth_methods_supported")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|methods| methods.iter().any(|m| m == "none"));
+    supported && public
 }
 
 /// The last part of the callback path: the first 9 bytes of the SHA-256 of the server's URL
@@ -213,6 +249,26 @@ pub async fn auth_status(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cimd_needs_the_flag_and_public_clients() {
+        let metadata = |extra: serde_json::Value| {
+            let mut fields =
+                serde_json::json!({"authorization_endpoint": "a", "token_endpoint": "t"});
+            if let (Some(fields), Some(extra)) = (fields.as_object_mut(), extra.as_object()) {
+                fields.extend(extra.clone());
+            }
+            serde_json::from_value::<rmcp::transport::auth::AuthorizationMetadata>(fields).unwrap()
+        };
+        assert!(!offers_cimd(&metadata(serde_json::json!({}))));
+        assert!(!offers_cimd(&metadata(
+            serde_json::json!({"client_id_metadata_document_supported": true})
+        )));
+        assert!(offers_cimd(&metadata(serde_json::json!({
+            "client_id_metadata_document_supported": true,
+            "token_endpoint_auth_methods_supported": ["none"]
+        }))));
+    }
 
     #[test]
     fn the_callback_id_is_the_references() {

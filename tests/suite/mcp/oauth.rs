@@ -201,6 +201,20 @@ async fn expired_token_is_refreshed(transport: Transport) {
 async fn denied_authorization(transport: Transport) {
     let mut g = gated(transport, 3600, "").await;
     let client = &mut g.t.h.client;
+    // `cimd` with an authorization server that offers none: the reference's refusal.
+    let cimd = client
+        .request(
+            "mcpServer/oauth/login",
+            json!({"name": "secure", "clientRegistration": "cimd"}),
+        )
+        .await
+        .expect_err("no CIMD");
+    assert_eq!(cimd.code, -32603);
+    assert_eq!(
+        cimd.message,
+        "failed to login to MCP server 'secure': MCP authorization server does not advertise \
+         CIMD with token endpoint auth method `none`"
+    );
     let answer = login(client, json!({"name": "secure"})).await;
     let url = answer["authorizationUrl"].as_str().unwrap_or_default();
     let login_id = answer["loginId"].as_str().expect("loginId").to_string();
@@ -249,8 +263,9 @@ async fn login_times_out(transport: Transport) {
     assert!(again["authorizationUrl"].is_string());
 }
 
-/// The reference's refusals: an unknown name, a stdio server (both -32600), and a server that
-/// cannot be asked for its metadata (-32603); and the statuses of servers without OAuth.
+/// The reference's refusals: an unknown name, a stdio server, a bad or unknown `threadId`
+/// (-32600), and a server that cannot be asked for its metadata (-32603); and the statuses of
+/// servers without OAuth.
 async fn refusals(transport: Transport) {
     let more = "[mcp_servers.gone]\nurl = \"http://127.0.0.1:9/mcp\"\n\
         [mcp_servers.token]\nurl = \"http://127.0.0.1:9/mcp\"\nbearer_token_env_var = \"T\"\n";
@@ -282,6 +297,29 @@ async fn refusals(transport: Transport) {
         "{}",
         gone.message
     );
+    let bad_thread = client
+        .request(
+            "mcpServer/oauth/login",
+            json!({"name": "gone", "threadId": "nope"}),
+        )
+        .await
+        .expect_err("not a thread id");
+    assert_eq!(bad_thread.code, -32600);
+    assert!(
+        bad_thread.message.starts_with("invalid thread id: "),
+        "{}",
+        bad_thread.message
+    );
+    let absent = "01a24f1d-8f4a-77c3-ad29-3d5777bdde6f";
+    let no_thread = client
+        .request(
+            "mcpServer/oauth/login",
+            json!({"name": "gone", "threadId": absent}),
+        )
+        .await
+        .expect_err("no such thread");
+    assert_eq!(no_thread.code, -32600);
+    assert_eq!(no_thread.message, format!("thread not found: {absent}"));
     assert_eq!(auth_status(client, "weft").await, "unsupported");
     assert_eq!(auth_status(client, "gone").await, "unknown");
     assert_eq!(auth_status(client, "token").await, "bearerToken");
