@@ -85,6 +85,10 @@ pub struct McpServerConfig {
     pub default_approval: ApprovalMode,
     /// `[mcp_servers.NAME.tools.TOOL] approval_mode`.
     pub tool_approvals: BTreeMap<String, ApprovalMode>,
+    /// `scopes`: what an OAuth login asks for when the login names none (docs/mcp.md §9).
+    pub scopes: Option<Vec<String>>,
+    /// `oauth_resource`: an RFC 8707 `resource` added to the authorization URL.
+    pub oauth_resource: Option<String>,
 }
 
 impl McpServerConfig {
@@ -152,6 +156,8 @@ struct EntryToml {
     default_tools_approval_mode: ApprovalMode,
     #[serde(default)]
     tools: BTreeMap<String, ToolToml>,
+    scopes: Option<Vec<String>>,
+    oauth_resource: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -308,6 +314,8 @@ fn parse_entry(name: &str, entry: &toml::Value) -> Result<McpServerConfig, Strin
         disabled_tools: raw.disabled_tools,
         default_approval: raw.default_tools_approval_mode,
         tool_approvals,
+        scopes: raw.scopes,
+        oauth_resource: raw.oauth_resource,
     })
 }
 
@@ -328,6 +336,20 @@ mod tests {
     fn read(text: &str) -> McpServers {
         let table: toml::Table = text.parse().unwrap_or_default();
         McpServers::read(table.get("mcp_servers"))
+    }
+
+    #[test]
+    fn the_oauth_keys_of_an_entry() {
+        let read = read(
+            "[mcp_servers.web]\nurl = \"https://x.example/mcp\"\nscopes = [\"a\", \"b\"]\n\
+             oauth_resource = \"https://api.example\"\n",
+        );
+        let web = &read.servers["web"];
+        assert_eq!(
+            web.scopes.as_deref(),
+            Some(&["a".to_string(), "b".to_string()][..])
+        );
+        assert_eq!(web.oauth_resource.as_deref(), Some("https://api.example"));
     }
 
     #[test]

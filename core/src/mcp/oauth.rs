@@ -110,6 +110,10 @@ pub async fn start_login(
         }));
     }
     manager.set_metadata(resolution.metadata);
+    let scopes = match (scopes, &config.scopes) {
+        ([], Some(configured)) => configured.as_slice(),
+        _ => scopes,
+    };
     let request = AuthorizationRequest::new(redirect_uri)
         .with_client_name(CLIENT_NAME)
         .with_scopes(scopes.iter().cloned());
@@ -117,8 +121,12 @@ pub async fn start_login(
         .await
         .map_err(|(_, e)| flow(&e))?;
     let timeout_secs = timeout_secs.unwrap_or(DEFAULT_LOGIN_TIMEOUT_SECS).max(1);
+    let authorization_url = with_resource(
+        session.get_authorization_url(),
+        config.oauth_resource.as_deref(),
+    );
     Ok(PendingLogin {
-        authorization_url: session.get_authorization_url().to_string(),
+        authorization_url,
         session,
         listener,
         timeout: Duration::from_secs(u64::try_from(timeout_secs).unwrap_or(1)),
@@ -129,11 +137,11 @@ impl PendingLogin {
     /// Waits for the browser, exchanges the code and stores the tokens; the error is the
     /// completion notification's `error`, worded as the reference words it.
     pub async fn finish(mut self) -> Result<(), String> {
-        let callback = tokio::time::timeout(self.timeout, self.listener.next())
-            .await
+        let callback = tokio::time::timeout(self.timeout, self.listener.next()).await;
+        self.listener.close().await;
+        let callback = callback
             .map_err(|_| "timed out waiting for OAuth callback".to_string())?
             .ok_or_else(|| "OAuth callback was cancelled".to_string())?;
-        drop(self.listener);
         let (code, state) = match callback {
             Callback::Code { code, state } => (code, state),
             Callback::Error(error) => return Err(error.to_string()),
@@ -143,6 +151,21 @@ impl PendingLogin {
             .await
             .map_err(|err| format!("failed to handle OAuth callback: {err}"))?;
         Ok(())
+    }
+}
+
+/// `url` with `resource=VALUE` appended when the entry names an `oauth_resource` (as the
+/// reference appends it, after whatever `resource` the SDK put there).
+fn with_resource(url: &str, resource: Option<&str>) -> String {
+    let Some(resource) = resource.map(str::trim).filter(|r| !r.is_empty()) else {
+        return url.to_string();
+    };
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.query_pairs_mut().append_pair("resource", resource);
+            parsed.to_string()
+        }
+        Err(_) => url.to_string(),
     }
 }
 
@@ -249,6 +272,17 @@ pub async fn auth_status(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_resource_is_appended() {
+        let url = "http://127.0.0.1:1/authorize?state=s";
+        assert_eq!(with_resource(url, None), url);
+        assert_eq!(with_resource(url, Some("  ")), url);
+        assert_eq!(
+            with_resource(url, Some("https://api.example/v1")),
+            "http://127.0.0.1:1/authorize?state=s&resource=https%3A%2F%2Fapi.example%2Fv1"
+        );
+    }
 
     #[test]
     fn cimd_needs_the_flag_and_public_clients() {

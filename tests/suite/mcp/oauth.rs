@@ -109,11 +109,12 @@ async fn auth_status(client: &mut Client, server: &str) -> Value {
     page["data"][0]["authStatus"].clone()
 }
 
-/// The browser logs in: the authorization page redirects to Weft's callback, which answers
-/// the reference's page; the completion follows, the token works, the status says `oAuth`,
+/// The browser logs in (the entry's `scopes` and `oauth_resource` in the URL): the
+/// authorization page redirects to Weft's callback, which answers the reference's page; the completion follows, the token works, the status says `oAuth`,
 /// and the tokens are in a 0600 file under `$WEFT_HOME`.
 async fn login_then_call(transport: Transport) {
-    let mut g = gated(transport, 3600, "").await;
+    let entry = "scopes = [\"read\", \"write\"]\noauth_resource = \"https://api.example/v1\"\n";
+    let mut g = gated(transport, 3600, entry).await;
     let client = &mut g.t.h.client;
     assert_eq!(auth_status(client, "secure").await, "notLoggedIn");
 
@@ -123,6 +124,15 @@ async fn login_then_call(transport: Transport) {
         .expect("authorizationUrl");
     let login_id = answer["loginId"].as_str().expect("loginId").to_string();
     assert_eq!(query_param(url, "code_challenge_method"), "S256");
+    assert_eq!(
+        query_param(url, "scope"),
+        "read+write",
+        "the entry's scopes, form-encoded"
+    );
+    assert!(
+        url.ends_with("&resource=https%3A%2F%2Fapi.example%2Fv1"),
+        "the entry's oauth_resource last: {url}"
+    );
     let redirect = query_param(url, "redirect_uri");
     assert!(
         redirect.starts_with("http://127.0.0.1:") && redirect.contains("/callback/"),

@@ -52,6 +52,7 @@ pub struct Listener {
     pub addr: SocketAddr,
     received: mpsc::Receiver<Callback>,
     stop: CancellationToken,
+    served: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Listener {
@@ -94,7 +95,7 @@ impl Listener {
             }
         });
         let serve_stop = stop.clone();
-        tokio::spawn(async move {
+        let served = tokio::spawn(async move {
             let served = axum::serve(socket, app)
                 .with_graceful_shutdown(async move { serve_stop.cancelled().await })
                 .await;
@@ -106,7 +107,16 @@ impl Listener {
             addr,
             received,
             stop,
+            served: Some(served),
         })
+    }
+
+    /// Stops listening, and returns once the socket is closed.
+    pub async fn close(mut self) {
+        self.stop.cancel();
+        if let Some(served) = self.served.take() {
+            let _ = served.await;
+        }
     }
 
     /// The first callback (`None` if the listener went away).
@@ -237,5 +247,8 @@ mod tests {
                 state: "s".into()
             })
         );
+        let addr = listener.addr;
+        listener.close().await;
+        assert!(tokio::net::TcpStream::connect(addr).await.is_err());
     }
 }
