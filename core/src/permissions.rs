@@ -4,17 +4,30 @@
 
 use weft_protocol::SandboxMode;
 
-/// Why a profile id was refused; `Display` is the reference's text.
+/// Why a profile id was refused; `Display` is the reference's text for a thread's
+/// `permissions`, [`PermissionProfileError::reason`] the part `command/exec` quotes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PermissionProfileError {
     /// A `:`-prefixed id that is not built in.
-    #[error(
-        "failed to load configuration: default_permissions refers to unknown built-in profile `{0}`"
-    )]
+    #[error("failed to load configuration: {}", self.reason())]
     UnknownBuiltin(String),
     /// Any other id names a user-defined profile, and Weft has none.
-    #[error("failed to load configuration: default_permissions requires a `[permissions]` table")]
+    #[error("failed to load configuration: {}", self.reason())]
     NoProfiles,
+}
+
+impl PermissionProfileError {
+    /// Why, without the configuration prefix.
+    pub fn reason(&self) -> String {
+        match self {
+            PermissionProfileError::UnknownBuiltin(id) => {
+                format!("default_permissions refers to unknown built-in profile `{id}`")
+            }
+            PermissionProfileError::NoProfiles => {
+                "default_permissions requires a `[permissions]` table".to_string()
+            }
+        }
+    }
 }
 
 /// The sandbox mode of a built-in profile.

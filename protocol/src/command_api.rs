@@ -76,12 +76,17 @@ pub struct CommandExecParams {
     /// execution sandbox configuration and defaults to the configured policy when omitted.
     #[serde(default)]
     pub sandbox_policy: Option<SandboxPolicy>,
+    /// Optional active permissions profile id for this command (experimental). Defaults to
+    /// the user's configured permissions when omitted. Cannot be combined with
+    /// `sandboxPolicy`.
+    #[serde(default)]
+    pub permission_profile: Option<String>,
 }
 
 impl Experimental for CommandExecParams {
     const PARAMS: ExperimentalParams = ExperimentalParams {
-        served: &[],
-        unsupported: &["permissionProfile"],
+        served: &["permissionProfile"],
+        unsupported: &[],
         empty_only: &[],
         flags: &[],
     };

@@ -10,6 +10,7 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use weft_core::exec::{ExecError, StandaloneCommand, StandaloneProcess};
+use weft_core::permissions::profile_sandbox;
 use weft_core::sandbox::SandboxSpec;
 use weft_protocol::jsonrpc::{INVALID_PARAMS, JsonRpcError};
 use weft_protocol::{
@@ -158,6 +159,11 @@ fn prepare(
     if params.command.is_empty() {
         return Err(JsonRpcError::invalid_request("command must not be empty"));
     }
+    if params.permission_profile.is_some() && params.sandbox_policy.is_some() {
+        return Err(JsonRpcError::invalid_request(
+            "`permissionProfile` cannot be combined with `sandboxPolicy`",
+        ));
+    }
     if params.size.is_some() && !params.tty {
         return Err(invalid_params("command/exec size requires tty: true"));
     }
@@ -196,6 +202,15 @@ fn prepare(
         (true, None) => Some(weft_core::exec::TerminalSize::default()),
         (true, Some(size)) => Some(terminal_size(size)?),
     };
+    // The profile is resolved after the other checks, as the reference resolves it.
+    let policy = match params.permission_profile.as_deref() {
+        Some(id) => Some(SandboxPolicy::from_mode(profile_sandbox(id).map_err(
+            |e| {
+                JsonRpcError::invalid_request(format!("invalid permission profile: {}", e.reason()))
+            },
+        )?)),
+        None => params.sandbox_policy,
+    };
     let base = daemon_cwd();
     let cwd = match params.cwd.as_deref() {
         Some(cwd) => base.join(cwd),
@@ -208,7 +223,7 @@ fn prepare(
             env_overrides: params.env,
             tty,
         },
-        policy: params.sandbox_policy,
+        policy,
         launch: Launch {
             process_id: params.process_id,
             stream_stdin: params.tty || params.stream_stdin,
@@ -315,6 +330,60 @@ mod tests {
                 INVALID_PARAMS,
                 "command/exec timeoutMs must be non-negative, got -5"
             )
+        );
+    }
+
+    #[test]
+    fn a_permission_profile_is_checked_where_the_reference_checks_it() {
+        let profile = |id: &str| CommandExecParams {
+            permission_profile: Some(id.to_string()),
+            ..params(&["true"])
+        };
+        // Combined with a policy: after the empty command, before the size.
+        let error = refused(CommandExecParams {
+            sandbox_policy: Some(SandboxPolicy::DangerFullAccess),
+            ..profile(":workspace")
+        });
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (
+                INVALID_REQUEST,
+                "`permissionProfile` cannot be combined with `sandboxPolicy`"
+            )
+        );
+        let error = refused(CommandExecParams {
+            command: Vec::new(),
+            sandbox_policy: Some(SandboxPolicy::DangerFullAccess),
+            ..profile(":workspace")
+        });
+        assert_eq!(error.message, "command must not be empty");
+        // An unknown id: after every other check.
+        let error = refused(CommandExecParams {
+            timeout_ms: Some(1),
+            disable_timeout: true,
+            ..profile(":nope")
+        });
+        assert_eq!(
+            error.message,
+            "command/exec cannot set both timeoutMs and disableTimeout"
+        );
+        let error = refused(profile(":nope"));
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            (
+                INVALID_REQUEST,
+                "invalid permission profile: default_permissions refers to unknown built-in profile `:nope`"
+            )
+        );
+        assert_eq!(
+            refused(profile("mine")).message,
+            "invalid permission profile: default_permissions requires a `[permissions]` table"
+        );
+        // A built-in one is its sandbox mode's policy.
+        let prepared = prepare(profile(":read-only"), 100, 1000).unwrap();
+        assert_eq!(
+            prepared.policy,
+            Some(SandboxPolicy::from_mode(SandboxMode::ReadOnly))
         );
     }
 

@@ -52,6 +52,12 @@ fn command_exec_params_and_results_validate() {
         sandbox_policy: Some(SandboxPolicy::ReadOnly {
             network_access: false,
         }),
+        permission_profile: None,
+    });
+    schemas.check_params::<methods::CommandExec>(&CommandExecParams {
+        command: vec!["true".into()],
+        permission_profile: Some(":read-only".into()),
+        ..CommandExecParams::default()
     });
     schemas.check_result::<methods::CommandExec>(&CommandExecResponse {
         exit_code: 124,

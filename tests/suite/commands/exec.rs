@@ -182,7 +182,7 @@ async fn bad_requests_get_the_reference_errors(transport: Transport) {
             "command/exec tty or streaming requires a client-supplied processId",
         ),
         (
-            json!({"command": ["true"], "permissionProfile": {"type": "disabled"}}),
+            json!({"command": ["true"], "permissionProfile": ":workspace"}),
             INVALID_REQUEST,
             "command/exec.permissionProfile requires experimentalApi capability",
         ),
@@ -205,23 +205,38 @@ async fn bad_requests_get_the_reference_errors(transport: Transport) {
             "{params}"
         );
     }
-    // With the opt-in, the experimental permissionProfile is refused as not served.
+    // With the opt-in, the experimental permissionProfile picks a built-in profile.
     if transport == Transport::Ws {
         let mut experimental = t.daemon.client().await;
         experimental.initialize_experimental().await;
-        let error = experimental
-            .request_err(
-                "command/exec",
-                json!({"command": ["true"], "permissionProfile": {"type": "disabled"}}),
-            )
-            .await;
-        assert_eq!(
-            (error.code, error.message.as_str()),
+        let target = t.outside.join("profiled");
+        let write = format!("echo x > {}", target.display());
+        for (profile, written) in [(":read-only", false), (":danger-full-access", true)] {
+            let answer = experimental
+                .request_ok(
+                    "command/exec",
+                    json!({"command": sh(&write), "permissionProfile": profile}),
+                )
+                .await;
+            assert_eq!(answer["exitCode"] == 0, written, "{profile}: {answer}");
+            assert_eq!(target.exists(), written, "{profile}");
+        }
+        for (params, message) in [
             (
-                INVALID_REQUEST,
-                "command/exec.permissionProfile is not supported by Weft"
-            )
-        );
+                json!({"command": ["true"], "permissionProfile": ":workspace", "sandboxPolicy": {"type": "readOnly"}}),
+                "`permissionProfile` cannot be combined with `sandboxPolicy`",
+            ),
+            (
+                json!({"command": ["true"], "permissionProfile": ":nope"}),
+                "invalid permission profile: default_permissions refers to unknown built-in profile `:nope`",
+            ),
+        ] {
+            let error = experimental.request_err("command/exec", params).await;
+            assert_eq!(
+                (error.code, error.message.as_str()),
+                (INVALID_REQUEST, message)
+            );
+        }
     }
     // Follow-ups for a process that does not run.
     for (method, params) in [
