@@ -25,6 +25,7 @@ pub mod collaboration;
 pub mod command;
 pub mod config;
 pub mod config_write;
+pub mod external_agent;
 pub mod features;
 pub mod feedback;
 pub mod fs;

@@ -250,6 +250,10 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ThreadAttachmentOwnerList => spawned(attachments::owner_list);
         ThreadAttachmentRemove => spawned(attachments::remove);
         FeedbackSave => spawned(feedback::save);
+        ExternalAgentConfigDetect => spawned(crate::handlers::external_agent::detect);
+        ExternalAgentConfigImport => spawned(crate::handlers::external_agent::import);
+        ExternalAgentConfigImportHistoryRecord => spawned(crate::handlers::external_agent::record_history);
+        ExternalAgentConfigImportHistoriesRead => spawned(crate::handlers::external_agent::read_histories);
     }
 }
 

@@ -10,6 +10,7 @@ pub mod config_base;
 pub mod env_context;
 pub mod events;
 pub mod exec;
+pub mod external_agent;
 pub mod feedback;
 pub mod file_search;
 pub mod fs;

@@ -267,6 +267,7 @@ mod catalog;
 mod client_requests;
 mod collab;
 mod command;
+mod external_agent;
 mod fs;
 mod guardian;
 mod mcp;

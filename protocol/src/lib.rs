@@ -14,6 +14,7 @@ pub mod config_api;
 pub mod config_write_api;
 pub mod dynamic_tools;
 pub mod experimental;
+pub mod external_agent_api;
 pub mod features_api;
 pub mod feedback_api;
 pub mod fs_api;

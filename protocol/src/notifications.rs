@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::attachments_api::ThreadAttachmentUpdatedNotification;
 pub use crate::command_api::CommandExecOutputDeltaNotification;
+pub use crate::external_agent_api::{
+    ExternalAgentConfigImportCompletedNotification, ExternalAgentConfigImportProgressNotification,
+};
 use crate::fs_api::FsChangedNotification;
 pub use crate::guardian_api::{
     GuardianWarningNotification, ItemGuardianApprovalReviewCompletedNotification,
@@ -409,6 +412,8 @@ server_notifications! {
     FuzzyFileSearchSessionUpdated => "fuzzyFileSearch/sessionUpdated", FuzzyFileSearchSessionUpdatedNotification;
     FuzzyFileSearchSessionCompleted => "fuzzyFileSearch/sessionCompleted", FuzzyFileSearchSessionCompletedNotification;
     SkillsChanged => "skills/changed", SkillsChangedNotification;
+    ExternalAgentConfigImportProgress => "externalAgentConfig/import/progress", ExternalAgentConfigImportProgressNotification;
+    ExternalAgentConfigImportCompleted => "externalAgentConfig/import/completed", ExternalAgentConfigImportCompletedNotification;
 }
 
 /// Notifications whose schema the reference keeps at the top of its schema directory rather
@@ -475,6 +480,9 @@ impl ServerNotification {
             N::FuzzyFileSearchSessionUpdated(_) | N::FuzzyFileSearchSessionCompleted(_) => None,
             N::ThreadAttachmentUpdated(p) => Some(&p.thread_id),
             N::SkillsChanged(_) => None,
+            N::ExternalAgentConfigImportProgress(_) | N::ExternalAgentConfigImportCompleted(_) => {
+                None
+            }
         }
     }
 

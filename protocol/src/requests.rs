@@ -33,6 +33,12 @@ use crate::config_write_api::{
     ConfigBatchWriteParams, ConfigValueWriteParams, ConfigWriteResponse,
 };
 use crate::experimental::{Experimental, ExperimentalParams};
+use crate::external_agent_api::{
+    ExternalAgentConfigDetectParams, ExternalAgentConfigDetectResponse,
+    ExternalAgentConfigImportHistoriesReadResponse, ExternalAgentConfigImportHistoryRecordParams,
+    ExternalAgentConfigImportHistoryRecordResponse, ExternalAgentConfigImportParams,
+    ExternalAgentConfigImportResponse,
+};
 use crate::features_api::{
     ExperimentalFeatureEnablementSetParams, ExperimentalFeatureEnablementSetResponse,
     ExperimentalFeatureListParams, ExperimentalFeatureListResponse, PermissionProfileListParams,
@@ -311,6 +317,10 @@ client_requests! {
         FuzzyFileSearchSessionUpdate => "fuzzyFileSearch/sessionUpdate", "", FuzzyFileSearchSessionUpdateParams, FuzzyFileSearchSessionUpdateResponse;
         FuzzyFileSearchSessionStop => "fuzzyFileSearch/sessionStop", "", FuzzyFileSearchSessionStopParams, FuzzyFileSearchSessionStopResponse;
         ThreadSearch => "thread/search", "v2", ThreadSearchParams, ThreadSearchResponse;
+        ExternalAgentConfigDetect => "externalAgentConfig/detect", "v2", ExternalAgentConfigDetectParams, ExternalAgentConfigDetectResponse;
+        ExternalAgentConfigImport => "externalAgentConfig/import", "v2", ExternalAgentConfigImportParams, ExternalAgentConfigImportResponse;
+        ExternalAgentConfigImportHistoryRecord => "externalAgentConfig/import/recordHistory", "v2", ExternalAgentConfigImportHistoryRecordParams, ExternalAgentConfigImportHistoryRecordResponse;
+        ExternalAgentConfigImportHistoriesRead => "externalAgentConfig/import/readHistories", "v2", #[serde(default, skip_serializing_if = "NoParams::is_absent")] NoParams, ExternalAgentConfigImportHistoriesReadResponse;
     }
     pending {
     }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use weft_test_support::{Client, RpcError};
 
 mod config_write;
+mod external_agent;
 mod features;
 mod skills;
 mod thread_settings;

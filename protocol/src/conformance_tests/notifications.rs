@@ -287,6 +287,7 @@ fn notifications_validate_and_write_every_key() {
     notifications.extend(super::guardian::sample_notifications());
     notifications.extend(super::fs::sample_notifications());
     notifications.extend(super::command::sample_notifications());
+    notifications.extend(super::external_agent::sample_notifications());
     notifications.push(
         ThreadRevertedNotification {
             thread_id: "t".into(),

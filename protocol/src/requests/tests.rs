@@ -126,7 +126,10 @@ fn method_table_matches_enum_and_subset() {
     for name in CLIENT_METHODS {
         let params = if *name == "initialize" {
             json!({"clientInfo": {"name": "x", "version": "1"}})
-        } else if *name == "configRequirements/read" || *name == "config/mcpServer/reload" {
+        } else if *name == "configRequirements/read"
+            || *name == "config/mcpServer/reload"
+            || *name == "externalAgentConfig/import/readHistories"
+        {
             json!({})
         } else if name.starts_with("command/exec") {
             json!({"command": ["c"], "processId": "p", "size": {"rows": 1, "cols": 1}})
@@ -142,7 +145,8 @@ fn method_table_matches_enum_and_subset() {
                 "sourcePath": "/s", "destinationPath": "/d", "watchId": "w",
                 "items": [], "sectionId": "s",
                 "attachmentType": "a", "identityKey": "k", "payload": {},
-                "classification": "bug", "savePath": "/p", "extraRoots": ["/r"]})
+                "classification": "bug", "savePath": "/p", "extraRoots": ["/r"],
+                "migrationItems": [], "providerId": "p", "itemTypeResults": []})
         };
         let req = ClientRequest::from_value(json!({"id": 1, "method": name, "params": params}))
             .unwrap_or_else(|e| panic!("{name}: {e}"));

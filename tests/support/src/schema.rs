@@ -382,6 +382,9 @@ impl SchemaDir {
         if method == "config/mcpServer/reload" {
             names.push("McpServerRefreshResponse".to_string());
         }
+        if method == "externalAgentConfig/import/readHistories" {
+            names.push("ExternalAgentConfigImportHistoriesReadResponse".to_string());
+        }
         // Both config writes answer the same type (docs/protocol.md §7.34).
         if method == "config/value/write" || method == "config/batchWrite" {
             names.push("ConfigWriteResponse".to_string());

@@ -1,0 +1,211 @@
+//! `externalAgentConfig/detect`, `externalAgentConfig/import`,
+//! `externalAgentConfig/import/recordHistory` and `externalAgentConfig/import/readHistories`
+//! (docs/protocol.md §7.39; what maps onto what: `weft_core::external_agent`). An import is
+//! answered with its id at once; its items then run one at a time, under the config write lock,
+//! each followed by `externalAgentConfig/import/progress` to every connection, and the whole
+//! by its history entry and `externalAgentConfig/import/completed`, as the reference sends them.
+
+use std::sync::Arc;
+
+use weft_core::external_agent::Homes;
+use weft_core::external_agent::detect::detect as detect_items;
+use weft_core::external_agent::history::History;
+use weft_core::external_agent::import::{
+    MEMORY_DISABLED, completed, import_item, session_failures,
+};
+use weft_protocol::config_api::NoParams;
+use weft_protocol::external_agent_api::{
+    ExternalAgentConfigDetectParams, ExternalAgentConfigDetectResponse,
+    ExternalAgentConfigImportCompletedNotification, ExternalAgentConfigImportHistoriesReadResponse,
+    ExternalAgentConfigImportHistory, ExternalAgentConfigImportHistoryRecordParams,
+    ExternalAgentConfigImportHistoryRecordResponse, ExternalAgentConfigImportItemTypeSuccess,
+    ExternalAgentConfigImportParams, ExternalAgentConfigImportProgressNotification,
+    ExternalAgentConfigImportResponse, ExternalAgentConfigImportTypeResult,
+    ExternalAgentConfigMigrationItem, ExternalAgentConfigMigrationItemType,
+};
+use weft_protocol::jsonrpc::JsonRpcError;
+use weft_protocol::notifications::ServerNotification;
+
+use crate::dispatch::{Answer, Context, HandlerResult};
+use crate::state::AppState;
+
+fn homes(state: &AppState) -> Homes {
+    let config = state.threads.services().live.current();
+    Homes::from_env(state.home.clone(), config.layers.file_path.clone())
+}
+
+async fn blocking<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, JsonRpcError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| JsonRpcError::internal(format!("{what} failed: {err}")))
+}
+
+/// `externalAgentConfig/detect`.
+pub async fn detect(
+    cx: Context<'_>,
+    params: ExternalAgentConfigDetectParams,
+) -> HandlerResult<ExternalAgentConfigDetectResponse> {
+    let homes = homes(cx.state);
+    let cwds = params.cwds.unwrap_or_default();
+    let include_home = params.include_home;
+    let items = blocking("external agent detection", move || {
+        detect_items(&homes, include_home, &cwds)
+    })
+    .await?;
+    Ok(ExternalAgentConfigDetectResponse {
+        items,
+        connectors: Vec::new(),
+    })
+}
+
+/// `externalAgentConfig/import`: `{importId}`, then the import.
+pub async fn import(
+    _cx: Context<'_>,
+    params: ExternalAgentConfigImportParams,
+) -> HandlerResult<Answer<ExternalAgentConfigImportResponse>> {
+    let items = params.migration_items;
+    if items
+        .iter()
+        .any(|item| item.item_type == ExternalAgentConfigMigrationItemType::Memory)
+    {
+        return Err(JsonRpcError::invalid_request(MEMORY_DISABLED));
+    }
+    let import_id = uuid::Uuid::now_v7().to_string();
+    let answer = Answer::new(ExternalAgentConfigImportResponse {
+        import_id: import_id.clone(),
+    });
+    if items.is_empty() {
+        return Ok(answer);
+    }
+    let provider_id = params.provider_id;
+    Ok(answer.then_run(move |state| run(state, import_id, provider_id, items)))
+}
+
+async fn run(
+    state: Arc<AppState>,
+    import_id: String,
+    provider_id: Option<String>,
+    items: Vec<ExternalAgentConfigMigrationItem>,
+) {
+    let progress = |result: &ExternalAgentConfigImportTypeResult| {
+        ServerNotification::from(ExternalAgentConfigImportProgressNotification {
+            import_id: import_id.clone(),
+            item_type_results: vec![result.clone()],
+        })
+    };
+    let live = Arc::clone(&state.threads.services().live);
+    let _one_at_a_time = live.lock_writes().await;
+    let homes = homes(&state);
+    let mut results = Vec::new();
+    if let Some(sessions) = session_failures(&items) {
+        state.connections.broadcast(&progress(&sessions)).await;
+        results.push(sessions);
+    }
+    for item in items
+        .into_iter()
+        .filter(|item| item.item_type != ExternalAgentConfigMigrationItemType::Sessions)
+    {
+        let current = live.current();
+        let homes = homes.clone();
+        let kind = item.item_type;
+        let imported =
+            tokio::task::spawn_blocking(move || import_item(&homes, &item, &current)).await;
+        let result = match imported {
+            Ok(imported) => {
+                if let Some(config) = imported.config {
+                    live.replace(config);
+                }
+                imported.result
+            }
+            Err(err) => {
+                tracing::warn!(%err, "external agent import item failed");
+                ExternalAgentConfigImportTypeResult {
+                    item_type: kind,
+                    successes: Vec::new(),
+                    failures: Vec::new(),
+                }
+            }
+        };
+        state.connections.broadcast(&progress(&result)).await;
+        results.push(result);
+    }
+    let item_type_results = completed(&results);
+    let entry = ExternalAgentConfigImportHistory {
+        import_id: import_id.clone(),
+        provider_id,
+        completed_at_ms: weft_core::time::now_ms(),
+        successes: item_type_results
+            .iter()
+            .flat_map(|r| r.successes.iter().cloned())
+            .collect(),
+        failures: item_type_results
+            .iter()
+            .flat_map(|r| r.failures.iter().cloned())
+            .collect(),
+    };
+    let history = History::new(&state.home);
+    match tokio::task::spawn_blocking(move || history.append(entry)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::warn!(%err, "could not record the external agent import"),
+        Err(err) => tracing::warn!(%err, "could not record the external agent import"),
+    }
+    let notification = ServerNotification::from(ExternalAgentConfigImportCompletedNotification {
+        import_id,
+        item_type_results,
+    });
+    state.connections.broadcast(&notification).await;
+}
+
+/// `externalAgentConfig/import/recordHistory`: an import done elsewhere, recorded.
+pub async fn record_history(
+    cx: Context<'_>,
+    params: ExternalAgentConfigImportHistoryRecordParams,
+) -> HandlerResult<ExternalAgentConfigImportHistoryRecordResponse> {
+    let import_id = uuid::Uuid::now_v7().to_string();
+    let mut successes = Vec::new();
+    let mut failures = Vec::new();
+    for result in params.item_type_results {
+        successes.extend(result.successes.into_iter().map(|success| {
+            ExternalAgentConfigImportItemTypeSuccess {
+                item_type: success.item_type,
+                cwd: success.cwd,
+                source: success.source,
+                target: success.target,
+                title: success.title,
+            }
+        }));
+        failures.extend(result.failures);
+    }
+    let entry = ExternalAgentConfigImportHistory {
+        import_id: import_id.clone(),
+        provider_id: Some(params.provider_id),
+        completed_at_ms: weft_core::time::now_ms(),
+        successes,
+        failures,
+    };
+    let history = History::new(&cx.state.home);
+    blocking("recording the import", move || history.append(entry))
+        .await?
+        .map_err(|err| JsonRpcError::internal(format!("failed to record the import: {err}")))?;
+    Ok(ExternalAgentConfigImportHistoryRecordResponse { import_id })
+}
+
+/// `externalAgentConfig/import/readHistories`: past imports, newest first.
+pub async fn read_histories(
+    cx: Context<'_>,
+    _params: NoParams,
+) -> HandlerResult<ExternalAgentConfigImportHistoriesReadResponse> {
+    let history = History::new(&cx.state.home);
+    let data = blocking("reading the import history", move || history.read())
+        .await?
+        .map_err(|err| {
+            JsonRpcError::internal(format!("failed to read the import history: {err}"))
+        })?;
+    Ok(ExternalAgentConfigImportHistoriesReadResponse {
+        data,
+        connectors: Vec::new(),
+    })
+}
