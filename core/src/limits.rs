@@ -72,6 +72,12 @@ pub struct Limits {
     pub max_thread_sections: usize,
     /// Longest thread section name, in bytes (docs/protocol.md §7.36).
     pub max_section_name_bytes: usize,
+    /// Past imports of another agent's set-up kept; the oldest go past this (docs/protocol.md
+    /// §7.39).
+    pub max_external_agent_imports: usize,
+    /// Bytes of JSON one recorded import may hold; a larger one is refused (docs/protocol.md
+    /// §7.39).
+    pub max_external_agent_import_bytes: usize,
 }
 
 impl Default for Limits {
@@ -100,6 +106,8 @@ impl Default for Limits {
             max_injected_bytes: 4 * 1024 * 1024,
             max_thread_sections: 1000,
             max_section_name_bytes: 4096,
+            max_external_agent_imports: 200,
+            max_external_agent_import_bytes: 1024 * 1024,
         }
     }
 }
@@ -113,7 +121,7 @@ impl Limits {
 
     pub(super) fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
         // Each bound, in the order they are checked: the key, its value and its least value.
-        let bounds: [(&str, u64, u64); 11] = [
+        let bounds: [(&str, u64, u64); 13] = [
             (
                 "max_message_bytes",
                 self.max_message_bytes as u64,
@@ -141,6 +149,16 @@ impl Limits {
             ),
             ("max_running_requests", self.max_running_requests as u64, 1),
             ("max_mcp_oauth_logins", self.max_mcp_oauth_logins as u64, 1),
+            (
+                "max_external_agent_imports",
+                self.max_external_agent_imports as u64,
+                1,
+            ),
+            (
+                "max_external_agent_import_bytes",
+                self.max_external_agent_import_bytes as u64,
+                1,
+            ),
         ];
         if let Some((key, _, least)) = bounds.iter().find(|(_, value, least)| value < least) {
             return Err(ConfigError::Invalid {

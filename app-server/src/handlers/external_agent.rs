@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use weft_core::external_agent::Homes;
 use weft_core::external_agent::detect::detect as detect_items;
-use weft_core::external_agent::history::History;
+use weft_core::external_agent::history::{AppendError, History};
 use weft_core::external_agent::import::{
     MEMORY_DISABLED, completed, import_item, session_failures,
 };
@@ -54,7 +54,8 @@ pub async fn detect(
     let items = blocking("external agent detection", move || {
         detect_items(&homes, include_home, &cwds)
     })
-    .await?;
+    .await?
+    .map_err(JsonRpcError::internal)?;
     Ok(ExternalAgentConfigDetectResponse {
         items,
         connectors: Vec::new(),
@@ -146,7 +147,7 @@ async fn run(
             .flat_map(|r| r.failures.iter().cloned())
             .collect(),
     };
-    let history = History::new(&state.home);
+    let history = History::new(&state.home, &state.config.limits);
     match tokio::task::spawn_blocking(move || history.append(entry)).await {
         Ok(Ok(())) => {}
         Ok(Err(err)) => tracing::warn!(%err, "could not record the external agent import"),
@@ -186,10 +187,15 @@ pub async fn record_history(
         successes,
         failures,
     };
-    let history = History::new(&cx.state.home);
+    let history = History::new(&cx.state.home, &cx.state.config.limits);
     blocking("recording the import", move || history.append(entry))
         .await?
-        .map_err(|err| JsonRpcError::internal(format!("failed to record the import: {err}")))?;
+        .map_err(|err| match err {
+            AppendError::TooLarge { .. } => JsonRpcError::invalid_request(err.to_string()),
+            AppendError::Io(err) => {
+                JsonRpcError::internal(format!("failed to record the import: {err}"))
+            }
+        })?;
     Ok(ExternalAgentConfigImportHistoryRecordResponse { import_id })
 }
 
@@ -198,7 +204,7 @@ pub async fn read_histories(
     cx: Context<'_>,
     _params: NoParams,
 ) -> HandlerResult<ExternalAgentConfigImportHistoriesReadResponse> {
-    let history = History::new(&cx.state.home);
+    let history = History::new(&cx.state.home, &cx.state.config.limits);
     let data = blocking("reading the import history", move || history.read())
         .await?
         .map_err(|err| {

@@ -1,6 +1,7 @@
 //! `externalAgentConfig/detect`: what there is to import, home first, then each cwd's
 //! repository once, each scope in the reference's order (config, MCP servers, hooks, skills,
-//! commands, `AGENTS.md`). An unreadable or malformed source file offers nothing.
+//! commands, `AGENTS.md`). A source file that is absent or unreadable offers nothing; one that
+//! is not JSON fails the whole detection, with serde's words, as the reference's does.
 
 use std::path::{Path, PathBuf};
 
@@ -17,11 +18,12 @@ use super::settings::{
 };
 use super::{Homes, repo_root, shown};
 
-/// Everything to import for the home (when `include_home`) and the repositories of `cwds`.
-pub fn detect(homes: &Homes, include_home: bool, cwds: &[String]) -> Vec<Item> {
+/// Everything to import for the home (when `include_home`) and the repositories of `cwds`;
+/// `Err` with the reference's message when a settings file Weft reads is not JSON.
+pub fn detect(homes: &Homes, include_home: bool, cwds: &[String]) -> Result<Vec<Item>, String> {
     let mut items = Vec::new();
     if include_home {
-        home_items(homes, &mut items);
+        home_items(homes, &mut items)?;
     }
     let mut seen: Vec<PathBuf> = Vec::new();
     for cwd in cwds {
@@ -34,19 +36,17 @@ pub fn detect(homes: &Homes, include_home: bool, cwds: &[String]) -> Vec<Item> {
         repo_items(homes, &root, &mut items);
         seen.push(root);
     }
-    items
+    Ok(items)
 }
 
-/// A JSON file's value, if it is there and parses.
-pub(super) fn read_json(path: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    match serde_json::from_str(&text) {
-        Ok(value) => Some(value),
-        Err(err) => {
-            tracing::warn!(path = %path.display(), error = %err, "skipping malformed settings");
-            None
-        }
-    }
+/// A JSON file's value (`None` when it is absent or unreadable), or serde's error.
+pub(super) fn read_json(path: &Path) -> Result<Option<serde_json::Value>, String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|err| err.to_string())
 }
 
 /// Weft's user `config.toml` as a table (absent: empty; malformed: `None`).
@@ -64,13 +64,13 @@ fn details(fill: impl FnOnce(&mut MigrationDetails)) -> Option<MigrationDetails>
     Some(details)
 }
 
-fn home_items(homes: &Homes, items: &mut Vec<Item>) {
+fn home_items(homes: &Homes, items: &mut Vec<Item>) -> Result<(), String> {
     let (Some(claude), Some(user_home)) = (homes.claude_home(), homes.user_home.as_ref()) else {
-        return;
+        return Ok(());
     };
     let target = homes.weft_config();
     let settings_path = claude.join("settings.json");
-    let settings = read_json(&settings_path);
+    let settings = read_json(&settings_path)?;
     let weft = read_weft_config(homes);
     if let (Some(settings), Some(weft)) = (&settings, &weft)
         && !missing_values(weft, &config_values(settings)).is_empty()
@@ -82,7 +82,11 @@ fn home_items(homes: &Homes, items: &mut Vec<Item>) {
             details: None,
         });
     }
-    if let (Some(claude_json), Some(weft)) = (read_json(&user_home.join(".claude.json")), &weft) {
+    if let (Some(claude_json), Some(weft)) = (
+        read_json(&user_home.join(".claude.json"))
+            .map_err(|err| format!("invalid MCP config: {err}"))?,
+        &weft,
+    ) {
         let configured = configured_mcp_servers(weft);
         let names: Vec<McpServerMigration> = mcp_servers(&claude_json)
             .into_iter()
@@ -127,6 +131,7 @@ fn home_items(homes: &Homes, items: &mut Vec<Item>) {
     if let Some(skills_target) = homes.user_skills() {
         skills_and_commands(&claude, &skills_target, None, items);
     }
+    Ok(())
 }
 
 fn repo_items(_homes: &Homes, root: &Path, items: &mut Vec<Item>) {

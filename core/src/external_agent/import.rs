@@ -204,7 +204,7 @@ fn import_settings(
     let settings_path = claude.join("settings.json");
     let written = match kind {
         Type::Config => {
-            let Some(settings) = read_json(&settings_path) else {
+            let Some(settings) = read_json(&settings_path)? else {
                 return Ok(());
             };
             let missing = missing_values(&weft, &config_values(&settings));
@@ -218,7 +218,9 @@ fn import_settings(
             written
         }
         Type::McpServerConfig => {
-            let Some(claude_json) = read_json(&user_home.join(".claude.json")) else {
+            let Some(claude_json) = read_json(&user_home.join(".claude.json"))
+                .map_err(|err| format!("invalid MCP config: {err}"))?
+            else {
                 return Ok(());
             };
             let names: Vec<String> = item
@@ -257,7 +259,7 @@ fn import_settings(
             written
         }
         _ => {
-            let Some(settings) = read_json(&settings_path) else {
+            let Some(settings) = read_json(&settings_path)? else {
                 return Ok(());
             };
             let configured = configured_stop_commands(&weft);

@@ -7,9 +7,10 @@ use weft_protocol::external_agent_api::{
 
 use super::detect::detect;
 use super::files::{command_skill, commands, rewrite_terms};
-use super::history::{History, MAX_HISTORIES};
+use super::history::{AppendError, History};
 use super::settings::{config_values, mcp_servers, missing_values, stop_hooks};
 use super::{Homes, repo_root};
+use crate::limits::Limits;
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -161,7 +162,7 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
         repo.display().to_string(),
     ];
     std::fs::create_dir_all(repo.join("sub")).unwrap();
-    let items = detect(&homes, true, &cwds);
+    let items = detect(&homes, true, &cwds).unwrap();
     let kinds: Vec<(Type, bool)> = items
         .iter()
         .map(|item| (item.item_type, item.cwd.is_some()))
@@ -192,18 +193,29 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
     // Already there: nothing to offer.
     write(&repo.join("AGENTS.md"), "mine");
     std::fs::create_dir_all(repo.join(".agents/skills/r")).unwrap();
-    assert!(detect(&homes, false, &cwds).is_empty());
+    assert!(detect(&homes, false, &cwds).unwrap().is_empty());
     let no_home = Homes {
         user_home: None,
-        ..homes
+        ..homes.clone()
     };
-    assert!(detect(&no_home, true, &[]).is_empty());
+    assert!(detect(&no_home, true, &[]).unwrap().is_empty());
+    // Settings that are not JSON fail detection with serde's words.
+    write(&home.join(".claude.json"), "{bad");
+    assert_eq!(
+        detect(&homes, true, &[]).unwrap_err(),
+        "invalid MCP config: key must be a string at line 1 column 2"
+    );
 }
 
 #[test]
 fn history_keeps_newest_first_and_drops_the_oldest_past_the_cap() {
     let dir = tempfile::tempdir().unwrap();
-    let history = History::new(dir.path());
+    let limits = Limits {
+        max_external_agent_imports: 3,
+        max_external_agent_import_bytes: 200,
+        ..Limits::default()
+    };
+    let history = History::new(dir.path(), &limits);
     assert!(history.read().unwrap().is_empty());
     let entry = |n: usize| ExternalAgentConfigImportHistory {
         import_id: format!("i{n}"),
@@ -212,11 +224,21 @@ fn history_keeps_newest_first_and_drops_the_oldest_past_the_cap() {
         successes: Vec::new(),
         failures: Vec::new(),
     };
-    for n in 0..MAX_HISTORIES + 2 {
+    for n in 0..5 {
         history.append(entry(n)).unwrap();
     }
-    let read = history.read().unwrap();
-    assert_eq!(read.len(), MAX_HISTORIES);
-    assert_eq!(read[0].import_id, format!("i{}", MAX_HISTORIES + 1));
-    assert_eq!(read.last().unwrap().import_id, "i2");
+    let ids: Vec<String> = history
+        .read()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.import_id)
+        .collect();
+    assert_eq!(ids, ["i4", "i3", "i2"]);
+    let mut big = entry(9);
+    big.import_id = "x".repeat(300);
+    assert!(matches!(
+        history.append(big),
+        Err(AppendError::TooLarge { max: 200, .. })
+    ));
+    assert_eq!(history.read().unwrap().len(), 3);
 }

@@ -57,7 +57,7 @@ fn fake() -> Fake {
 async fn start(transport: Transport, fake: &Fake) -> Harness {
     Harness::start(
         Setup::new(transport)
-            .config("# imported settings go below\n")
+            .config("[limits]\nmax_external_agent_import_bytes = 2048\n\n# imported settings go below\n")
             .daemon_env("HOME", &fake.home.display().to_string()),
     )
     .await
@@ -265,6 +265,19 @@ async fn record_history_and_refusals(transport: Transport) {
     );
     assert!(histories["data"][0]["completedAtMs"].as_i64().unwrap() > 0);
 
+    // A record past `[limits] max_external_agent_import_bytes` is refused.
+    let big = json!({"providerId": "x".repeat(4096), "itemTypeResults": []});
+    let err = c
+        .request_err("externalAgentConfig/import/recordHistory", big)
+        .await;
+    assert_eq!(err.code, -32600);
+    assert!(
+        err.message
+            .ends_with("[limits] max_external_agent_import_bytes is 2048"),
+        "{}",
+        err.message
+    );
+
     // A session Weft did not detect fails; memory is refused; nothing to import is no import.
     let answer = c
         .request_ok(
@@ -341,6 +354,15 @@ async fn record_history_and_refusals(transport: Transport) {
             .starts_with("Invalid request: unknown variant `BOGUS`, expected one of `AGENTS_MD`"),
         "{}",
         err.message
+    );
+    // Settings that are not JSON fail detection as the reference's do.
+    write(&fake.home.join(".claude/settings.json"), "{bad");
+    let err = c
+        .request_err("externalAgentConfig/detect", json!({"includeHome": true}))
+        .await;
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (-32603, "key must be a string at line 1 column 2")
     );
 }
 
