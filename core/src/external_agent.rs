@@ -11,11 +11,11 @@
 //! | `HOOKS` | `Stop` command hooks → `[[hooks.stop]]` | — |
 //! | `SKILLS` | `~/.claude/skills/*` → `~/.agents/skills/` | `.claude/skills/*` → `.agents/skills/` |
 //! | `COMMANDS` | `~/.claude/commands/*.md` → `~/.agents/skills/source-command-*` | the same under the repository |
+//! | `SUBAGENTS` | `~/.claude/agents/*.md` → `[agents.NAME]` roles | — |
 //! | `AGENTS_MD` | — | `CLAUDE.md` (or `.claude/CLAUDE.md`) → `AGENTS.md` |
 //!
-//! Weft reads no project-level `config.toml` and no user-level `AGENTS.md`, has no plugins,
-//! no subagent files and no memory pipeline, and imports no sessions: those items are never
-//! detected. Importing an item again imports only what is still missing; a config write goes
+//! Weft reads no project-level `config.toml` and no user-level `AGENTS.md`, has no plugins
+//! and no memory pipeline, and imports no sessions: those items are never detected. Importing an item again imports only what is still missing; a config write goes
 //! through the checked, comment-keeping, atomic writer ([`crate::config::write`]).
 
 pub mod detect;

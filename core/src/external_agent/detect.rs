@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use weft_protocol::external_agent_api::{
     CommandMigration, ExternalAgentConfigMigrationItem as Item,
     ExternalAgentConfigMigrationItemType as Type, HookMigration, McpServerMigration,
-    MigrationDetails, SkillMigration,
+    MigrationDetails, SkillMigration, SubagentMigration,
 };
 
-use super::files::{commands, folder_names, has_text, missing_or_blank};
+use super::files::{commands, folder_names, has_text, missing_or_blank, subagents};
 use super::settings::{
-    config_values, configured_mcp_servers, configured_stop_commands, mcp_servers, missing_values,
-    stop_hooks,
+    config_values, configured_agent_keys, configured_mcp_servers, configured_stop_commands,
+    mcp_servers, missing_values, stop_hooks,
 };
 use super::{Homes, repo_root, shown};
 
@@ -130,6 +130,27 @@ fn home_items(homes: &Homes, items: &mut Vec<Item>) -> Result<(), String> {
     }
     if let Some(skills_target) = homes.user_skills() {
         skills_and_commands(&claude, &skills_target, None, items);
+    }
+    if let Some(weft) = &weft {
+        let configured = configured_agent_keys(weft);
+        let source = claude.join("agents");
+        let names: Vec<SubagentMigration> = subagents(&source)
+            .into_iter()
+            .filter(|agent| !configured.contains(&agent.name))
+            .map(|agent| SubagentMigration { name: agent.name })
+            .collect();
+        if !names.is_empty() {
+            items.push(Item {
+                item_type: Type::Subagents,
+                description: format!(
+                    "Migrate subagents from {} to {}",
+                    shown(&source),
+                    shown(&target)
+                ),
+                cwd: None,
+                details: details(|d| d.subagents = names),
+            });
+        }
     }
     Ok(())
 }

@@ -165,23 +165,86 @@ pub fn command_skill(command: &Command, text: &str) -> String {
 
 /// A markdown file's front-matter `description` (if any) and the text after the front matter.
 fn split_front_matter(text: &str) -> (Option<String>, &str) {
+    let (header, body) = front_matter(text);
+    (header.and_then(|header| field(header, "description")), body)
+}
+
+/// A markdown file's front matter (between `---` lines at its top), if any, and the rest.
+fn front_matter(text: &str) -> (Option<&str>, &str) {
     let Some(rest) = text.strip_prefix("---\n") else {
         return (None, text);
     };
     let Some(end) = rest.find("\n---") else {
         return (None, text);
     };
-    let header = &rest[..end];
     let after = &rest[end + 4..];
-    let body = after.strip_prefix('\n').unwrap_or(after);
-    let description = header.lines().find_map(|line| {
-        let value = line.strip_prefix("description:")?.trim();
+    (
+        Some(&rest[..end]),
+        after.strip_prefix('\n').unwrap_or(after),
+    )
+}
+
+/// The value of `key: value` in front matter, unquoted; `None` when absent or empty.
+fn field(header: &str, key: &str) -> Option<String> {
+    header.lines().find_map(|line| {
+        let value = line.strip_prefix(key)?.strip_prefix(':')?.trim();
         let value = value
             .strip_prefix('"')
             .and_then(|v| v.strip_suffix('"'))
             .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
             .unwrap_or(value);
         (!value.is_empty()).then(|| value.to_owned())
-    });
-    (description, body)
+    })
+}
+
+/// A subagent definition (`agents/*.md`): front-matter `name` (else the file stem) and
+/// `description`, the body as its instructions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subagent {
+    /// The role name.
+    pub name: String,
+    /// What it is for.
+    pub description: Option<String>,
+    /// Its instructions ([`rewrite_terms`] applied), if any.
+    pub instructions: Option<String>,
+}
+
+/// The subagents defined in `dir`, sorted by name (the first file wins a name).
+pub fn subagents(dir: &Path) -> Vec<Subagent> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().and_then(|ext| ext.to_str()) == Some("md"))
+        .collect();
+    paths.sort();
+    let mut found: Vec<Subagent> = Vec::new();
+    for path in paths {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let (header, body) = front_matter(&text);
+        let name = header
+            .and_then(|header| field(header, "name"))
+            .or_else(|| path.file_stem()?.to_str().map(str::to_owned));
+        let Some(name) = name.filter(|name| !name.trim().is_empty()) else {
+            continue;
+        };
+        if found.iter().any(|agent| agent.name == name) {
+            continue;
+        }
+        let body = body.trim();
+        found.push(Subagent {
+            name,
+            description: header
+                .and_then(|header| field(header, "description"))
+                .map(|d| rewrite_terms(&d)),
+            instructions: (!body.is_empty()).then(|| rewrite_terms(body)),
+        });
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    found
 }

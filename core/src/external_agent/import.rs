@@ -13,11 +13,11 @@ use weft_protocol::external_agent_api::{
 
 use super::detect::{read_json, read_weft_config, repo_agents_md_source};
 use super::files::{
-    command_skill, commands, copy_skill, folder_names, missing_or_blank, rewrite_terms,
+    command_skill, commands, copy_skill, folder_names, missing_or_blank, rewrite_terms, subagents,
 };
 use super::settings::{
-    append_stop_hooks, config_values, configured_mcp_servers, configured_stop_commands,
-    mcp_servers, missing_values, set_all, stop_hooks,
+    append_stop_hooks, config_values, configured_agent_keys, configured_mcp_servers,
+    configured_stop_commands, mcp_servers, missing_values, set_all, stop_hooks,
 };
 use super::{Homes, repo_root, shown};
 use crate::config::Config;
@@ -111,7 +111,7 @@ pub fn import_item(homes: &Homes, item: &Item, current: &Config) -> Imported {
                 .push(failure(kind, "plugin_import", message, None));
             Ok(())
         }
-        (Type::Subagents | Type::Memory | Type::Sessions, _) => {
+        (Type::Memory | Type::Sessions, _) => {
             result.failures.push(failure(
                 kind,
                 "unsupported",
@@ -120,11 +120,13 @@ pub fn import_item(homes: &Homes, item: &Item, current: &Config) -> Imported {
             ));
             Ok(())
         }
-        (Type::Config | Type::McpServerConfig | Type::Hooks, Some(Some(_))) => Ok(()),
+        (Type::Config | Type::McpServerConfig | Type::Hooks | Type::Subagents, Some(Some(_))) => {
+            Ok(())
+        }
         (Type::Config, None) => {
             import_settings(homes, current, kind, item, &mut result, &mut config)
         }
-        (Type::McpServerConfig | Type::Hooks, None) => {
+        (Type::McpServerConfig | Type::Hooks | Type::Subagents, None) => {
             import_settings(homes, current, kind, item, &mut result, &mut config)
         }
         (Type::Skills | Type::Commands | Type::AgentsMd, repo) => {
@@ -255,6 +257,61 @@ fn import_settings(
                 result
                     .successes
                     .push(success(kind, name.clone(), name.clone()));
+            }
+            written
+        }
+        Type::Subagents => {
+            let names: Vec<String> = item
+                .details
+                .iter()
+                .flat_map(|d| d.subagents.iter().map(|s| s.name.clone()))
+                .collect();
+            let configured = configured_agent_keys(&weft);
+            let agents: Vec<_> = subagents(&claude.join("agents"))
+                .into_iter()
+                .filter(|agent| !configured.contains(&agent.name) && wanted(&names, &agent.name))
+                .collect();
+            if agents.is_empty() {
+                return Ok(());
+            }
+            let values: Vec<(Vec<String>, toml::Value)> = agents
+                .iter()
+                .flat_map(|agent| {
+                    let path =
+                        |key: &str| vec!["agents".to_owned(), agent.name.clone(), key.to_owned()];
+                    [
+                        agent
+                            .description
+                            .clone()
+                            .map(|d| (path("description"), toml::Value::String(d))),
+                        agent
+                            .instructions
+                            .clone()
+                            .map(|i| (path("developer_instructions"), toml::Value::String(i))),
+                    ]
+                    .into_iter()
+                    .flatten()
+                })
+                .collect();
+            // A role with neither still gets its (empty) table, so it exists.
+            let empty: Vec<(Vec<String>, toml::Value)> = agents
+                .iter()
+                .filter(|agent| agent.description.is_none() && agent.instructions.is_none())
+                .map(|agent| {
+                    (
+                        vec!["agents".to_owned(), agent.name.clone()],
+                        toml::Value::Table(toml::Table::new()),
+                    )
+                })
+                .collect();
+            let written = write_document(current, |doc| {
+                set_all(doc, &values);
+                set_all(doc, &empty);
+            });
+            for agent in &agents {
+                result
+                    .successes
+                    .push(success(kind, agent.name.clone(), agent.name.clone()));
             }
             written
         }

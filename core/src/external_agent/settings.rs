@@ -150,6 +150,16 @@ pub fn mcp_servers(claude_json: &Json) -> Vec<(String, toml::Table)> {
     found
 }
 
+/// The role names under `[agents]` of a config table (settings keys included: a subagent of
+/// such a name is not offered).
+pub fn configured_agent_keys(config: &toml::Table) -> Vec<String> {
+    config
+        .get("agents")
+        .and_then(toml::Value::as_table)
+        .map(|agents| agents.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 /// The names under `[mcp_servers]` of a config table.
 pub fn configured_mcp_servers(config: &toml::Table) -> Vec<String> {
     config

@@ -6,7 +6,7 @@ use weft_protocol::external_agent_api::{
 };
 
 use super::detect::detect;
-use super::files::{command_skill, commands, rewrite_terms};
+use super::files::{command_skill, commands, rewrite_terms, subagents};
 use super::history::{AppendError, History};
 use super::settings::{config_values, mcp_servers, missing_values, stop_hooks};
 use super::{Homes, repo_root};
@@ -146,6 +146,10 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
     write(&home.join(".claude/skills/s/SKILL.md"), "skill");
     write(&home.join(".claude/commands/c.md"), "do");
     write(&home.join(".claude/CLAUDE.md"), "home instructions");
+    write(
+        &home.join(".claude/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews for Claude\nmodel: sonnet\n---\nYou review.\n",
+    );
     write(&repo.join("CLAUDE.md"), "repo rules");
     write(&repo.join(".claude/skills/r/SKILL.md"), "skill");
     write(
@@ -175,6 +179,7 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
             (Type::Hooks, false),
             (Type::Skills, false),
             (Type::Commands, false),
+            (Type::Subagents, false),
             (Type::Skills, true),
             (Type::AgentsMd, true),
         ]
@@ -183,7 +188,7 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
     assert_eq!(mcp.mcp_servers.len(), 1);
     assert_eq!(mcp.mcp_servers[0].name, "one");
     assert_eq!(
-        items[6].description,
+        items[7].description,
         format!(
             "Migrate {} to {}",
             repo.join("CLAUDE.md").display(),
@@ -194,6 +199,16 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
     write(&repo.join("AGENTS.md"), "mine");
     std::fs::create_dir_all(repo.join(".agents/skills/r")).unwrap();
     assert!(detect(&homes, false, &cwds).unwrap().is_empty());
+    write(
+        &weft.join("config.toml"),
+        "[mcp_servers.two]\ncommand = \"y\"\n[agents.reviewer]\n",
+    );
+    let home_kinds: Vec<Type> = detect(&homes, true, &[])
+        .unwrap()
+        .iter()
+        .map(|item| item.item_type)
+        .collect();
+    assert!(!home_kinds.contains(&Type::Subagents), "{home_kinds:?}");
     let no_home = Homes {
         user_home: None,
         ..homes.clone()
@@ -241,4 +256,29 @@ fn history_keeps_newest_first_and_drops_the_oldest_past_the_cap() {
         Err(AppendError::TooLarge { max: 200, .. })
     ));
     assert_eq!(history.read().unwrap().len(), 3);
+}
+
+#[test]
+fn subagents_are_read_with_their_front_matter() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("b.md"),
+        "---\nname: reviewer\ndescription: \"Reviews code\"\ntools: Read\n---\n\nYou review for Claude.\n",
+    );
+    write(&dir.path().join("a.md"), "No front matter.\n");
+    write(
+        &dir.path().join("c.md"),
+        "---\nname: reviewer\n---\nduplicate\n",
+    );
+    let found = subagents(dir.path());
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].name, "a");
+    assert_eq!(found[0].description, None);
+    assert_eq!(found[0].instructions.as_deref(), Some("No front matter."));
+    assert_eq!(found[1].name, "reviewer");
+    assert_eq!(found[1].description.as_deref(), Some("Reviews code"));
+    assert_eq!(
+        found[1].instructions.as_deref(),
+        Some("You review for Codex.")
+    );
 }

@@ -45,6 +45,10 @@ fn fake() -> Fake {
     );
     write(&home.join(".claude/skills/x/notes.txt"), "Claude notes\n");
     write(&home.join(".claude/commands/fix.md"), "Fix $ARGUMENTS.\n");
+    write(
+        &home.join(".claude/agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews code\nmodel: sonnet\n---\nYou review for Claude.\n",
+    );
     write(&repo.join("CLAUDE.md"), "# Repo\nRules for Claude.\n");
     write(&repo.join(".claude/commands/deploy.md"), "Deploy now.\n");
     Fake {
@@ -94,6 +98,7 @@ async fn detect_import_and_read_history(transport: Transport) {
             ("MCP_SERVER_CONFIG".to_owned(), Value::Null),
             ("HOOKS".to_owned(), Value::Null),
             ("SKILLS".to_owned(), Value::Null),
+            ("SUBAGENTS".to_owned(), Value::Null),
             ("COMMANDS".to_owned(), json!(repo)),
             ("AGENTS_MD".to_owned(), json!(repo)),
         ],
@@ -114,7 +119,11 @@ async fn detect_import_and_read_history(transport: Transport) {
     assert_eq!(items[2]["details"]["hooks"], json!([{"name": "Stop"}]));
     assert_eq!(items[3]["details"]["skills"], json!([{"name": "x"}]));
     assert_eq!(
-        items[4]["details"]["commands"],
+        items[4]["details"]["subagents"],
+        json!([{"name": "reviewer"}])
+    );
+    assert_eq!(
+        items[5]["details"]["commands"],
         json!([{"name": "source-command-deploy"}])
     );
 
@@ -150,6 +159,7 @@ async fn detect_import_and_read_history(transport: Transport) {
             "MCP_SERVER_CONFIG",
             "HOOKS",
             "SKILLS",
+            "SUBAGENTS",
             "COMMANDS",
             "AGENTS_MD"
         ]
@@ -170,6 +180,7 @@ async fn detect_import_and_read_history(transport: Transport) {
             "SKILLS",
             "AGENTS_MD",
             "MCP_SERVER_CONFIG",
+            "SUBAGENTS",
             "HOOKS",
             "COMMANDS"
         ]
@@ -192,6 +203,7 @@ async fn detect_import_and_read_history(transport: Transport) {
         "[shell_environment_policy.set]\nFOO = \"bar\"",
         "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"docs\"]",
         "[[hooks.stop]]\ncommand = \"echo stop\"\ntimeout = 5",
+        "[agents.reviewer]\ndescription = \"Reviews code\"\ndeveloper_instructions = \"You review for Codex.\"",
     ] {
         assert!(text.contains(expected), "{expected} not in {text}");
     }
@@ -236,7 +248,7 @@ async fn detect_import_and_read_history(transport: Transport) {
     assert_eq!(data[0]["importId"], json!(import_id));
     assert_eq!(data[0]["providerId"], json!("claude"));
     assert_eq!(data[0]["failures"], json!([]));
-    assert_eq!(data[0]["successes"].as_array().unwrap().len(), 6);
+    assert_eq!(data[0]["successes"].as_array().unwrap().len(), 7);
 }
 
 async fn record_history_and_refusals(transport: Transport) {
