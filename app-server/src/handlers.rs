@@ -36,6 +36,7 @@ pub mod hooks;
 pub mod initialize;
 pub mod mcp;
 pub mod mcp_oauth;
+pub mod model_provider_write;
 pub mod model_providers;
 pub mod models;
 pub mod pages;

@@ -18,7 +18,7 @@ use crate::connection::Connection;
 use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
 use crate::handlers::command;
-use crate::handlers::model_providers;
+use crate::handlers::{model_provider_write, model_providers};
 use crate::handlers::{
     account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models,
     pages, read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
@@ -197,6 +197,8 @@ async fn route(state: Arc<AppState>, connection: Arc<Connection>, request: Clien
         ModelList => spawned(models::list);
         ModelProviderList => inline(model_providers::list);
         ModelProviderCapabilitiesRead => inline(model_providers::capabilities_read);
+        ModelProviderConfigWrite => spawned(model_provider_write::config_write);
+        ModelProviderDefaultSet => spawned(model_provider_write::default_set);
         AccountRead => fixed(account::read);
         BedrockCheckGovCloudRequirements => fixed(account::check_gov_cloud);
         ConfigRead => inline(config::read);

@@ -28,6 +28,7 @@ mod search;
 pub mod skill_switches;
 mod snapshots;
 mod web;
+pub mod provider_write;
 pub mod write;
 
 pub use crate::config_base::{

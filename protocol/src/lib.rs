@@ -31,6 +31,7 @@ pub mod mcp_elicitation;
 pub mod mcp_items;
 pub mod mcp_oauth_api;
 pub mod model_provider_api;
+pub mod model_provider_write_api;
 pub mod models;
 pub mod notifications;
 pub mod policy;

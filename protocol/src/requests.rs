@@ -70,6 +70,10 @@ use crate::model_provider_api::{
     ModelProviderCapabilitiesReadParams, ModelProviderCapabilitiesReadResponse,
     ModelProviderListParams, ModelProviderListResponse,
 };
+use crate::model_provider_write_api::{
+    ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse,
+    ModelProviderDefaultSetParams,
+};
 use crate::models::{ModelListParams, ModelListResponse};
 use crate::revert_api::{ThreadRevertParams, ThreadRevertResponse};
 use crate::review_api::{ReviewStartParams, ReviewStartResponse};
@@ -264,6 +268,8 @@ client_requests! {
         ModelList => "model/list", "v2", ModelListParams, ModelListResponse;
         ModelProviderList => "modelProvider/list", "v2", ModelProviderListParams, ModelProviderListResponse;
         ModelProviderCapabilitiesRead => "modelProvider/capabilities/read", "v2", ModelProviderCapabilitiesReadParams, ModelProviderCapabilitiesReadResponse;
+        ModelProviderConfigWrite => "modelProvider/config/write", "v2", ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse;
+        ModelProviderDefaultSet => "modelProvider/default/set", "v2", ModelProviderDefaultSetParams, ConfigWriteResponse;
         AccountRead => "account/read", "v2", GetAccountParams, GetAccountResponse;
         BedrockCheckGovCloudRequirements => "account/bedrock/checkGovCloudRequirements", "v2", BedrockCheckGovCloudRequirementsParams, BedrockCheckGovCloudRequirementsResponse;
         ConfigRead => "config/read", "v2", ConfigReadParams, ConfigReadResponse;

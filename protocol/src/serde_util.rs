@@ -14,6 +14,16 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// A key that may be omitted (`None`), `null` (`Some(None)`) or set (`Some(Some(v))`): use
+/// with `#[serde(default, deserialize_with = "crate::serde_util::present_or_null")]`.
+pub(crate) fn present_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
 /// The wire name of a unit enum variant (or any value that serialises to a JSON string):
 /// `wire_name(&SandboxMode::WorkspaceWrite) == Some("workspace-write")`. `None` for values that
 /// serialise to anything else.

@@ -71,7 +71,7 @@ pub struct ThreadListParams {
     /// section's threads.
     #[serde(
         default,
-        deserialize_with = "present_or_null",
+        deserialize_with = "crate::serde_util::present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
     pub section_id: Option<Option<String>>,
@@ -114,13 +114,4 @@ pub struct ThreadListResponse {
     /// Read states of this page's durable threads, by thread id.
     #[serde(default)]
     pub read_states: Option<std::collections::BTreeMap<String, crate::ThreadReadState>>,
-}
-
-/// A key that may be omitted (`None`), `null` (`Some(None)`) or set (`Some(Some(v))`).
-fn present_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
 }

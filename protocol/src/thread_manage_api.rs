@@ -4,7 +4,7 @@
 //! `thread/section/changed`).
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::ids::ThreadId;
 use crate::thread::{Thread, ThreadSection, ThreadSectionAppearance};
@@ -47,7 +47,7 @@ pub struct ThreadMetadataGitInfoUpdateParams {
     /// non-empty string to replace it.
     #[serde(
         default,
-        deserialize_with = "present_or_null",
+        deserialize_with = "crate::serde_util::present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(schema_with = "crate::schema_base::nullable_string")]
@@ -56,7 +56,7 @@ pub struct ThreadMetadataGitInfoUpdateParams {
     /// non-empty string to replace it.
     #[serde(
         default,
-        deserialize_with = "present_or_null",
+        deserialize_with = "crate::serde_util::present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(schema_with = "crate::schema_base::nullable_string")]
@@ -65,7 +65,7 @@ pub struct ThreadMetadataGitInfoUpdateParams {
     /// non-empty string to replace it.
     #[serde(
         default,
-        deserialize_with = "present_or_null",
+        deserialize_with = "crate::serde_util::present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
     #[schemars(schema_with = "crate::schema_base::nullable_string")]
@@ -143,7 +143,7 @@ pub struct ThreadSectionUpdateParams {
     /// Omit to preserve appearance, use `null` to clear it, or provide a replacement.
     #[serde(
         default,
-        deserialize_with = "present_or_null",
+        deserialize_with = "crate::serde_util::present_or_null",
         skip_serializing_if = "Option::is_none"
     )]
     pub appearance: Option<Option<ThreadSectionAppearance>>,
@@ -201,15 +201,6 @@ empty_response! {
     ThreadSectionDeleteResponse;
     /// Result of `thread/section/move` (`{}`).
     ThreadSectionMoveResponse;
-}
-
-/// A key that may be omitted (`None`), `null` (`Some(None)`) or set (`Some(Some(v))`).
-fn present_or_null<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
 }
 
 #[cfg(test)]

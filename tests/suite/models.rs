@@ -8,6 +8,7 @@ mod chat_roles;
 mod features;
 mod headers;
 mod list;
+mod provider_writes;
 mod providers;
 
 use weft_mock_model::{MockModel, WireApi};

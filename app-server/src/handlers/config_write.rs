@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use weft_core::config::Config;
 use weft_core::config::write::{Edit, WriteError, write};
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::{ConfigBatchWriteParams, ConfigValueWriteParams, ConfigWriteResponse};
@@ -50,22 +51,38 @@ async fn apply(
     expected_version: Option<String>,
     edits: Vec<Edit>,
 ) -> HandlerResult<ConfigWriteResponse> {
+    let (response, _, ()) =
+        write_edits(cx, file_path, expected_version, move |_| Ok((edits, ()))).await?;
+    Ok(response)
+}
+
+/// One write at a time: the edits `edits` makes from the config as it is now (with what it
+/// wants to keep of them), applied; after it the daemon's current config, also returned, is
+/// the written one.
+pub(super) async fn write_edits<C: Send + 'static>(
+    cx: &Context<'_>,
+    file_path: Option<String>,
+    expected_version: Option<String>,
+    edits: impl FnOnce(&Config) -> Result<(Vec<Edit>, C), WriteError> + Send + 'static,
+) -> HandlerResult<(ConfigWriteResponse, Arc<Config>, C)> {
     let live = Arc::clone(&cx.state.threads.services().live);
     let _one_at_a_time = live.lock_writes().await;
     let current = live.current();
-    let written = tokio::task::spawn_blocking(move || {
-        write(
+    let (written, kept) = tokio::task::spawn_blocking(move || {
+        let (edits, kept) = edits(&current)?;
+        let written = write(
             &current,
             file_path.as_deref(),
             expected_version.as_deref(),
             &edits,
-        )
+        )?;
+        Ok::<_, WriteError>((written, kept))
     })
     .await
     .map_err(|err| JsonRpcError::internal(format!("config write failed: {err}")))?
     .map_err(write_error)?;
     live.replace(written.config);
-    Ok(written.response)
+    Ok((written.response, live.current(), kept))
 }
 
 /// The reference's error: `-32600` with `data.config_write_error_code` when the request is at

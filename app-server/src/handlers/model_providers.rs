@@ -4,8 +4,11 @@
 //! and OpenAI's, by id (Weft's built-in `ollama` and `lmstudio` appear only when configured,
 //! as the reference's built-in local providers do not appear). What may be shown is shown: a
 //! `baseUrl` only when it is a plain `http(s)` address without credentials, query or fragment,
-//! and of the authentication only its kind and the key variable's name.
+//! and of the authentication only its kind and the key variable's name. A provider of the
+//! user's `config.toml` can be edited (`canEdit`, `modelProvider/config/write`).
 
+use weft_core::config::Config;
+use weft_core::config::provider_write::is_user_provider;
 use weft_core::model::ProviderConfig;
 use weft_core::model::provider::AddressView;
 use weft_protocol::model_provider_api::{
@@ -24,31 +27,34 @@ pub async fn list(
     _params: ModelProviderListParams,
 ) -> HandlerResult<ModelProviderListResponse> {
     let config = cx.state.threads.services().live.current();
-    let written = config
-        .layers
-        .merged
-        .get("model_providers")
-        .and_then(toml::Value::as_table);
     let data = config
         .model_providers
-        .values()
-        .filter(|provider| {
-            provider.id == OPENAI || written.is_some_and(|table| table.contains_key(&provider.id))
-        })
-        .map(|provider| {
-            let table = written
-                .and_then(|table| table.get(&provider.id))
-                .and_then(toml::Value::as_table);
-            summary(provider, table)
-        })
+        .keys()
+        .filter_map(|id| listed(&config, id))
         .collect();
     Ok(ModelProviderListResponse {
         data,
         default_provider_id: config.model_provider.clone(),
-        // `modelProvider/default/set` and `modelProvider/config/write` are not served
-        // (docs/protocol.md §7.35): nothing here can be changed through them.
-        can_change_default: false,
+        // `modelProvider/default/set` writes it (docs/protocol.md §7.35).
+        can_change_default: true,
     })
+}
+
+/// Provider `id` as listed, when it is listed: OpenAI's always, the others when configured.
+pub(super) fn listed(config: &Config, id: &str) -> Option<ModelProviderSummary> {
+    let provider = config.provider(id)?;
+    let table = config
+        .layers
+        .merged
+        .get("model_providers")
+        .and_then(toml::Value::as_table)
+        .and_then(|providers| providers.get(id));
+    if provider.id != OPENAI && table.is_none() {
+        return None;
+    }
+    let mut summary = summary(provider, table.and_then(toml::Value::as_table));
+    summary.can_edit = is_user_provider(config, id);
+    Some(summary)
 }
 
 /// `modelProvider/capabilities/read`: the hosted tools of the default provider. Weft offers

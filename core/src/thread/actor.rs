@@ -362,13 +362,15 @@ impl ThreadActor {
         self.provider_config(&self.settings.model_provider.clone())
     }
 
-    /// The provider `id`, or `UnknownProvider`.
+    /// The provider `id` as the daemon's current config has it (a provider a client added or
+    /// edited is used from the next turn on, docs/protocol.md §7.34), or `UnknownProvider`.
     pub(super) fn provider_config(
         &self,
         id: &str,
     ) -> Result<crate::model::provider::ProviderConfig, CoreError> {
         self.services
-            .config
+            .live
+            .current()
             .provider(id)
             .cloned()
             .ok_or_else(|| CoreError::UnknownProvider(id.to_string()))

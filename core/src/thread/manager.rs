@@ -248,7 +248,7 @@ impl ThreadManager {
         let writer = RolloutWriter::resume(&path).await?;
         self.mark_dirty(id, true).await;
         let mut settings = replay.settings();
-        options.apply_to(&mut settings, &self.services.config)?;
+        options.apply_to(&mut settings, &self.services.live.current())?;
         let mut thread = replay.thread(Some(&path));
         thread.status = ThreadStatus::Idle;
         let restored = Restored {
@@ -313,7 +313,7 @@ impl ThreadManager {
             other => CoreError::from(other),
         })?;
         let mut settings = source.settings();
-        options.apply_to(&mut settings, &self.services.config)?;
+        options.apply_to(&mut settings, &self.services.live.current())?;
         let new_id = new_thread_id();
         let now = now_secs();
         let mut thread = source.thread(None);

@@ -141,4 +141,51 @@ fn settings_params_and_results_validate() {
             effective_enabled: false,
         },
     );
+    provider_writes_validate(&mut schemas);
+}
+
+fn provider_writes_validate(schemas: &mut Schemas) {
+    use crate::model_provider_api::{GatewayAuth, ModelProviderSummary, ProviderSettings};
+    use crate::model_provider_write_api::{
+        ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse,
+        ModelProviderDefaultSetParams, ProviderSettingsPatch,
+    };
+    for settings in [
+        ProviderSettingsPatch::CustomGateway {
+            provider_id: None,
+            name: Some("My Gateway".into()),
+            base_url: Some(Some("http://127.0.0.1:1/v1".into())),
+            env_key: Some(Some("MY_KEY".into())),
+        },
+        ProviderSettingsPatch::CustomGateway {
+            provider_id: Some("my-gateway".into()),
+            name: Some("Renamed".into()),
+            base_url: Some(None),
+            env_key: Some(None),
+        },
+    ] {
+        schemas.check_params::<methods::ModelProviderConfigWrite>(
+            &ModelProviderConfigWriteParams { settings },
+        );
+    }
+    schemas.check_result::<methods::ModelProviderConfigWrite>(&ModelProviderConfigWriteResponse {
+        provider: ModelProviderSummary {
+            id: "my-gateway".into(),
+            name: "My Gateway".into(),
+            can_edit: true,
+            base_url: Some("http://127.0.0.1:1/v1".into()),
+            settings: ProviderSettings::CustomGateway {
+                auth: GatewayAuth::None,
+            },
+        },
+    });
+    schemas.check_params::<methods::ModelProviderDefaultSet>(&ModelProviderDefaultSetParams {
+        provider_id: "my-gateway".into(),
+    });
+    schemas.check_result::<methods::ModelProviderDefaultSet>(&ConfigWriteResponse {
+        status: WriteStatus::Ok,
+        version: "sha256:x".into(),
+        file_path: "/h/config.toml".into(),
+        overridden_metadata: None,
+    });
 }

@@ -131,6 +131,8 @@ fn method_table_matches_enum_and_subset() {
             || *name == "externalAgentConfig/import/readHistories"
         {
             json!({})
+        } else if *name == "modelProvider/config/write" {
+            json!({"settings": {"type": "customGateway", "name": "n"}})
         } else if name.starts_with("command/exec") {
             json!({"command": ["c"], "processId": "p", "size": {"rows": 1, "cols": 1}})
         } else {

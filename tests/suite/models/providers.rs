@@ -1,6 +1,8 @@
 //! `modelProvider/list` and `modelProvider/capabilities/read` (docs/protocol.md §7.35), as
 //! the reference answers them: the configured providers and OpenAI's by id, what of each may
-//! be shown, and the default provider; both refuse missing params as the reference does.
+//! be shown, and the default provider; both refuse missing params as the reference does. A
+//! provider of the user's file can be edited, and the default changed
+//! (`provider_writes.rs`).
 
 use serde_json::json;
 use weft_mock_model::WireApi;
@@ -31,20 +33,20 @@ async fn providers_are_listed_as_the_reference_lists_them(transport: Transport) 
         listed,
         json!({
             "data": [
-                {"id": "keyed", "name": "keyed", "canEdit": false,
+                {"id": "keyed", "name": "keyed", "canEdit": true,
                  "baseUrl": "http://127.0.0.1:9/v1",
                  "settings": {"type": "customGateway",
                               "auth": {"mode": "environmentVariable", "envKey": "WEFT_E2E_KEYED"}}},
-                {"id": "mock", "name": "Mock model", "canEdit": false, "baseUrl": mock_url,
+                {"id": "mock", "name": "Mock model", "canEdit": true, "baseUrl": mock_url,
                  "settings": {"type": "customGateway", "auth": {"mode": "none"}}},
                 {"id": "openai", "name": "OpenAI", "canEdit": false, "baseUrl": null,
                  "settings": {"type": "openai"}},
-                {"id": "secret", "name": "Secret", "canEdit": false, "baseUrl": null,
+                {"id": "secret", "name": "Secret", "canEdit": true, "baseUrl": null,
                  "settings": {"type": "customGateway",
                               "auth": {"mode": "externallyConfigured", "envKey": null}}}
             ],
             "defaultProviderId": "mock",
-            "canChangeDefault": false
+            "canChangeDefault": true
         })
     );
     assert!(!listed.to_string().contains("do-not-show"));

@@ -385,8 +385,11 @@ impl SchemaDir {
         if method == "externalAgentConfig/import/readHistories" {
             names.push("ExternalAgentConfigImportHistoriesReadResponse".to_string());
         }
-        // Both config writes answer the same type (docs/protocol.md §7.34).
-        if method == "config/value/write" || method == "config/batchWrite" {
+        // The config writes answer the same type (docs/protocol.md §7.34, §7.35).
+        if method == "config/value/write"
+            || method == "config/batchWrite"
+            || method == "modelProvider/default/set"
+        {
             names.push("ConfigWriteResponse".to_string());
         }
         names.dedup();
