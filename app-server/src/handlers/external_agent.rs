@@ -5,29 +5,44 @@
 //! each followed by `externalAgentConfig/import/progress` to every connection, and the whole
 //! by its history entry and `externalAgentConfig/import/completed`, as the reference sends them.
 
+use std::path::Path;
 use std::sync::Arc;
 
-use weft_core::external_agent::Homes;
 use weft_core::external_agent::detect::detect as detect_items;
 use weft_core::external_agent::history::{AppendError, History};
 use weft_core::external_agent::import::{
     MEMORY_DISABLED, completed, import_item, session_failures,
 };
+use weft_core::external_agent::{Homes, repo_root};
 use weft_protocol::config_api::NoParams;
 use weft_protocol::external_agent_api::{
     ExternalAgentConfigDetectParams, ExternalAgentConfigDetectResponse,
     ExternalAgentConfigImportCompletedNotification, ExternalAgentConfigImportHistoriesReadResponse,
     ExternalAgentConfigImportHistory, ExternalAgentConfigImportHistoryRecordParams,
-    ExternalAgentConfigImportHistoryRecordResponse, ExternalAgentConfigImportItemTypeSuccess,
-    ExternalAgentConfigImportParams, ExternalAgentConfigImportProgressNotification,
-    ExternalAgentConfigImportResponse, ExternalAgentConfigImportTypeResult,
-    ExternalAgentConfigMigrationItem, ExternalAgentConfigMigrationItemType,
+    ExternalAgentConfigImportHistoryRecordResponse, ExternalAgentConfigImportItemTypeFailure,
+    ExternalAgentConfigImportItemTypeSuccess, ExternalAgentConfigImportParams,
+    ExternalAgentConfigImportProgressNotification, ExternalAgentConfigImportResponse,
+    ExternalAgentConfigImportTypeResult, ExternalAgentConfigMigrationItem,
+    ExternalAgentConfigMigrationItemType,
 };
+use weft_protocol::fs_api::AbsolutePathBuf;
 use weft_protocol::jsonrpc::JsonRpcError;
 use weft_protocol::notifications::ServerNotification;
 
 use crate::dispatch::{Answer, Context, HandlerResult};
 use crate::state::AppState;
+
+/// Why a repository may not be touched: outside `[fs] roots`, or beneath `$WEFT_HOME`, as the
+/// `fs/*` methods refuse it (docs/protocol.md §7.31).
+fn refused_repo(state: &AppState, cwd: &str) -> Option<String> {
+    let root = repo_root(Path::new(cwd))?;
+    let absolute = AbsolutePathBuf::new(&root)?;
+    state
+        .fs
+        .check_watch(&absolute)
+        .err()
+        .map(|err| err.to_string())
+}
 
 fn homes(state: &AppState) -> Homes {
     let config = state.threads.services().live.current();
@@ -49,7 +64,12 @@ pub async fn detect(
     params: ExternalAgentConfigDetectParams,
 ) -> HandlerResult<ExternalAgentConfigDetectResponse> {
     let homes = homes(cx.state);
-    let cwds = params.cwds.unwrap_or_default();
+    let cwds: Vec<String> = params
+        .cwds
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|cwd| refused_repo(cx.state, cwd).is_none())
+        .collect();
     let include_home = params.include_home;
     let items = blocking("external agent detection", move || {
         detect_items(&homes, include_home, &cwds)
@@ -109,9 +129,29 @@ async fn run(
         .into_iter()
         .filter(|item| item.item_type != ExternalAgentConfigMigrationItemType::Sessions)
     {
+        let kind = item.item_type;
+        if let Some(cwd) = item.cwd.as_deref().filter(|cwd| !cwd.is_empty())
+            && let Some(reason) = refused_repo(&state, cwd)
+        {
+            let result = ExternalAgentConfigImportTypeResult {
+                item_type: kind,
+                successes: Vec::new(),
+                failures: vec![ExternalAgentConfigImportItemTypeFailure {
+                    item_type: kind,
+                    error_type: None,
+                    sub_error_type: None,
+                    failure_stage: "repository_refused".into(),
+                    message: reason,
+                    cwd: Some(cwd.to_owned()),
+                    source: None,
+                }],
+            };
+            state.connections.broadcast(&progress(&result)).await;
+            results.push(result);
+            continue;
+        }
         let current = live.current();
         let homes = homes.clone();
-        let kind = item.item_type;
         let imported =
             tokio::task::spawn_blocking(move || import_item(&homes, &item, &current)).await;
         let result = match imported {

@@ -367,6 +367,27 @@ async fn record_history_and_refusals(transport: Transport) {
         "{}",
         err.message
     );
+    // A repository the fs methods would refuse ($WEFT_HOME here) is neither read nor written.
+    let weft_home = std::fs::canonicalize(h.home.path()).unwrap();
+    write(&weft_home.join("CLAUDE.md"), "Rules for Claude.\n");
+    let cwd = weft_home.display().to_string();
+    let detected = c
+        .request_ok("externalAgentConfig/detect", json!({"cwds": [&cwd]}))
+        .await;
+    assert_eq!(detected["items"], json!([]));
+    c.request_ok(
+        "externalAgentConfig/import",
+        json!({"migrationItems": [{"itemType": "AGENTS_MD", "description": "x", "cwd": &cwd}]}),
+    )
+    .await;
+    let completed = c
+        .wait_for_notification("externalAgentConfig/import/completed")
+        .await;
+    let failure = &completed["params"]["itemTypeResults"][0]["failures"][0];
+    assert_eq!(failure["failureStage"], json!("repository_refused"));
+    assert_eq!(failure["cwd"], json!(cwd));
+    assert!(!weft_home.join("AGENTS.md").exists());
+
     // Settings that are not JSON fail detection as the reference's do.
     write(&fake.home.join(".claude/settings.json"), "{bad");
     let err = c
