@@ -238,17 +238,35 @@ async fn detect_import_and_read_history(transport: Transport) {
     assert_eq!(read["config"]["sandbox_mode"], json!("workspace-write"));
     let again = c.request_ok("externalAgentConfig/detect", detect).await;
     assert_eq!(again["items"], json!([]), "{again}");
+    // The same items imported again add nothing, and the file is left as it is.
+    let second = c
+        .request_ok(
+            "externalAgentConfig/import",
+            json!({"migrationItems": detected["items"]}),
+        )
+        .await;
+    let repeat = c
+        .wait_for_notification("externalAgentConfig/import/completed")
+        .await;
+    assert_eq!(repeat["params"]["importId"], second["importId"]);
+    for result in repeat["params"]["itemTypeResults"].as_array().unwrap() {
+        assert_eq!(result["successes"], json!([]), "{result}");
+        assert_eq!(result["failures"], json!([]), "{result}");
+    }
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
 
     let histories = c
         .request_ok("externalAgentConfig/import/readHistories", Value::Null)
         .await;
     assert_eq!(histories["connectors"], json!([]));
     let data = histories["data"].as_array().unwrap();
-    assert_eq!(data.len(), 1);
-    assert_eq!(data[0]["importId"], json!(import_id));
-    assert_eq!(data[0]["providerId"], json!("claude"));
-    assert_eq!(data[0]["failures"], json!([]));
-    assert_eq!(data[0]["successes"].as_array().unwrap().len(), 7);
+    assert_eq!(data.len(), 2);
+    assert_eq!(data[0]["importId"], second["importId"]);
+    assert_eq!(data[0]["providerId"], Value::Null);
+    assert_eq!(data[1]["importId"], json!(import_id));
+    assert_eq!(data[1]["providerId"], json!("claude"));
+    assert_eq!(data[1]["failures"], json!([]));
+    assert_eq!(data[1]["successes"].as_array().unwrap().len(), 7);
 }
 
 async fn record_history_and_refusals(transport: Transport) {
