@@ -33,8 +33,13 @@ pub enum Command {
 /// launch Weft unchanged.
 #[derive(Debug, Args)]
 pub struct AppServerArgs {
-    /// Transport: `stdio://` (one JSON message per line), `ws://IP:PORT` (one message per
-    /// text frame; port 0 picks a free port) or `off` (no transport; wait for a signal).
+    /// A tool instead of the daemon.
+    #[command(subcommand)]
+    pub command: Option<AppServerCommand>,
+    /// Transport: `stdio://` (one JSON message per line), `unix://` or `unix://PATH` (the
+    /// control socket, default `$WEFT_HOME/app-server-control/app-server-control.sock`; one
+    /// message per WebSocket text frame), `ws://IP:PORT` (one message per text frame; port 0
+    /// picks a free port) or `off` (no transport; wait for a signal).
     #[arg(long, value_name = "URL", default_value = "stdio://")]
     pub listen: String,
     /// Use stdio as the transport (the same as `--listen stdio://`).
@@ -102,6 +107,54 @@ pub struct AppServerArgs {
     pub no_web: bool,
 }
 
+/// The subcommands of `weft app-server`, as `codex app-server` has them.
+#[derive(Debug, Subcommand)]
+pub enum AppServerCommand {
+    /// Proxy stdio bytes to the running app-server control socket.
+    Proxy(ProxyArgs),
+    /// Write Weft's JSON Schema of the protocol (the files of `schema/`) into a directory.
+    GenerateJsonSchema(SchemaArgs),
+}
+
+/// `weft app-server proxy` flags.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Path to the app-server Unix domain socket to connect to (default: the `unix://` one
+    /// under `$WEFT_HOME`).
+    #[arg(long = "sock", value_name = "SOCKET_PATH")]
+    pub sock: Option<PathBuf>,
+    /// Accepted as `codex app-server proxy` does; the proxy reads no config.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// Accepted as `codex app-server proxy` does; the proxy reads no config.
+    #[arg(long = "enable", value_name = "FEATURE")]
+    pub enable: Vec<String>,
+    /// Accepted as `codex app-server proxy` does; the proxy reads no config.
+    #[arg(long = "disable", value_name = "FEATURE")]
+    pub disable: Vec<String>,
+}
+
+/// `weft app-server generate-json-schema` flags.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Output directory where the schema bundle will be written (created if missing).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Accepted as `codex app-server generate-json-schema` has it: Weft's schema is one set,
+    /// the methods and fields it serves, experimental ones included.
+    #[arg(long)]
+    pub experimental: bool,
+    /// Accepted as the reference does; the schema does not depend on the config.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// Accepted as the reference does; the schema does not depend on the config.
+    #[arg(long = "enable", value_name = "FEATURE")]
+    pub enable: Vec<String>,
+    /// Accepted as the reference does; the schema does not depend on the config.
+    #[arg(long = "disable", value_name = "FEATURE")]
+    pub disable: Vec<String>,
+}
+
 /// WebSocket authentication modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WsAuthMode {
@@ -118,6 +171,8 @@ pub enum Listen {
     Stdio,
     /// A WebSocket listener.
     Ws(SocketAddr),
+    /// The control socket: at this path, or (`None`) the default one under the home.
+    Unix(Option<PathBuf>),
     /// No transport.
     Off,
 }
@@ -125,8 +180,10 @@ pub enum Listen {
 /// A `--listen` URL that is not one of the supported forms.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
-    /// Neither `stdio://`, `ws://…` nor `off`.
-    #[error("unsupported --listen URL `{url}`: expected stdio://, ws://IP:PORT or off")]
+    /// Neither `stdio://`, `unix://…`, `ws://…` nor `off`.
+    #[error(
+        "unsupported --listen URL `{url}`: expected stdio://, unix://, unix://PATH, ws://IP:PORT or off"
+    )]
     Unsupported {
         /// The URL as given.
         url: String,
@@ -147,6 +204,10 @@ impl Listen {
         match url {
             "stdio://" | "stdio" => Ok(Listen::Stdio),
             "off" => Ok(Listen::Off),
+            "unix://" => Ok(Listen::Unix(None)),
+            _ if url.starts_with("unix://") => {
+                Ok(Listen::Unix(Some(PathBuf::from(&url["unix://".len()..]))))
+            }
             _ => {
                 let Some(addr) = url.strip_prefix("ws://") else {
                     return Err(ListenError::Unsupported {
@@ -195,7 +256,12 @@ mod tests {
             Listen::parse("ws://127.0.0.1:4500").unwrap(),
             Listen::Ws("127.0.0.1:4500".parse().unwrap())
         );
-        assert!(Listen::parse("unix:///tmp/x").is_err());
+        assert_eq!(Listen::parse("unix://").unwrap(), Listen::Unix(None));
+        assert_eq!(
+            Listen::parse("unix:///tmp/x.sock").unwrap(),
+            Listen::Unix(Some(PathBuf::from("/tmp/x.sock")))
+        );
+        assert!(Listen::parse("unix:/tmp/x").is_err());
         assert!(Listen::parse("ws://localhost").is_err());
     }
 
@@ -226,6 +292,35 @@ mod tests {
                 "features.plugins=false".to_string()
             ]
         );
+    }
+
+    #[test]
+    fn the_subcommands_of_the_reference_parse() {
+        let cli = Cli::try_parse_from(["weft", "app-server", "proxy", "--sock", "/tmp/s"]).unwrap();
+        let Command::AppServer(args) = cli.command else {
+            panic!("expected app-server");
+        };
+        let Some(AppServerCommand::Proxy(proxy)) = args.command else {
+            panic!("expected proxy");
+        };
+        assert_eq!(proxy.sock, Some(PathBuf::from("/tmp/s")));
+        let cli = Cli::try_parse_from([
+            "weft",
+            "app-server",
+            "generate-json-schema",
+            "-o",
+            "/tmp/out",
+            "--experimental",
+        ])
+        .unwrap();
+        let Command::AppServer(args) = cli.command else {
+            panic!("expected app-server");
+        };
+        let Some(AppServerCommand::GenerateJsonSchema(schema)) = args.command else {
+            panic!("expected generate-json-schema");
+        };
+        assert_eq!(schema.out, PathBuf::from("/tmp/out"));
+        assert!(schema.experimental);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! Modules, top to bottom (each uses only the ones below it):
 //! - [`server`]: start-up, signals, graceful shutdown.
-//! - [`transport`]: stdio and WebSocket, and the [`transport::ingress`] queue they feed.
+//! - [`transport`]: stdio, WebSocket and the `unix://` control socket, and the
+//!   [`transport::ingress`] queue they feed.
+//! - [`proxy`]: `weft app-server proxy`, a byte relay between stdio and the control socket.
 //! - [`web`]: the browser side of the WebSocket listener (the web client, sign-in, origins).
 //! - [`processor`]: decoding, the `initialize` gate and the one route table.
 //! - [`handlers`]: one file per domain; a handler returns its method's response.
@@ -26,6 +28,7 @@ pub mod handlers;
 pub mod logging;
 pub mod outgoing;
 pub mod processor;
+pub mod proxy;
 pub mod server;
 pub mod state;
 pub mod subscriptions;

@@ -5,21 +5,27 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use weft_app_server::cli::{Cli, Command};
+use weft_app_server::cli::{AppServerCommand, Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::GenerateJsonSchema { out } => generate_schema(&out),
-        Command::AppServer(args) => {
-            weft_app_server::logging::init();
-            match weft_app_server::server::run(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    eprintln!("weft: error: {err}");
-                    ExitCode::from(err.exit_code())
-                }
-            }
+        Command::AppServer(args) => match args.command {
+            Some(AppServerCommand::GenerateJsonSchema(schema)) => generate_schema(&schema.out),
+            Some(AppServerCommand::Proxy(proxy)) => weft_app_server::proxy::main(proxy),
+            None => serve(args),
+        },
+    }
+}
+
+fn serve(args: weft_app_server::cli::AppServerArgs) -> ExitCode {
+    weft_app_server::logging::init();
+    match weft_app_server::server::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("weft: error: {err}");
+            ExitCode::from(err.exit_code())
         }
     }
 }

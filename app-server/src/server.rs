@@ -86,6 +86,14 @@ pub enum StartError {
     /// The WebSocket server stopped with an error.
     #[error("websocket server failed: {0}")]
     WebSocket(#[source] std::io::Error),
+    /// The `unix://` control socket cannot be bound (in use, not a socket, …).
+    #[error("cannot listen on unix://{}: {source}", .path.display())]
+    UnixBind {
+        /// The socket path.
+        path: PathBuf,
+        /// Why binding failed.
+        source: std::io::Error,
+    },
 }
 
 impl StartError {
@@ -104,7 +112,8 @@ impl StartError {
             | StartError::Runtime(_)
             | StartError::Threads(_)
             | StartError::Bind { .. }
-            | StartError::WebSocket(_) => 1,
+            | StartError::WebSocket(_)
+            | StartError::UnixBind { .. } => 1,
         }
     }
 }
@@ -113,6 +122,8 @@ impl StartError {
 enum Transport {
     Stdio,
     Ws(WsOptions),
+    /// The control socket; `None` for the default path under the home.
+    Unix(Option<PathBuf>),
     Off,
 }
 
@@ -135,6 +146,15 @@ pub fn run(args: AppServerArgs) -> Result<(), StartError> {
     let transport = match Listen::parse(args.listen_url())? {
         Listen::Stdio => Transport::Stdio,
         Listen::Ws(addr) => Transport::Ws(ws_options(&args, addr)?),
+        Listen::Unix(path) => {
+            // As in the reference: the socket file's mode is the authentication.
+            if args.ws_auth.is_some() {
+                tracing::warn!(
+                    "ignoring --ws-auth on unix://: the socket file's mode (0600) is its authentication"
+                );
+            }
+            Transport::Unix(path)
+        }
         Listen::Off => Transport::Off,
     };
     let home = Config::default_home();
@@ -331,6 +351,16 @@ async fn serve(config: Config, transport: Transport) -> Result<(), StartError> {
             let limits = daemon.ws_limits();
             let web = web_access(&daemon.state.config, &listener);
             transport::ws::serve(listener, options, limits, web, ingress, shutdown)
+                .await
+                .map_err(StartError::WebSocket)?;
+        }
+        Transport::Unix(path) => {
+            let path = path
+                .unwrap_or_else(|| transport::unix::default_socket_path(&daemon.state.config.home));
+            let socket = transport::unix::ControlSocket::bind(&path)
+                .await
+                .map_err(|source| StartError::UnixBind { path, source })?;
+            transport::unix::serve(socket, daemon.ws_limits(), ingress, shutdown)
                 .await
                 .map_err(StartError::WebSocket)?;
         }

@@ -8,10 +8,13 @@
 //! - [`lines`]: one connection over any byte stream, one JSON message per line.
 //! - [`stdio`]: [`lines`] over stdin/stdout.
 //! - [`ws`]: WebSocket connections, one JSON message per text frame.
+//! - [`unix`]: the `unix://` control socket: the same WebSocket connections over a private
+//!   Unix domain socket.
 
 pub mod ingress;
 pub mod lines;
 pub mod link;
 pub mod stall;
 pub mod stdio;
+pub mod unix;
 pub mod ws;

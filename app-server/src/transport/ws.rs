@@ -9,30 +9,27 @@
 
 pub mod auth;
 pub mod listener;
+pub mod session;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use bytes::Bytes;
-use futures::{SinkExt, StreamExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use self::listener::{Handshake, LimitedListener};
-use crate::connection::{Backpressure, Batch, Connection, ConnectionLimits, Outbound};
-use crate::transport::ingress::{Ingress, oversized_error};
-use crate::transport::link::{CloseBounds, Link};
-use crate::transport::stall::{Progress, Stalled, watched};
+use self::session::Session;
+use crate::connection::ConnectionLimits;
+use crate::transport::ingress::Ingress;
 use crate::web::{SUBPROTOCOL, WebAccess, pages};
 
 pub use self::auth::WsAuth;
@@ -64,19 +61,33 @@ pub struct WsLimits {
     pub shutdown_grace: Duration,
 }
 
+impl WsLimits {
+    /// What the connections of a listener with these limits share.
+    pub fn session(
+        &self,
+        ingress: Ingress,
+        shutdown: CancellationToken,
+        open: mpsc::Sender<()>,
+    ) -> Session {
+        Session {
+            ingress,
+            shutdown,
+            max_message_bytes: self.max_message_bytes,
+            connection: self.connection,
+            stall: self.stall,
+            grace: self.shutdown_grace,
+            open,
+        }
+    }
+}
+
 #[derive(Clone)]
 struct WsState {
-    ingress: Ingress,
     auth: Arc<WsAuth>,
     /// The web client's access, when it is on.
     web: Option<Arc<WebAccess>>,
-    shutdown: CancellationToken,
-    max_message_bytes: usize,
-    connection: ConnectionLimits,
-    stall: Duration,
-    grace: Duration,
-    /// Held by every upgraded connection until it has closed: shutdown waits for them.
-    open: mpsc::Sender<()>,
+    /// What the upgraded connections share.
+    session: Session,
 }
 
 /// Bind the listener. Separate from [`serve`] so that a bind failure is a start-up error.
@@ -98,17 +109,29 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let listener = LimitedListener::new(listener, limits.max_connections, limits.handshake_timeout);
+    serve_on(listener, options.auth, limits, web, ingress, shutdown).await
+}
+
+/// [`serve`] on any guarded listener: the TCP one, or the `unix://` control socket
+/// (`transport::unix`), whose connections upgrade the same way.
+pub async fn serve_on<L>(
+    listener: L,
+    auth: WsAuth,
+    limits: WsLimits,
+    web: Option<Arc<WebAccess>>,
+    ingress: Ingress,
+    shutdown: CancellationToken,
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+    Handshake: for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
+{
     let (open, mut closed) = mpsc::channel(1);
     let state = WsState {
-        ingress,
-        auth: Arc::new(options.auth),
+        auth: Arc::new(auth),
         web,
-        shutdown: shutdown.clone(),
-        max_message_bytes: limits.max_message_bytes,
-        connection: limits.connection,
-        stall: limits.stall,
-        grace: limits.shutdown_grace,
-        open,
+        session: limits.session(ingress, shutdown.clone(), open),
     };
     let app = Router::new()
         .route("/readyz", get(health))
@@ -200,213 +223,12 @@ async fn upgrade(
     }
     handshake.upgraded();
     let written = handshake.written();
+    let max = state.session.max_message_bytes;
     // tungstenite refuses a frame over the limit from its header, before reading its payload,
     // and a message of several frames as soon as they add up to more.
     upgrade
         .protocols([SUBPROTOCOL])
-        .max_message_size(state.max_message_bytes)
-        .max_frame_size(state.max_message_bytes)
-        .on_upgrade(move |socket| connection(socket, state, written))
-}
-
-/// Run one WebSocket connection until either side closes it.
-async fn connection(socket: WebSocket, state: WsState, written: Arc<Progress>) {
-    let WsState {
-        ingress,
-        shutdown,
-        max_message_bytes,
-        connection: limits,
-        stall,
-        grace,
-        open: _open,
-        ..
-    } = state;
-    let (link, outbound) = Link::open(
-        ingress,
-        Backpressure::Disconnect,
-        shutdown.child_token(),
-        limits,
-    );
-    let connection = link.connection().clone();
-    let span = connection.span().clone();
-    async move {
-        tracing::debug!(connection = connection.id, "websocket connection opened");
-        let (sink, stream) = socket.split();
-        let close_frame = Arc::new(OnceLock::new());
-        let stall = Stall {
-            written,
-            after: stall,
-        };
-        let writer = tokio::spawn(
-            write_frames(
-                sink,
-                outbound,
-                connection.clone(),
-                stall,
-                close_frame.clone(),
-            )
-            .instrument(tracing::Span::current()),
-        );
-        if let Some(frame) = read_frames(stream, &link, max_message_bytes).await {
-            let _ = close_frame.set(frame);
-        }
-        // The writer bounds its own finish (500 ms).
-        let bounds = CloseBounds {
-            writer: None,
-            tasks: grace,
-        };
-        link.close(writer, bounds).await;
-        tracing::debug!(connection = connection.id, "websocket connection closed");
-    }
-    .instrument(span)
-    .await;
-}
-
-/// Hand the client's text frames to the connection until either side closes it. Returns the
-/// close frame to send when the connection ends for a reason of ours.
-async fn read_frames(
-    mut stream: futures::stream::SplitStream<WebSocket>,
-    link: &Link,
-    max_message_bytes: usize,
-) -> Option<CloseFrame> {
-    let connection = link.connection();
-    let closed = connection.closed.clone();
-    loop {
-        let frame = tokio::select! {
-            frame = stream.next() => frame,
-            () = closed.cancelled() => return None,
-        };
-        match frame {
-            Some(Ok(Message::Text(text))) => link.receive(text.as_str()).await,
-            Some(Ok(Message::Binary(_))) => {
-                tracing::warn!(
-                    connection = connection.id,
-                    "ignoring a binary frame: messages must be text frames"
-                );
-            }
-            Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-            Some(Ok(Message::Close(_))) | None => return None,
-            Some(Err(err)) if is_too_long(&err) => {
-                // The message was refused from its length alone: its id is unknown.
-                tracing::warn!(
-                    connection = connection.id,
-                    max_message_bytes,
-                    "closing a connection that sent a message over the size limit"
-                );
-                connection
-                    .send(oversized_error(b"", None, max_message_bytes))
-                    .await;
-                return Some(CloseFrame {
-                    code: close_code::SIZE,
-                    reason: format!("message over {max_message_bytes} bytes").into(),
-                });
-            }
-            Some(Err(_)) => {
-                tracing::debug!(connection = connection.id, "websocket read failed");
-                return None;
-            }
-        }
-    }
-}
-
-/// Whether a read failed because a frame or message is over the size limit.
-fn is_too_long(err: &axum::Error) -> bool {
-    use tokio_tungstenite::tungstenite::Error;
-    std::error::Error::source(err)
-        .and_then(|source| source.downcast_ref::<Error>())
-        .is_some_and(|err| matches!(err, Error::Capacity(_)))
-}
-
-/// Most frames written between two flushes.
-const MAX_BATCH: usize = 256;
-
-/// Queue one frame on the socket's buffer (written when it fills or at the next flush);
-/// `false` when the connection failed or closed meanwhile.
-async fn feed(
-    sink: &mut futures::stream::SplitSink<WebSocket, Message>,
-    frame: Bytes,
-    closed: &CancellationToken,
-) -> bool {
-    let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
-        // Never happens (frames are serialized JSON); the frame is skipped.
-        return true;
-    };
-    tokio::select! {
-        biased;
-        fed = sink.feed(Message::Text(text)) => fed.is_ok(),
-        () = closed.cancelled() => false,
-    }
-}
-
-/// The stall clock of one connection: its socket's bytes taken, and the time it may stand still.
-struct Stall {
-    written: Arc<Progress>,
-    after: Duration,
-}
-
-async fn write_frames(
-    mut sink: futures::stream::SplitSink<WebSocket, Message>,
-    mut outbound: Outbound,
-    connection: Arc<Connection>,
-    stall: Stall,
-    close_frame: Arc<OnceLock<CloseFrame>>,
-) {
-    let closed = connection.closed.clone();
-    let mut frames = Vec::with_capacity(MAX_BATCH);
-    // Set when the socket stalled: the backlog is what the client did not take, so it is
-    // dropped rather than offered again while the connection closes.
-    let mut stalled = false;
-    loop {
-        if outbound.next_batch(&mut frames, MAX_BATCH, &closed).await != Batch::Frames {
-            break;
-        }
-        // The frames queued together go out together: one flush (one write, as far as the
-        // socket takes it) per burst instead of one per frame, so a streaming turn's deltas
-        // drain as fast as they are made.
-        let send = async {
-            for frame in frames.drain(..) {
-                if !feed(&mut sink, frame, &closed).await {
-                    return false;
-                }
-            }
-            // A send that can finish at once goes out even when the connection is closing (an
-            // error about the message that closes it); only a stuck one is abandoned.
-            tokio::select! {
-                biased;
-                flushed = sink.flush() => flushed.is_ok(),
-                () = closed.cancelled() => false,
-            }
-        };
-        match watched(send, &stall.written, stall.after).await {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(Stalled) => {
-                let why = format!("its socket has taken nothing for {:?}", stall.after);
-                connection.close_slow(&why);
-                stalled = true;
-                break;
-            }
-        }
-    }
-    closed.cancel();
-    // What was queued before the close (an error about the message that caused it) goes
-    // first, then the close frame; a client that stopped reading may never accept them, so
-    // neither is waited for long.
-    let finish = async {
-        while !stalled && outbound.try_recv_many(&mut frames, MAX_BATCH) {
-            for frame in frames.drain(..) {
-                let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(frame) else {
-                    continue;
-                };
-                if sink.feed(Message::Text(text)).await.is_err() {
-                    return;
-                }
-            }
-        }
-        if let Some(frame) = close_frame.get() {
-            let _ = sink.send(Message::Close(Some(frame.clone()))).await;
-        }
-        let _ = sink.close().await;
-    };
-    let _ = tokio::time::timeout(Duration::from_millis(500), finish).await;
+        .max_message_size(max)
+        .max_frame_size(max)
+        .on_upgrade(move |socket| session::run(socket, state.session, written, "ws"))
 }

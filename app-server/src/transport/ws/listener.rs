@@ -87,14 +87,10 @@ impl Listener for LimitedListener {
                 continue;
             };
             self.refusing = false;
-            let stream = GuardedStream {
-                stream,
-                _permit: permit,
-                upgraded: Arc::new(AtomicBool::new(false)),
-                written: Arc::new(Progress::default()),
-                deadline: Box::pin(tokio::time::sleep(self.handshake_timeout)),
-            };
-            return (stream, peer);
+            return (
+                GuardedStream::new(stream, permit, self.handshake_timeout),
+                peer,
+            );
         }
     }
 
@@ -117,10 +113,11 @@ async fn accept_failed(err: io::Error) {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
-/// An accepted connection: it holds its place under the limit until it is dropped, and fails
-/// its reads and writes once the upgrade deadline has passed without an upgrade.
-pub struct GuardedStream {
-    stream: TcpStream,
+/// An accepted connection (TCP, or a `unix://` one): it holds its place under the limit until
+/// it is dropped, and fails its reads and writes once the upgrade deadline has passed without
+/// an upgrade.
+pub struct GuardedStream<S = TcpStream> {
+    stream: S,
     _permit: OwnedSemaphorePermit,
     upgraded: Arc<AtomicBool>,
     /// Bytes the socket has taken.
@@ -128,7 +125,30 @@ pub struct GuardedStream {
     deadline: Pin<Box<Sleep>>,
 }
 
-impl GuardedStream {
+impl<S> GuardedStream<S> {
+    /// Guard `stream`, holding `permit`, with `handshake_timeout` to upgrade.
+    pub fn new(
+        stream: S,
+        permit: OwnedSemaphorePermit,
+        handshake_timeout: Duration,
+    ) -> GuardedStream<S> {
+        GuardedStream {
+            stream,
+            _permit: permit,
+            upgraded: Arc::new(AtomicBool::new(false)),
+            written: Arc::new(Progress::default()),
+            deadline: Box::pin(tokio::time::sleep(handshake_timeout)),
+        }
+    }
+
+    /// The request handler's hold on this connection.
+    pub fn handshake(&self) -> Handshake {
+        Handshake {
+            upgraded: self.upgraded.clone(),
+            written: self.written.clone(),
+        }
+    }
+
     /// `Err` once the deadline has passed without an upgrade.
     fn check_deadline(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
         if self.upgraded.load(Ordering::Acquire) || self.deadline.as_mut().poll(cx).is_pending() {
@@ -141,7 +161,7 @@ impl GuardedStream {
     }
 }
 
-impl AsyncRead for GuardedStream {
+impl<S: AsyncRead + Unpin> AsyncRead for GuardedStream<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -154,7 +174,7 @@ impl AsyncRead for GuardedStream {
     }
 }
 
-impl AsyncWrite for GuardedStream {
+impl<S: AsyncWrite + Unpin> AsyncWrite for GuardedStream<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -202,10 +222,7 @@ impl Handshake {
 
 impl Connected<IncomingStream<'_, LimitedListener>> for Handshake {
     fn connect_info(stream: IncomingStream<'_, LimitedListener>) -> Self {
-        Handshake {
-            upgraded: stream.io().upgraded.clone(),
-            written: stream.io().written.clone(),
-        }
+        stream.io().handshake()
     }
 }
 
