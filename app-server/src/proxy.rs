@@ -43,7 +43,11 @@ pub fn main(args: ProxyArgs) -> ExitCode {
         .build()
         .map_err(ProxyError::Runtime);
     let result = runtime.and_then(|runtime| {
-        runtime.block_on(relay(&path, tokio::io::stdin(), tokio::io::stdout()))
+        let result = runtime.block_on(relay(&path, tokio::io::stdin(), tokio::io::stdout()));
+        // A read of stdin may still be pending on its blocking thread when the server has
+        // closed; it must not hold the exit.
+        runtime.shutdown_background();
+        result
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ mod handshake;
 mod http_client;
 mod lifecycle;
 mod opt_out;
+mod unix_socket;
 mod websocket;
 mod ws_auth;
 

@@ -124,7 +124,7 @@ impl Setup {
         self
     }
 
-    fn config_toml(&self, base_url: &str, home: &TestHome) -> String {
+    pub fn config_toml(&self, base_url: &str, home: &TestHome) -> String {
         let wire_api = match self.wire_api {
             WireApi::Responses => "responses",
             WireApi::Chat => "chat",

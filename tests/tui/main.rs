@@ -24,6 +24,7 @@ mod slash;
 mod startup;
 mod stdio;
 mod turns;
+mod unix_remote;
 
 use std::time::Duration;
 

@@ -24,7 +24,7 @@ async fn version_flag() {
 #[tokio::test]
 async fn help_everywhere() {
     let home = TestHome::new();
-    let cases: [(&[&str], &[&str]); 3] = [
+    let cases: [(&[&str], &[&str]); 5] = [
         (&["--help"], &["app-server", "generate-json-schema"]),
         (
             &["app-server", "--help"],
@@ -38,6 +38,11 @@ async fn help_everywhere() {
             ],
         ),
         (&["generate-json-schema", "--help"], &["--out"]),
+        (
+            &["app-server", "--help"],
+            &["proxy", "generate-json-schema", "unix://PATH"],
+        ),
+        (&["app-server", "proxy", "--help"], &["--sock"]),
     ];
     for (args, words) in cases {
         let help = run_weft(&home, args).await;
@@ -240,7 +245,8 @@ async fn print_startup_config_and_strict_config() {
     assert_eq!(ok.code(), Some(0), "{ok:?}");
 }
 
-/// `weft generate-json-schema --out DIR` writes exactly the checked-in `schema/`.
+/// `weft generate-json-schema --out DIR` and `weft app-server generate-json-schema -o DIR`
+/// (the reference's place for it) write exactly the checked-in `schema/`.
 #[tokio::test]
 async fn generated_schema_matches_checked_in_schema() {
     let home = TestHome::new();
@@ -251,8 +257,26 @@ async fn generated_schema_matches_checked_in_schema() {
     )
     .await;
     assert_eq!(output.code(), Some(0), "{output:?}");
+    assert_same_tree(&out);
+    let out = home.path().join("app-server-schema");
+    let output = run_weft(
+        &home,
+        &[
+            "app-server",
+            "generate-json-schema",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(output.code(), Some(0), "{output:?}");
+    assert_same_tree(&out);
+}
+
+/// Fails unless the tree at `out` is exactly the checked-in `schema/`.
+fn assert_same_tree(out: &Path) {
     let checked_in = read_tree(&workspace_root().join("schema"));
-    let generated = read_tree(&out);
+    let generated = read_tree(out);
     assert!(!generated.is_empty(), "generate-json-schema wrote nothing");
     let missing: Vec<_> = generated
         .keys()

@@ -98,6 +98,26 @@ impl Client {
         }
     }
 
+    /// Connect to the `unix://` control socket at `path`; panics if the upgrade fails.
+    pub async fn connect_unix(path: &std::path::Path) -> Client {
+        match transport::connect_unix(path, DEFAULT_TIMEOUT).await {
+            Ok(halves) => Client::new(format!("unix {}", path.display()), halves),
+            Err(err) => panic!("connection to unix://{} failed: {err}", path.display()),
+        }
+    }
+
+    /// A WebSocket connection over any byte stream (e.g. a `weft app-server proxy`'s stdio),
+    /// labelled `label`; panics if the upgrade fails.
+    pub async fn connect_ws_over<S>(label: &str, stream: S) -> Client
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        match transport::connect_over(stream, DEFAULT_TIMEOUT).await {
+            Ok(halves) => Client::new(label.to_owned(), halves),
+            Err(err) => panic!("WebSocket over {label} failed: {err}"),
+        }
+    }
+
     /// Connect with extra upgrade-request headers (`Authorization`, `Origin`, …).
     pub async fn connect_ws_with_headers(
         url: &str,

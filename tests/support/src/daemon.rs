@@ -146,20 +146,46 @@ impl DaemonBuilder {
             stderr_task,
             stdio,
             ws_addr: None,
+            unix_path: None,
             status: None,
         }
     }
 
-    /// Spawn and, for a WebSocket listener, wait until it has bound (its
-    /// `listening on ws://IP:PORT` line on stderr).
+    /// Spawn and, for a WebSocket listener or a `unix://` socket, wait until it has bound (its
+    /// `listening on ws://IP:PORT` or `listening on unix://PATH` line on stderr).
     pub async fn start(self) -> Daemon {
         let is_ws = self
             .listen
             .as_deref()
             .is_some_and(|l| l.starts_with("ws://"));
+        let is_unix = self
+            .listen
+            .as_deref()
+            .is_some_and(|l| l.starts_with("unix://"));
         let mut daemon = self.spawn();
         if is_ws {
             daemon.ws_addr = Some(daemon.wait_for_listen_addr().await);
+        }
+        if is_unix {
+            // Only a complete line counts: a chunk may end in the middle of the path.
+            let needle = "listening on unix://";
+            let found = daemon
+                .stderr
+                .wait_for(|text| text.split(needle).nth(1).is_some_and(|r| r.contains('\n')))
+                .await;
+            let Ok(line) = found else {
+                panic!(
+                    "the daemon did not log `{needle}PATH`\n--- stderr ---\n{}",
+                    clip(&daemon.stderr(), 8000)
+                );
+            };
+            let path = line
+                .split("listening on unix://")
+                .nth(1)
+                .and_then(|rest| rest.lines().next())
+                .map(|path| PathBuf::from(path.trim_end()))
+                .expect("the unix:// listen line names the path");
+            daemon.unix_path = Some(path);
         }
         daemon
     }
@@ -173,6 +199,8 @@ pub struct Daemon {
     stderr_task: Option<JoinHandle<()>>,
     stdio: Option<(ChildStdin, ChildStdout)>,
     ws_addr: Option<SocketAddr>,
+    /// The `unix://` control socket's path, once bound.
+    unix_path: Option<PathBuf>,
     status: Option<ExitStatus>,
 }
 
@@ -216,6 +244,9 @@ impl Daemon {
         if self.ws_addr.is_some() {
             return Client::connect_ws(&self.ws_url()).await;
         }
+        if let Some(path) = &self.unix_path {
+            return Client::connect_unix(path).await;
+        }
         let Some((stdin, stdout)) = self.stdio.take() else {
             panic!("the stdio connection was already taken");
         };
@@ -237,6 +268,13 @@ impl Daemon {
     /// The bound WebSocket address; panics for a stdio daemon.
     pub fn ws_addr(&self) -> SocketAddr {
         self.ws_addr.expect("this daemon has no WebSocket listener")
+    }
+
+    /// The `unix://` control socket's path; panics for a daemon without one.
+    pub fn unix_path(&self) -> &Path {
+        self.unix_path
+            .as_deref()
+            .expect("this daemon has no unix:// socket")
     }
 
     /// `ws://IP:PORT` of the listener.

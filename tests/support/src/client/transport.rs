@@ -1,5 +1,6 @@
 //! The transports: a daemon's stdin/stdout (one message per line) or a WebSocket (one message
-//! per text frame): the upgrade, the raw writes and the raw reads.
+//! per text frame, over TCP or the `unix://` control socket): the upgrade, the raw writes and
+//! the raw reads.
 //!
 //! A connection is two halves, a [`Writer`] and a [`Reader`], so that a reader task can read
 //! while others write (the benchmarks do, `bench/`); the test [`Client`](super::Client) holds
@@ -9,8 +10,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use futures::stream::{SplitSink, SplitStream};
-use futures::{SinkExt, StreamExt};
+use futures::{Sink, SinkExt, Stream, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::process::{ChildStdin, ChildStdout};
@@ -22,6 +22,10 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use crate::clip;
 
 type WsStream = WebSocketStream<MaybeTlsStream<TcpStream>>;
+/// The sending half of a WebSocket, over TCP or a Unix socket.
+type WsSink = Box<dyn Sink<Message, Error = tungstenite::Error> + Send + Unpin>;
+/// The receiving half of a WebSocket, over TCP or a Unix socket.
+type WsSource = Box<dyn Stream<Item = Result<Message, tungstenite::Error>> + Send + Unpin>;
 
 /// How much a stdio read asks for at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -62,7 +66,7 @@ impl std::error::Error for WsHandshakeError {}
 pub enum Writer {
     /// The daemon's stdin; `None` once closed.
     Stdio(Option<ChildStdin>),
-    Ws(Box<SplitSink<WsStream, Message>>),
+    Ws(WsSink),
 }
 
 /// The receiving half of a connection.
@@ -75,7 +79,7 @@ pub enum Reader {
         start: usize,
         eof: bool,
     },
-    Ws(Box<SplitStream<WsStream>>),
+    Ws(WsSource),
 }
 
 /// What the transport produced.
@@ -128,10 +132,47 @@ pub async fn connect_ws(
             Err(WsHandshakeError::Status(response.status().as_u16(), body))
         }
         Ok(Err(err)) => Err(WsHandshakeError::Other(err.to_string())),
-        Ok(Ok((stream, _response))) => {
-            let (sink, stream) = stream.split();
-            Ok((Writer::Ws(Box::new(sink)), Reader::Ws(Box::new(stream))))
-        }
+        Ok(Ok((stream, _response))) => Ok(halves::<WsStream>(stream)),
+    }
+}
+
+fn halves<S>(stream: S) -> (Writer, Reader)
+where
+    S: Sink<Message, Error = tungstenite::Error>
+        + Stream<Item = Result<Message, tungstenite::Error>>
+        + Send
+        + 'static,
+{
+    let (sink, stream) = stream.split();
+    (Writer::Ws(Box::new(sink)), Reader::Ws(Box::new(stream)))
+}
+
+/// The WebSocket upgrade over the `unix://` control socket at `path` (the request names
+/// `ws://localhost/`), bounded by `timeout`; the two halves of the connection.
+pub async fn connect_unix(
+    path: &std::path::Path,
+    timeout: Duration,
+) -> Result<(Writer, Reader), WsHandshakeError> {
+    let stream = tokio::net::UnixStream::connect(path)
+        .await
+        .map_err(|err| WsHandshakeError::Other(format!("{}: {err}", path.display())))?;
+    connect_over(stream, timeout).await
+}
+
+/// The WebSocket upgrade (to `ws://localhost/`) over any byte stream: a Unix socket, or a
+/// `weft app-server proxy`'s stdio; bounded by `timeout`.
+pub async fn connect_over<S>(
+    stream: S,
+    timeout: Duration,
+) -> Result<(Writer, Reader), WsHandshakeError>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let upgrade = tokio_tungstenite::client_async("ws://localhost/", stream);
+    match tokio::time::timeout(timeout, upgrade).await {
+        Err(_) => Err(WsHandshakeError::Other("timed out".into())),
+        Ok(Err(err)) => Err(WsHandshakeError::Other(err.to_string())),
+        Ok(Ok((stream, _response))) => Ok(halves(stream)),
     }
 }
 
