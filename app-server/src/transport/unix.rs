@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::transport::ingress::Ingress;
 use crate::transport::ws::listener::{GuardedStream, Handshake};
-use crate::transport::ws::{self, WsAuth, WsLimits};
+use crate::transport::ws::{self, Reach, WsAuth, WsLimits};
 
 /// The socket file's mode: its owner only.
 const SOCKET_MODE: u32 = 0o600;
@@ -166,9 +166,9 @@ pub async fn serve(
         handshake_timeout: limits.handshake_timeout,
         refusing: false,
     };
-    // The file's mode is the authentication; no browser page can reach a Unix socket, so the
-    // web client is not served on it.
-    let served = ws::serve_on(listener, WsAuth::None, limits, None, ingress, shutdown).await;
+    // The file's mode is the authentication; no browser page can reach a Unix socket.
+    let reach = Reach::UnixSocket;
+    let served = ws::serve_on(listener, WsAuth::None, limits, reach, ingress, shutdown).await;
     drop(guard);
     served
 }

@@ -88,6 +88,8 @@ struct WsState {
     web: Option<Arc<WebAccess>>,
     /// What the upgraded connections share.
     session: Session,
+    /// Whether a browser can reach the listener (TCP): then `Origin` is checked.
+    browsers: bool,
 }
 
 /// Bind the listener. Separate from [`serve`] so that a bind failure is a start-up error.
@@ -109,7 +111,18 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let listener = LimitedListener::new(listener, limits.max_connections, limits.handshake_timeout);
-    serve_on(listener, options.auth, limits, web, ingress, shutdown).await
+    let reach = Reach::Network(web);
+    serve_on(listener, options.auth, limits, reach, ingress, shutdown).await
+}
+
+/// Who can reach a listener.
+pub enum Reach {
+    /// A TCP port, which any page in a local browser can open: a request carrying `Origin` is
+    /// a browser's, admitted only by the web client (when it is on).
+    Network(Option<Arc<WebAccess>>),
+    /// A Unix socket, which no browser can open: `Origin` means nothing there and is not
+    /// checked, as in the reference; the web client is not served.
+    UnixSocket,
 }
 
 /// [`serve`] on any guarded listener: the TCP one, or the `unix://` control socket
@@ -118,7 +131,7 @@ pub async fn serve_on<L>(
     listener: L,
     auth: WsAuth,
     limits: WsLimits,
-    web: Option<Arc<WebAccess>>,
+    reach: Reach,
     ingress: Ingress,
     shutdown: CancellationToken,
 ) -> std::io::Result<()>
@@ -128,9 +141,14 @@ where
     Handshake: for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
 {
     let (open, mut closed) = mpsc::channel(1);
+    let (web, browsers) = match reach {
+        Reach::Network(web) => (web, true),
+        Reach::UnixSocket => (None, false),
+    };
     let state = WsState {
         auth: Arc::new(auth),
         web,
+        browsers,
         session: limits.session(ingress, shutdown.clone(), open),
     };
     let app = Router::new()
@@ -172,7 +190,9 @@ async fn refuse_foreign_origins(
     request: Request,
     next: Next,
 ) -> Response {
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
+    if let Some(origin) = request.headers().get(header::ORIGIN)
+        && state.browsers
+    {
         let admitted = match (&state.web, origin.to_str()) {
             (Some(web), Ok(origin)) => web.admits_origin(origin),
             _ => false,
@@ -208,7 +228,7 @@ async fn upgrade(
         Ok(upgrade) => upgrade,
         Err(rejection) => return rejection.into_response(),
     };
-    if headers.contains_key(header::ORIGIN) {
+    if state.browsers && headers.contains_key(header::ORIGIN) {
         // A browser (its origin admitted by `refuse_foreign_origins`): signed in, or
         // carrying the token, instead of the bearer it cannot set.
         let admitted = match &state.web {

@@ -179,3 +179,40 @@ async fn the_socket_file_is_removed_at_shutdown() {
     assert!(status.success(), "{status:?}");
     assert!(!path.exists(), "the socket file outlived the daemon");
 }
+
+/// No browser can open a Unix socket, so `Origin` is not checked there, as in the reference
+/// (0.171.0 upgrades such a request on its control socket): the upgrade succeeds.
+#[tokio::test]
+async fn an_upgrade_with_an_origin_is_accepted_on_the_socket() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let harness = unix_harness().await;
+    let mut stream = tokio::net::UnixStream::connect(harness.daemon.unix_path())
+        .await
+        .unwrap();
+    stream
+        .write_all(
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nOrigin: http://example.com\r\n\
+              Upgrade: websocket\r\nConnection: Upgrade\r\n\
+              Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let mut head = Vec::new();
+    let read = async {
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0u8; 1];
+            if stream.read(&mut byte).await.unwrap() == 0 {
+                break;
+            }
+            head.push(byte[0]);
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .expect("an answer to the upgrade");
+    let head = String::from_utf8_lossy(&head);
+    assert!(
+        head.starts_with("HTTP/1.1 101 Switching Protocols"),
+        "{head}"
+    );
+}
