@@ -22,6 +22,8 @@ pub mod detect;
 mod files;
 pub mod history;
 pub mod import;
+pub mod session_import;
+pub mod sessions;
 mod settings;
 
 use std::path::{Path, PathBuf};

@@ -78,6 +78,12 @@ pub struct Limits {
     /// Bytes of JSON one recorded import may hold; a larger one is refused (docs/protocol.md
     /// §7.39).
     pub max_external_agent_import_bytes: usize,
+    /// Claude Code sessions one detect lists and one import brings at most (`maxSessions`
+    /// asks for fewer; docs/protocol.md §7.39).
+    pub max_external_agent_sessions: usize,
+    /// Largest Claude Code session file read, in bytes; a larger one is not offered
+    /// (docs/protocol.md §7.39).
+    pub max_external_agent_session_bytes: u64,
 }
 
 impl Default for Limits {
@@ -108,6 +114,8 @@ impl Default for Limits {
             max_section_name_bytes: 4096,
             max_external_agent_imports: 200,
             max_external_agent_import_bytes: 1024 * 1024,
+            max_external_agent_sessions: 50,
+            max_external_agent_session_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -121,7 +129,7 @@ impl Limits {
 
     pub(super) fn validated(self, path: &Path) -> Result<Limits, ConfigError> {
         // Each bound, in the order they are checked: the key, its value and its least value.
-        let bounds: [(&str, u64, u64); 13] = [
+        let bounds: [(&str, u64, u64); 15] = [
             (
                 "max_message_bytes",
                 self.max_message_bytes as u64,
@@ -157,6 +165,16 @@ impl Limits {
             (
                 "max_external_agent_import_bytes",
                 self.max_external_agent_import_bytes as u64,
+                1,
+            ),
+            (
+                "max_external_agent_sessions",
+                self.max_external_agent_sessions as u64,
+                1,
+            ),
+            (
+                "max_external_agent_session_bytes",
+                self.max_external_agent_session_bytes,
                 1,
             ),
         ];

@@ -22,8 +22,8 @@ pub use actor::ThreadActor;
 pub use error::{CoreError, OpenError, StorageError};
 pub use handle::{InputMode, Op, Restored, Submitted, ThreadHandle, ThreadSnapshot, TurnOverrides};
 pub use manager::{
-    GoalRequestError, PageError, ReadMarkError, ResumePages, Subscribers, ThreadList,
-    ThreadManager, Unloaded,
+    GoalRequestError, ImportedThread, ImportedTurn, PageError, ReadMarkError, ResumePages,
+    Subscribers, ThreadList, ThreadManager, Unloaded,
 };
 pub use options::StartThreadOptions;
 pub use services::Services;

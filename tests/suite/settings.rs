@@ -10,6 +10,7 @@ use weft_test_support::{Client, RpcError};
 
 mod config_write;
 mod external_agent;
+mod external_agent_sessions;
 mod features;
 mod skills;
 mod thread_settings;

@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use weft_core::external_agent::detect::detect as detect_items;
 use weft_core::external_agent::history::{AppendError, History};
-use weft_core::external_agent::import::{
-    MEMORY_DISABLED, completed, import_item, session_failures,
+use weft_core::external_agent::import::{MEMORY_DISABLED, completed, import_item};
+use weft_core::external_agent::session_import::{
+    Pending, Requested, SessionBounds, detect_sessions, ledger_record, not_detected, not_stored,
+    prepare, record_import, stored,
 };
 use weft_core::external_agent::{Homes, repo_root};
 use weft_protocol::config_api::NoParams;
@@ -71,8 +73,13 @@ pub async fn detect(
         .filter(|cwd| refused_repo(cx.state, cwd).is_none())
         .collect();
     let include_home = params.include_home;
+    let sessions = SessionBounds::new(
+        params.max_sessions,
+        params.max_session_age_days,
+        &cx.state.config.limits,
+    );
     let items = blocking("external agent detection", move || {
-        detect_items(&homes, include_home, &cwds)
+        detect_items(&homes, include_home, &cwds, sessions)
     })
     .await?
     .map_err(JsonRpcError::internal)?;
@@ -84,7 +91,7 @@ pub async fn detect(
 
 /// `externalAgentConfig/import`: `{importId}`, then the import.
 pub async fn import(
-    _cx: Context<'_>,
+    cx: Context<'_>,
     params: ExternalAgentConfigImportParams,
 ) -> HandlerResult<Answer<ExternalAgentConfigImportResponse>> {
     let items = params.migration_items;
@@ -102,13 +109,110 @@ pub async fn import(
         return Ok(answer);
     }
     let provider_id = params.provider_id;
-    Ok(answer.then_run(move |state| run(state, import_id, provider_id, items)))
+    let originator = cx
+        .connection
+        .initialize_choices()
+        .map(|c| c.client_name.clone());
+    Ok(answer.then_run(move |state| run(state, import_id, provider_id, originator, items)))
+}
+
+/// The sessions the `SESSIONS` items name, checked against what detect offers now (with the
+/// default bounds) and the ledger: those to import, or, as the reference answers, the first
+/// one detect does not offer (and then none is imported).
+async fn prepare_sessions(
+    state: &AppState,
+    homes: &Homes,
+    items: &[ExternalAgentConfigMigrationItem],
+) -> Result<Vec<Pending>, Box<ExternalAgentConfigImportItemTypeFailure>> {
+    let requested: Vec<_> = items
+        .iter()
+        .filter(|item| item.item_type == ExternalAgentConfigMigrationItemType::Sessions)
+        .flat_map(|item| item.details.iter().flat_map(|d| d.sessions.iter().cloned()))
+        .collect();
+    let bounds = SessionBounds::new(None, None, &state.config.limits);
+    let homes = homes.clone();
+    let prepared = tokio::task::spawn_blocking(move || {
+        let detected = detect_sessions(&homes, bounds, weft_core::time::now_secs());
+        let mut pending: Vec<Pending> = Vec::new();
+        for session in &requested {
+            match prepare(&homes, session, &detected, bounds.max_bytes) {
+                Requested::Import(found) => {
+                    if !pending.iter().any(|p| p.source == found.source) {
+                        pending.push(*found);
+                    }
+                }
+                Requested::NotDetected => return Err(Box::new(not_detected(&session.path))),
+                Requested::AlreadyImported | Requested::Skipped => {}
+            }
+        }
+        Ok(pending)
+    })
+    .await;
+    prepared.unwrap_or_else(|err| {
+        tracing::warn!(%err, "external agent session import failed");
+        Ok(Vec::new())
+    })
+}
+
+/// Store each pending session as a thread (the oldest conversation first) and record it in
+/// the ledger; the outcomes listed last requested first, as the reference lists them.
+async fn import_sessions(
+    state: &AppState,
+    homes: &Homes,
+    originator: Option<String>,
+    pending: Vec<Pending>,
+) -> ExternalAgentConfigImportTypeResult {
+    let mut order: Vec<usize> = (0..pending.len()).collect();
+    order.sort_by(|a, b| {
+        let key = |p: &Pending| (p.thread.created_at, p.source.clone());
+        key(&pending[*a]).cmp(&key(&pending[*b]))
+    });
+    let mut outcomes: Vec<Option<Result<ExternalAgentConfigImportItemTypeSuccess, _>>> =
+        vec![None; pending.len()];
+    for index in order {
+        let session = &pending[index];
+        let mut thread = session.thread.clone();
+        thread.originator = originator.clone();
+        let outcome = match state.threads.import_thread(thread).await {
+            Ok(id) => {
+                let record = ledger_record(session, id.as_str());
+                let ledger_homes = homes.clone();
+                match tokio::task::spawn_blocking(move || record_import(&ledger_homes, record))
+                    .await
+                {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => tracing::warn!(%err, "could not record the session import"),
+                    Err(err) => tracing::warn!(%err, "could not record the session import"),
+                }
+                Ok(stored(session, id.as_str()))
+            }
+            Err(err) => Err(not_stored(session, &err.to_string())),
+        };
+        outcomes[index] = Some(outcome);
+    }
+    let mut result = sessions_result();
+    for outcome in outcomes.into_iter().rev().flatten() {
+        match outcome {
+            Ok(success) => result.successes.push(success),
+            Err(failure) => result.failures.push(failure),
+        }
+    }
+    result
+}
+
+fn sessions_result() -> ExternalAgentConfigImportTypeResult {
+    ExternalAgentConfigImportTypeResult {
+        item_type: ExternalAgentConfigMigrationItemType::Sessions,
+        successes: Vec::new(),
+        failures: Vec::new(),
+    }
 }
 
 async fn run(
     state: Arc<AppState>,
     import_id: String,
     provider_id: Option<String>,
+    originator: Option<String>,
     items: Vec<ExternalAgentConfigMigrationItem>,
 ) {
     let progress = |result: &ExternalAgentConfigImportTypeResult| {
@@ -121,7 +225,23 @@ async fn run(
     let _one_at_a_time = live.lock_writes().await;
     let homes = homes(&state);
     let mut results = Vec::new();
-    if let Some(sessions) = session_failures(&items) {
+    if items
+        .iter()
+        .any(|item| item.item_type == ExternalAgentConfigMigrationItemType::Sessions)
+    {
+        // As the reference: a session detect does not offer fails the item at once; else an
+        // empty `SESSIONS` progress comes first, then the outcome once the threads are stored.
+        let sessions = match prepare_sessions(&state, &homes, &items).await {
+            Err(failure) => {
+                let mut result = sessions_result();
+                result.failures.push(*failure);
+                result
+            }
+            Ok(pending) => {
+                state.connections.broadcast(&progress(&sessions_result())).await;
+                import_sessions(&state, &homes, originator, pending).await
+            }
+        };
         state.connections.broadcast(&progress(&sessions)).await;
         results.push(sessions);
     }

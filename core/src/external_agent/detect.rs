@@ -16,14 +16,21 @@ use super::settings::{
     config_values, configured_agent_keys, configured_mcp_servers, configured_stop_commands,
     mcp_servers, missing_values, stop_hooks,
 };
+use super::session_import::{SessionBounds, detect_sessions, projects_root};
 use super::{Homes, repo_root, shown};
 
 /// Everything to import for the home (when `include_home`) and the repositories of `cwds`;
 /// `Err` with the reference's message when a settings file Weft reads is not JSON.
-pub fn detect(homes: &Homes, include_home: bool, cwds: &[String]) -> Result<Vec<Item>, String> {
+pub fn detect(
+    homes: &Homes,
+    include_home: bool,
+    cwds: &[String],
+    sessions: SessionBounds,
+) -> Result<Vec<Item>, String> {
     let mut items = Vec::new();
     if include_home {
         home_items(homes, &mut items)?;
+        session_item(homes, sessions, &mut items);
     }
     let mut seen: Vec<PathBuf> = Vec::new();
     for cwd in cwds {
@@ -153,6 +160,23 @@ fn home_items(homes: &Homes, items: &mut Vec<Item>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The `SESSIONS` item: Claude Code's recent sessions (home only).
+fn session_item(homes: &Homes, bounds: SessionBounds, items: &mut Vec<Item>) {
+    let Some(root) = projects_root(homes) else {
+        return;
+    };
+    let sessions = detect_sessions(homes, bounds, crate::time::now_secs());
+    if sessions.is_empty() {
+        return;
+    }
+    items.push(Item {
+        item_type: Type::Sessions,
+        description: format!("Migrate recent sessions from {}", shown(&root)),
+        cwd: None,
+        details: details(|d| d.sessions = sessions),
+    });
 }
 
 fn repo_items(_homes: &Homes, root: &Path, items: &mut Vec<Item>) {

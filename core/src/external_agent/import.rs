@@ -49,40 +49,8 @@ pub struct Imported {
     pub config: Option<Config>,
 }
 
-/// The outcome of the `SESSIONS` items, reported first: Weft detects no sessions, so each
-/// session named is one it did not detect.
-pub fn session_failures(items: &[Item]) -> Option<TypeResult> {
-    let sessions: Vec<&Item> = items
-        .iter()
-        .filter(|item| item.item_type == Type::Sessions)
-        .collect();
-    if sessions.is_empty() {
-        return None;
-    }
-    let failures = sessions
-        .iter()
-        .flat_map(|item| item.details.iter().flat_map(|d| d.sessions.iter()))
-        .map(|session| Failure {
-            item_type: Type::Sessions,
-            error_type: None,
-            sub_error_type: Some("session_not_detected".into()),
-            failure_stage: "session_missing".into(),
-            message: format!(
-                "external agent session was not detected for import: {}",
-                session.path
-            ),
-            cwd: None,
-            source: Some(session.path.clone()),
-        })
-        .collect();
-    Some(TypeResult {
-        item_type: Type::Sessions,
-        successes: Vec::new(),
-        failures,
-    })
-}
-
-/// Import one item (not `SESSIONS`, see [`session_failures`]; not `MEMORY`, refused up front).
+/// Import one item (not `SESSIONS`, see [`super::session_import`]; not `MEMORY`, refused up
+/// front).
 pub fn import_item(homes: &Homes, item: &Item, current: &Config) -> Imported {
     let kind = item.item_type;
     let repo = item

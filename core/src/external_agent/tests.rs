@@ -12,6 +12,10 @@ use super::settings::{config_values, mcp_servers, missing_values, stop_hooks};
 use super::{Homes, repo_root};
 use crate::limits::Limits;
 
+fn bounds() -> super::session_import::SessionBounds {
+    super::session_import::SessionBounds::new(None, None, &Limits::default())
+}
+
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -166,7 +170,7 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
         repo.display().to_string(),
     ];
     std::fs::create_dir_all(repo.join("sub")).unwrap();
-    let items = detect(&homes, true, &cwds).unwrap();
+    let items = detect(&homes, true, &cwds, bounds()).unwrap();
     let kinds: Vec<(Type, bool)> = items
         .iter()
         .map(|item| (item.item_type, item.cwd.is_some()))
@@ -198,12 +202,12 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
     // Already there: nothing to offer.
     write(&repo.join("AGENTS.md"), "mine");
     std::fs::create_dir_all(repo.join(".agents/skills/r")).unwrap();
-    assert!(detect(&homes, false, &cwds).unwrap().is_empty());
+    assert!(detect(&homes, false, &cwds, bounds()).unwrap().is_empty());
     write(
         &weft.join("config.toml"),
         "[mcp_servers.two]\ncommand = \"y\"\n[agents.reviewer]\n",
     );
-    let home_kinds: Vec<Type> = detect(&homes, true, &[])
+    let home_kinds: Vec<Type> = detect(&homes, true, &[], bounds())
         .unwrap()
         .iter()
         .map(|item| item.item_type)
@@ -213,11 +217,11 @@ fn detect_lists_home_and_repo_items_in_order_and_skips_what_is_there() {
         user_home: None,
         ..homes.clone()
     };
-    assert!(detect(&no_home, true, &[]).unwrap().is_empty());
+    assert!(detect(&no_home, true, &[], bounds()).unwrap().is_empty());
     // Settings that are not JSON fail detection with serde's words.
     write(&home.join(".claude.json"), "{bad");
     assert_eq!(
-        detect(&homes, true, &[]).unwrap_err(),
+        detect(&homes, true, &[], bounds()).unwrap_err(),
         "invalid MCP config: key must be a string at line 1 column 2"
     );
 }

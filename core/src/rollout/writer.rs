@@ -55,11 +55,25 @@ impl RolloutWriter {
     /// and write the header line before returning, so the thread can be read at once. Must be
     /// called inside a tokio runtime.
     pub async fn create(home: &Path, meta: SessionMeta) -> Result<RolloutWriter, RolloutError> {
+        RolloutWriter::create_stamped(home, meta, crate::time::now_ms()).await
+    }
+
+    /// [`RolloutWriter::create`] with the header line stamped `header_ms` (Unix ms): a thread
+    /// imported from another agent's session keeps that session's times (docs/protocol.md
+    /// §7.39).
+    pub async fn create_stamped(
+        home: &Path,
+        meta: SessionMeta,
+        header_ms: i64,
+    ) -> Result<RolloutWriter, RolloutError> {
         if meta.ephemeral {
             return Err(RolloutError::Ephemeral(meta.id.to_string()));
         }
         let path = rollout_path(home, meta.created_at, &meta.id);
-        let header = RolloutLine::now(RolloutRecord::SessionMeta(Box::new(meta)));
+        let header = RolloutLine {
+            ts: header_ms,
+            record: RolloutRecord::SessionMeta(Box::new(meta)),
+        };
         let task_path = path.clone();
         let top = home.to_path_buf();
         let file = blocking(&path, move || create_file(&task_path, &top, &header)).await?;

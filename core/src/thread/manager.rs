@@ -10,6 +10,7 @@ mod delete;
 mod goals;
 mod host;
 mod idle;
+mod import;
 mod inject;
 mod loaded;
 mod metadata;
@@ -19,6 +20,7 @@ mod replay;
 mod revert;
 
 pub use goals::GoalRequestError;
+pub use import::{ImportedThread, ImportedTurn};
 pub use idle::{Subscribers, Unloaded};
 pub use pages::{PageError, ResumePages};
 pub use read_state::ReadMarkError;

@@ -1,7 +1,8 @@
 //! `externalAgentConfig/*` (docs/protocol.md §7.39): a fake Claude Code set-up under the
 //! daemon's `$HOME` and in a repository, detected, imported (files written, `config.toml`
 //! comments kept, progress then completed after the response), detected again as nothing, the
-//! history read back; `recordHistory`; the reference's refusals.
+//! history read back; `recordHistory`; the reference's refusals. Sessions:
+//! `external_agent_sessions.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,7 @@ use weft_test_support::Transport;
 
 use crate::turns::{Harness, Setup};
 
-fn write(path: &Path, text: &str) {
+pub(super) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
@@ -67,7 +68,7 @@ async fn start(transport: Transport, fake: &Fake) -> Harness {
     .await
 }
 
-fn kinds(detected: &Value) -> Vec<(String, Value)> {
+pub(super) fn kinds(detected: &Value) -> Vec<(String, Value)> {
     detected["items"]
         .as_array()
         .unwrap()
@@ -308,7 +309,7 @@ async fn record_history_and_refusals(transport: Transport) {
         err.message
     );
 
-    // A session Weft did not detect fails; memory is refused; nothing to import is no import.
+    // A session detect does not offer fails; memory is refused; nothing to import is no import.
     let answer = c
         .request_ok(
             "externalAgentConfig/import",
