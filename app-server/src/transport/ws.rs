@@ -90,6 +90,8 @@ struct WsState {
     session: Session,
     /// Whether a browser can reach the listener (TCP): then `Origin` is checked.
     browsers: bool,
+    /// The transport's name in the connections' logs.
+    transport: &'static str,
 }
 
 /// Bind the listener. Separate from [`serve`] so that a bind failure is a start-up error.
@@ -149,6 +151,7 @@ where
         auth: Arc::new(auth),
         web,
         browsers,
+        transport: if browsers { "ws" } else { "unix" },
         session: limits.session(ingress, shutdown.clone(), open),
     };
     let app = Router::new()
@@ -250,5 +253,5 @@ async fn upgrade(
         .protocols([SUBPROTOCOL])
         .max_message_size(max)
         .max_frame_size(max)
-        .on_upgrade(move |socket| session::run(socket, state.session, written, "ws"))
+        .on_upgrade(move |socket| session::run(socket, state.session, written, state.transport))
 }

@@ -1,9 +1,8 @@
-//! One WebSocket connection, once its stream is open: the client's text frames go to the
-//! processor, the connection's outbound queue goes out as text frames. It runs over any
-//! WebSocket stream: the HTTP-upgraded socket of the `ws://` listener (axum's
-//! [`WebSocket`](axum::extract::ws::WebSocket)) and the raw stream of a `unix://` connection
-//! (tungstenite's [`WebSocketStream`](tokio_tungstenite::WebSocketStream), no handshake). The
-//! two libraries' message types differ; [`Frame`] is what this loop needs of either.
+//! One WebSocket connection, once upgraded: the client's text frames go to the processor, the
+//! connection's outbound queue goes out as text frames. Every WebSocket listener runs it, the
+//! `ws://` one and the `unix://` control socket (`transport::unix`), whose connections upgrade
+//! through the same router. It is written against [`Frame`] and [`ReadError`], what it needs of
+//! a WebSocket library's messages and errors (axum's here), rather than one socket type.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -78,38 +77,6 @@ impl ReadError for axum::Error {
         std::error::Error::source(self)
             .and_then(|source| source.downcast_ref::<Error>())
             .is_some_and(|err| matches!(err, Error::Capacity(_)))
-    }
-}
-
-impl Frame for tokio_tungstenite::tungstenite::Message {
-    fn kind(&self) -> Kind<'_> {
-        use tokio_tungstenite::tungstenite::Message;
-        match self {
-            Message::Text(text) => Kind::Text(text.as_str()),
-            Message::Binary(_) => Kind::Binary,
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Kind::Control,
-            Message::Close(_) => Kind::Close,
-        }
-    }
-
-    fn text(frame: Bytes) -> Option<Self> {
-        tokio_tungstenite::tungstenite::Utf8Bytes::try_from(frame)
-            .ok()
-            .map(tokio_tungstenite::tungstenite::Message::Text)
-    }
-
-    fn close(code: u16, reason: String) -> Self {
-        use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-        tokio_tungstenite::tungstenite::Message::Close(Some(CloseFrame {
-            code: code.into(),
-            reason: reason.into(),
-        }))
-    }
-}
-
-impl ReadError for tokio_tungstenite::tungstenite::Error {
-    fn is_too_long(&self) -> bool {
-        matches!(self, tokio_tungstenite::tungstenite::Error::Capacity(_))
     }
 }
 
