@@ -13,10 +13,12 @@
 //! | `COMMANDS` | `~/.claude/commands/*.md` → `~/.agents/skills/source-command-*` | the same under the repository |
 //! | `SUBAGENTS` | `~/.claude/agents/*.md` → `[agents.NAME]` roles | — |
 //! | `AGENTS_MD` | — | `CLAUDE.md` (or `.claude/CLAUDE.md`) → `AGENTS.md` |
+//! | `SESSIONS` | `~/.claude/projects/*/*.jsonl` → stored threads ([`session_import`]) | — |
 //!
-//! Weft reads no project-level `config.toml` and no user-level `AGENTS.md`, has no plugins
-//! and no memory pipeline, and imports no sessions: those items are never detected. Importing an item again imports only what is still missing; a config write goes
-//! through the checked, comment-keeping, atomic writer ([`crate::config::write`]).
+//! Weft reads no project-level `config.toml` and no user-level `AGENTS.md`, and has no plugins
+//! and no memory pipeline: those items are never detected. Importing an item again imports only
+//! what is still missing; a config write goes through the checked, comment-keeping, atomic
+//! writer ([`crate::config::write`]).
 
 pub mod detect;
 mod files;
