@@ -124,10 +124,13 @@ async fn prepare_sessions(
     homes: &Homes,
     items: &[ExternalAgentConfigMigrationItem],
 ) -> Result<Vec<Pending>, Box<ExternalAgentConfigImportItemTypeFailure>> {
+    // Each file once, however often it is named.
+    let mut named = std::collections::HashSet::new();
     let requested: Vec<_> = items
         .iter()
         .filter(|item| item.item_type == ExternalAgentConfigMigrationItemType::Sessions)
         .flat_map(|item| item.details.iter().flat_map(|d| d.sessions.iter().cloned()))
+        .filter(|session| named.insert(session.path.clone()))
         .collect();
     let bounds = SessionBounds::new(None, None, &state.config.limits);
     let homes = homes.clone();
@@ -238,7 +241,10 @@ async fn run(
                 result
             }
             Ok(pending) => {
-                state.connections.broadcast(&progress(&sessions_result())).await;
+                state
+                    .connections
+                    .broadcast(&progress(&sessions_result()))
+                    .await;
                 import_sessions(&state, &homes, originator, pending).await
             }
         };

@@ -80,11 +80,23 @@ struct Ledger {
 }
 
 impl Ledger {
+    /// The ledger (empty when absent or unreadable, for detect and import to go on).
     fn load(homes: &Homes) -> Ledger {
-        std::fs::read_to_string(homes.weft_home.join(LEDGER_FILE))
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default()
+        Ledger::read(homes).unwrap_or_default()
+    }
+
+    /// The ledger (empty when absent), or why it cannot be read.
+    fn read(homes: &Homes) -> std::io::Result<Ledger> {
+        match std::fs::read_to_string(homes.weft_home.join(LEDGER_FILE)) {
+            Ok(text) => serde_json::from_str(&text).map_err(|err| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{LEDGER_FILE} does not parse: {err}"),
+                )
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Ledger::default()),
+            Err(err) => Err(err),
+        }
     }
 
     /// The newest record of a source.
@@ -102,13 +114,14 @@ impl Ledger {
     }
 }
 
-/// Add a record to the ledger (one writer at a time).
+/// Add a record to the ledger (one writer at a time); a ledger that does not parse is left
+/// as it is (its records are not lost to a rewrite).
 pub fn record_import(homes: &Homes, record: LedgerRecord) -> std::io::Result<()> {
     static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = WRITES
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut ledger = Ledger::load(homes);
+    let mut ledger = Ledger::read(homes)?;
     ledger
         .records
         .retain(|kept| kept.source_path != record.source_path);

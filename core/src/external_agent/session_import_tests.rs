@@ -30,7 +30,12 @@ fn fixture() -> Fixture {
 }
 
 fn session(fx: &Fixture, name: &str, records: &[Value], age: Duration) -> PathBuf {
-    let dir = fx.homes.claude_home().unwrap().join("projects").join("-repo");
+    let dir = fx
+        .homes
+        .claude_home()
+        .unwrap()
+        .join("projects")
+        .join("-repo");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
@@ -65,8 +70,14 @@ fn bounds_default_to_the_reference_and_are_capped_by_the_limits() {
     };
     let b = SessionBounds::new(None, None, &Limits::default());
     assert_eq!((b.max_sessions, b.max_age_days), (50, 30));
-    assert_eq!(SessionBounds::new(Some(200), Some(2), &limits).max_sessions, 10);
-    assert_eq!(SessionBounds::new(Some(3), Some(2), &limits).max_age_days, 2);
+    assert_eq!(
+        SessionBounds::new(Some(200), Some(2), &limits).max_sessions,
+        10
+    );
+    assert_eq!(
+        SessionBounds::new(Some(3), Some(2), &limits).max_age_days,
+        2
+    );
 }
 
 #[test]
@@ -79,7 +90,12 @@ fn recent_sessions_are_listed_newest_first_within_count_and_age() {
     session(&fx, "notes.txt", &talk(&fx.repo, "not a session"), day);
     let gone = fx.repo.join("gone");
     session(&fx, "gone.jsonl", &talk(&gone, "cwd gone"), day * 2);
-    session(&fx, "no-time.jsonl", &[json!({"type": "user", "cwd": fx.repo, "message": {"content": "x"}})], day * 3);
+    session(
+        &fx,
+        "no-time.jsonl",
+        &[json!({"type": "user", "cwd": fx.repo, "message": {"content": "x"}})],
+        day * 3,
+    );
     let listed = detect_sessions(&fx.homes, bounds(None, None), now());
     let shown_path = |p: &Path| p.display().to_string();
     assert_eq!(
@@ -101,7 +117,10 @@ fn recent_sessions_are_listed_newest_first_within_count_and_age() {
     let one = detect_sessions(&fx.homes, bounds(Some(1), None), now());
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].path, shown_path(&new));
-    assert_eq!(detect_sessions(&fx.homes, bounds(None, Some(5)), now()).len(), 1);
+    assert_eq!(
+        detect_sessions(&fx.homes, bounds(None, Some(5)), now()).len(),
+        1
+    );
     assert!(detect_sessions(&fx.homes, bounds(None, Some(0)), now()).is_empty());
     assert!(detect_sessions(&fx.homes, bounds(Some(0), None), now()).is_empty());
     let tiny = SessionBounds {
@@ -114,7 +133,12 @@ fn recent_sessions_are_listed_newest_first_within_count_and_age() {
 #[test]
 fn an_imported_session_is_offered_again_only_once_it_changes() {
     let fx = fixture();
-    let path = session(&fx, "s.jsonl", &talk(&fx.repo, "hello"), Duration::from_secs(60));
+    let path = session(
+        &fx,
+        "s.jsonl",
+        &talk(&fx.repo, "hello"),
+        Duration::from_secs(60),
+    );
     let detected = detect_sessions(&fx.homes, bounds(None, None), now());
     assert_eq!(detected.len(), 1);
     let Requested::Import(pending) = prepare(&fx.homes, &detected[0], &detected, 1 << 20) else {
@@ -128,10 +152,15 @@ fn an_imported_session_is_offered_again_only_once_it_changes() {
         Requested::AlreadyImported
     );
     let mut records = talk(&fx.repo, "hello");
-    records.push(json!({"type": "user", "cwd": fx.repo, "timestamp": "2024-01-02T04:00:00Z",
-        "message": {"content": "more"}}));
+    records.push(
+        json!({"type": "user", "cwd": fx.repo, "timestamp": "2024-01-02T04:00:00Z",
+        "message": {"content": "more"}}),
+    );
     session(&fx, "s.jsonl", &records, Duration::from_secs(1));
-    assert_eq!(detect_sessions(&fx.homes, bounds(None, None), now()).len(), 1);
+    assert_eq!(
+        detect_sessions(&fx.homes, bounds(None, None), now()).len(),
+        1
+    );
 }
 
 #[test]
@@ -142,13 +171,22 @@ fn a_session_detect_does_not_offer_is_not_imported() {
         cwd: fx.repo.display().to_string(),
         title: None,
     };
-    assert_eq!(prepare(&fx.homes, &stray, &[], 1 << 20), Requested::NotDetected);
+    assert_eq!(
+        prepare(&fx.homes, &stray, &[], 1 << 20),
+        Requested::NotDetected
+    );
     let failure = not_detected(&stray.path);
     assert_eq!(failure.failure_stage, "session_missing");
-    assert_eq!(failure.sub_error_type.as_deref(), Some("session_not_detected"));
+    assert_eq!(
+        failure.sub_error_type.as_deref(),
+        Some("session_not_detected")
+    );
     assert_eq!(
         failure.message,
-        format!("external agent session was not detected for import: {}", stray.path)
+        format!(
+            "external agent session was not detected for import: {}",
+            stray.path
+        )
     );
 }
 
@@ -202,4 +240,35 @@ fn a_session_becomes_turns_of_user_prompts_ending_with_the_marker() {
         ..session
     };
     assert_eq!(imported_thread(&no_cwd), None);
+}
+
+#[test]
+fn a_ledger_that_does_not_parse_is_not_rewritten() {
+    let fx = fixture();
+    let ledger = fx.homes.weft_home.join(LEDGER_FILE);
+    std::fs::write(&ledger, "{bad").unwrap();
+    let record = LedgerRecord {
+        source_path: fx.repo.join("s.jsonl"),
+        content_sha256: "x".into(),
+        imported_thread_id: "t".into(),
+        imported_at: 1,
+        source_modified_at: None,
+        title: None,
+    };
+    let err = record_import(&fx.homes, record.clone()).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), "{bad");
+    std::fs::remove_file(&ledger).unwrap();
+    record_import(&fx.homes, record.clone()).unwrap();
+    record_import(
+        &fx.homes,
+        LedgerRecord {
+            imported_thread_id: "u".into(),
+            ..record
+        },
+    )
+    .unwrap();
+    let kept = Ledger::load(&fx.homes).records;
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].imported_thread_id, "u");
 }

@@ -131,7 +131,10 @@ fn titled(record: &Value, kind: &str, field: &str) -> Option<String> {
 }
 
 fn message_of(record: &mut Value) -> Option<Message> {
-    let kind = record.get("type").or_else(|| record.get("role"))?.as_str()?;
+    let kind = record
+        .get("type")
+        .or_else(|| record.get("role"))?
+        .as_str()?;
     let assistant = match kind {
         "assistant" => true,
         "user" => false,

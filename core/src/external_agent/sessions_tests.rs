@@ -15,8 +15,14 @@ fn write_jsonl(path: &Path, records: &[Value]) -> String {
 fn rfc3339_times_parse_with_fractions_and_offsets() {
     assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
     assert_eq!(parse_rfc3339("2024-01-02T03:04:05Z"), Some(1_704_164_645));
-    assert_eq!(parse_rfc3339("2024-01-02T03:04:05.123Z"), Some(1_704_164_645));
-    assert_eq!(parse_rfc3339("2024-01-02T05:04:05+02:00"), Some(1_704_164_645));
+    assert_eq!(
+        parse_rfc3339("2024-01-02T03:04:05.123Z"),
+        Some(1_704_164_645)
+    );
+    assert_eq!(
+        parse_rfc3339("2024-01-02T05:04:05+02:00"),
+        Some(1_704_164_645)
+    );
     assert_eq!(parse_rfc3339("2024-03-01T00:00:00Z"), Some(1_709_251_200));
     assert_eq!(parse_rfc3339("2024-01-02 03:04:05"), None);
     assert_eq!(parse_rfc3339("yesterday"), None);
@@ -60,7 +66,10 @@ fn a_session_reads_as_messages_with_tool_notes_and_its_title() {
     assert_eq!(
         texts,
         vec![
-            (Role::User, "<command-message>init</command-message>\n\n  Fix it\nmore"),
+            (
+                Role::User,
+                "<command-message>init</command-message>\n\n  Fix it\nmore"
+            ),
             (
                 Role::Assistant,
                 "Looking.\n\n[external_agent_tool_call: Bash]\ndescription: List\ncommand: ls\n[/external_agent_tool_call]"
@@ -90,7 +99,10 @@ fn custom_titles_win_over_ai_titles_and_the_prompt() {
             json!({"type": "ai-title", "aiTitle": "generated"}),
         ],
     );
-    assert_eq!(read_session(&path, 1 << 20).unwrap().title.as_deref(), Some("final"));
+    assert_eq!(
+        read_session(&path, 1 << 20).unwrap().title.as_deref(),
+        Some("final")
+    );
     write_jsonl(
         &path,
         &[
@@ -98,9 +110,18 @@ fn custom_titles_win_over_ai_titles_and_the_prompt() {
             json!({"type": "ai-title", "aiTitle": " generated "}),
         ],
     );
-    assert_eq!(read_session(&path, 1 << 20).unwrap().title.as_deref(), Some("generated"));
-    write_jsonl(&path, &[json!({"type": "user", "message": {"content": "<system-reminder>x</system-reminder>"}})]);
-    assert_eq!(read_session(&path, 1 << 20).unwrap().title.as_deref(), Some("Imported session"));
+    assert_eq!(
+        read_session(&path, 1 << 20).unwrap().title.as_deref(),
+        Some("generated")
+    );
+    write_jsonl(
+        &path,
+        &[json!({"type": "user", "message": {"content": "<system-reminder>x</system-reminder>"}})],
+    );
+    assert_eq!(
+        read_session(&path, 1 << 20).unwrap().title.as_deref(),
+        Some("Imported session")
+    );
 }
 
 #[test]
