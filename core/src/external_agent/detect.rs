@@ -12,11 +12,11 @@ use weft_protocol::external_agent_api::{
 };
 
 use super::files::{commands, folder_names, has_text, missing_or_blank, subagents};
+use super::session_import::{SessionBounds, detect_sessions, projects_root};
 use super::settings::{
     config_values, configured_agent_keys, configured_mcp_servers, configured_stop_commands,
     mcp_servers, missing_values, stop_hooks,
 };
-use super::session_import::{SessionBounds, detect_sessions, projects_root};
 use super::{Homes, repo_root, shown};
 
 /// Everything to import for the home (when `include_home`) and the repositories of `cwds`;

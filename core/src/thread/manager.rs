@@ -20,8 +20,8 @@ mod replay;
 mod revert;
 
 pub use goals::GoalRequestError;
-pub use import::{ImportedThread, ImportedTurn};
 pub use idle::{Subscribers, Unloaded};
+pub use import::{ImportedThread, ImportedTurn};
 pub use pages::{PageError, ResumePages};
 pub use read_state::ReadMarkError;
 
