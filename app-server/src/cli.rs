@@ -110,10 +110,50 @@ pub struct AppServerArgs {
 /// The subcommands of `weft app-server`, as `codex app-server` has them.
 #[derive(Debug, Subcommand)]
 pub enum AppServerCommand {
+    /// Manage the local app-server daemon (a background `weft app-server --listen unix://`).
+    Daemon(DaemonArgs),
     /// Proxy stdio bytes to the running app-server control socket.
     Proxy(ProxyArgs),
     /// Write Weft's JSON Schema of the protocol (the files of `schema/`) into a directory.
     GenerateJsonSchema(SchemaArgs),
+}
+
+/// `weft app-server daemon` flags.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: DaemonCommand,
+    /// Config overrides for the daemon `start` launches (`-c dotted.key=value`).
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", global = true)]
+    pub config: Vec<String>,
+    /// Enable a feature in the daemon `start` launches.
+    #[arg(long = "enable", value_name = "FEATURE", global = true)]
+    pub enable: Vec<String>,
+    /// Disable a feature in the daemon `start` launches.
+    #[arg(long = "disable", value_name = "FEATURE", global = true)]
+    pub disable: Vec<String>,
+}
+
+impl DaemonArgs {
+    /// The overrides `start` passes on, as `-c` values.
+    pub fn overrides(&self) -> Vec<String> {
+        let mut all = self.config.clone();
+        all.extend(self.enable.iter().map(|f| format!("features.{f}=true")));
+        all.extend(self.disable.iter().map(|f| format!("features.{f}=false")));
+        all
+    }
+}
+
+/// The `daemon` subcommands Weft has (the reference's `pid` backend).
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum DaemonCommand {
+    /// Start the local app server daemon if it is not already running.
+    Start,
+    /// Stop the local app server daemon.
+    Stop,
+    /// Print the local CLI and running app-server versions as JSON.
+    Version,
 }
 
 /// `weft app-server proxy` flags.

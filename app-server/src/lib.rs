@@ -7,6 +7,8 @@
 //! - [`transport`]: stdio, WebSocket and the `unix://` control socket, and the
 //!   [`transport::ingress`] queue they feed.
 //! - [`proxy`]: `weft app-server proxy`, a byte relay between stdio and the control socket.
+//! - [`daemon`]: `weft app-server daemon start|stop|version`, a background daemon on the control
+//!   socket.
 //! - [`web`]: the browser side of the WebSocket listener (the web client, sign-in, origins).
 //! - [`processor`]: decoding, the `initialize` gate and the one route table.
 //! - [`handlers`]: one file per domain; a handler returns its method's response.
@@ -22,6 +24,7 @@
 pub mod cli;
 pub mod command_exec;
 pub mod connection;
+pub mod daemon;
 pub mod dispatch;
 pub mod experimental;
 pub mod handlers;

@@ -14,6 +14,9 @@ fn main() -> ExitCode {
         Command::AppServer(args) => match args.command {
             Some(AppServerCommand::GenerateJsonSchema(schema)) => generate_schema(&schema.out),
             Some(AppServerCommand::Proxy(proxy)) => weft_app_server::proxy::main(proxy),
+            Some(AppServerCommand::Daemon(daemon)) => {
+                weft_app_server::daemon::main(daemon.command, &daemon.overrides())
+            }
             None => serve(args),
         },
     }

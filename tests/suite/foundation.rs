@@ -3,6 +3,7 @@
 
 mod backpressure;
 mod cli;
+mod daemon_cli;
 mod envelope;
 mod handshake;
 mod http_client;
