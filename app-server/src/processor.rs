@@ -18,13 +18,13 @@ use crate::connection::Connection;
 use crate::dispatch::{Dispatcher, scoped};
 use crate::experimental::{self, Gate};
 use crate::handlers::command;
-use crate::handlers::{model_provider_write, model_providers};
 use crate::handlers::{
     account, collaboration, config, goals, guardian, history, hooks, initialize, mcp, models,
     pages, read_state, revert, review, shell, skills, terminals, thread_list, threads, turns,
 };
 use crate::handlers::{attachments, feedback};
 use crate::handlers::{config_write, features, permissions, settings, skills_write};
+use crate::handlers::{model_provider_write, model_providers};
 use crate::outgoing;
 use crate::state::AppState;
 use crate::subscriptions::Resolution;

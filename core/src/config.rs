@@ -23,12 +23,12 @@ mod features;
 mod fs;
 mod guardian;
 pub mod live;
+pub mod provider_write;
 mod review;
 mod search;
 pub mod skill_switches;
 mod snapshots;
 mod web;
-pub mod provider_write;
 pub mod write;
 
 pub use crate::config_base::{

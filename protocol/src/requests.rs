@@ -71,8 +71,7 @@ use crate::model_provider_api::{
     ModelProviderListParams, ModelProviderListResponse,
 };
 use crate::model_provider_write_api::{
-    ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse,
-    ModelProviderDefaultSetParams,
+    ModelProviderConfigWriteParams, ModelProviderConfigWriteResponse, ModelProviderDefaultSetParams,
 };
 use crate::models::{ModelListParams, ModelListResponse};
 use crate::revert_api::{ThreadRevertParams, ThreadRevertResponse};
