@@ -386,6 +386,16 @@ fn to_value(value: &toml::Value) -> Value {
 /// over it, and the directory flushed. A symlink is followed: its target is replaced. A crash
 /// leaves the old file or the new one, never half of either; a failure removes the temporary.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    replace_file(path, text.as_bytes(), false)
+}
+
+/// [`write_atomically`] for a file of secrets: the new file is the owner's alone (0600)
+/// whatever the old one's mode was.
+pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, bytes, true)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     let target = match std::fs::canonicalize(path) {
         Ok(real) => real,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
@@ -396,12 +406,19 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .filter(|dir| !dir.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    let prefix = format!(
+        ".{}.",
+        target
+            .file_name()
+            .map_or_else(|| "file".into(), |name| name.to_string_lossy())
+    );
+    // tempfile creates the temporary 0600.
     let mut temp = tempfile::Builder::new()
-        .prefix(".config.toml.")
+        .prefix(&prefix)
         .suffix(".tmp")
         .tempfile_in(dir)?;
-    temp.write_all(text.as_bytes())?;
-    if let Ok(meta) = std::fs::metadata(&target) {
+    temp.write_all(bytes)?;
+    if !private && let Ok(meta) = std::fs::metadata(&target) {
         temp.as_file().set_permissions(meta.permissions())?;
     }
     temp.as_file().sync_all()?;

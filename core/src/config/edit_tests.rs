@@ -208,3 +208,26 @@ fn a_table_written_over_a_table_keeps_the_comments_inside() {
         "[limits]\nmax_connections = 1_000 # many\nold = 'x' # literal\nnew = 2\n"
     );
 }
+
+#[test]
+fn a_private_file_is_the_owners_alone_and_a_config_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let secrets = dir.path().join("secrets.json");
+    std::fs::write(&secrets, "{}").unwrap();
+    std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write_private_atomically(&secrets, b"{\"a\":1}").unwrap();
+    assert_eq!(mode(&secrets), 0o600);
+    assert_eq!(std::fs::read_to_string(&secrets).unwrap(), "{\"a\":1}");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write_atomically(&config, "a = 1\n").unwrap();
+    assert_eq!(mode(&config), 0o644);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "no temporary left: {left:?}");
+}

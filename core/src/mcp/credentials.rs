@@ -1,15 +1,14 @@
 //! Where MCP OAuth tokens are kept (docs/mcp.md §9): one JSON file,
 //! `$WEFT_HOME/mcp_oauth_credentials.json`, mode 0600, holding an entry per server, keyed by
 //! the server's name and a digest of its URL, so an entry pointed at another URL is not used.
-//! Every write replaces the file atomically (a temporary file in the same directory, renamed
-//! over it). `fs/*` never serves it: `$WEFT_HOME` is outside every client's reach
+//! Every write replaces the file atomically and keeps it the owner's alone
+//! (`config::edit::write_private_atomically`). `fs/*` never serves it: `$WEFT_HOME` is outside every client's reach
 //! (`crate::fs`).
 //!
 //! [`ServerCredentials`] is one entry as rmcp's [`CredentialStore`]: rmcp's authorization
 //! manager saves what the token endpoint answers there, and refreshes through it.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +17,8 @@ use rmcp::transport::auth::{
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::config::edit::write_private_atomically;
 
 /// The file's name under `$WEFT_HOME`.
 pub const CREDENTIALS_FILE: &str = "mcp_oauth_credentials.json";
@@ -94,14 +95,8 @@ impl CredentialsFile {
     }
 
     fn write(&self, entries: &BTreeMap<String, Entry>) -> std::io::Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        // tempfile creates the file 0600; the rename keeps that mode.
-        let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-        temp.write_all(&serde_json::to_vec_pretty(entries).map_err(std::io::Error::other)?)?;
-        temp.as_file().sync_all()?;
-        temp.persist(&self.path).map_err(|err| err.error)?;
-        Ok(())
+        let bytes = serde_json::to_vec_pretty(entries).map_err(std::io::Error::other)?;
+        write_private_atomically(&self.path, &bytes)
     }
 
     async fn update(
