@@ -287,12 +287,21 @@ async fn run(
                 }
                 imported.result
             }
+            // The item's import died (a panic): it failed, it is not reported as empty.
             Err(err) => {
                 tracing::warn!(%err, "external agent import item failed");
                 ExternalAgentConfigImportTypeResult {
                     item_type: kind,
                     successes: Vec::new(),
-                    failures: Vec::new(),
+                    failures: vec![ExternalAgentConfigImportItemTypeFailure {
+                        item_type: kind,
+                        error_type: None,
+                        sub_error_type: None,
+                        failure_stage: "import".into(),
+                        message: format!("the import stopped: {err}"),
+                        cwd: None,
+                        source: None,
+                    }],
                 }
             }
         };
