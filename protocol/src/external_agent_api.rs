@@ -274,24 +274,17 @@ pub struct ExternalAgentConfigImportTypeResult {
     pub failures: Vec<ExternalAgentConfigImportItemTypeFailure>,
 }
 
-/// `externalAgentConfig/import/progress`: one item done.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ExternalAgentConfigImportProgressNotification {
-    /// The import.
-    pub import_id: String,
-    /// The item's outcome.
-    pub item_type_results: Vec<ExternalAgentConfigImportTypeResult>,
-}
-
-/// `externalAgentConfig/import/completed`: every item done, outcomes by type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ExternalAgentConfigImportCompletedNotification {
-    /// The import.
-    pub import_id: String,
-    /// The outcomes, by type.
-    pub item_type_results: Vec<ExternalAgentConfigImportTypeResult>,
+crate::serde_util::same_members! {
+    {
+        /// The import.
+        pub import_id: String,
+        /// The outcomes, by type (one item's for a progress notification).
+        pub item_type_results: Vec<ExternalAgentConfigImportTypeResult>,
+    }
+    /// `externalAgentConfig/import/progress`: one item done.
+    ExternalAgentConfigImportProgressNotification;
+    /// `externalAgentConfig/import/completed`: every item done, outcomes by type.
+    ExternalAgentConfigImportCompletedNotification;
 }
 
 /// One thing an externally completed import imported.
