@@ -40,6 +40,10 @@ pub struct Args {
     #[arg(long)]
     pub markdown: Option<PathBuf>,
 
+    /// Exit with status 3 when a measured figure is over its regression budget.
+    #[arg(long)]
+    pub check_budgets: bool,
+
     /// `big-resume`: size of Weft's rollout in MiB (default 1024; 256 with --quick).
     #[arg(long)]
     pub big_resume_mib: Option<u64>,

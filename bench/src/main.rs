@@ -176,6 +176,14 @@ async fn run(args: Args, early_notes: Vec<String>) -> Result<()> {
     if let Some(path) = &args.markdown {
         std::fs::write(path, &text).with_context(|| format!("write {}", path.display()))?;
     }
+    let missed = report.missed_budgets();
+    if args.check_budgets && !missed.is_empty() {
+        let names: Vec<String> = missed
+            .iter()
+            .map(|b| format!("{}: {}", b.group, b.label))
+            .collect();
+        bail!("over budget: {}", names.join("; "));
+    }
     Ok(())
 }
 
@@ -260,6 +268,20 @@ fn goals() -> Vec<Goal> {
 /// The targets that are not ratios: 1,000 concurrent threads without errors, resume of
 /// 100,000 items under a second.
 fn absolute_targets(report: &mut Report) {
+    report.budget(
+        concurrency::GROUP,
+        "N = 1,000: failed turns",
+        report::Unit::Count,
+        0.0,
+        "issue 7",
+    );
+    report.budget(
+        resume::GROUP,
+        "rollout of 100,000 items",
+        report::Unit::Ms,
+        1000.0,
+        "issue 7",
+    );
     let failed = report.median(Kind::Weft, concurrency::GROUP, "N = 1,000: failed turns");
     match failed {
         Some(0.0) => {

@@ -52,6 +52,22 @@ struct Row {
 pub struct Report {
     rows: Vec<Row>,
     notes: Vec<String>,
+    budgets: Vec<Budget>,
+}
+
+/// An absolute ceiling on one of Weft's figures (the regression table): a figure that was
+/// brought down stays down. Registered by the scenario that measures it.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// `(group, label)` of the figure.
+    pub group: &'static str,
+    pub label: String,
+    /// The figure's unit.
+    pub unit: Unit,
+    /// Weft's median must be at most this.
+    pub at_most: f64,
+    /// Where the budget comes from (`issue 29`).
+    pub origin: &'static str,
 }
 
 impl Report {
@@ -91,6 +107,35 @@ impl Report {
         let note = note.into();
         eprintln!("note: {note}");
         self.notes.push(note);
+    }
+
+    /// Hold Weft's figure `label` of `group` (in `unit`) at or under `at_most`.
+    pub fn budget(
+        &mut self,
+        group: &'static str,
+        label: &str,
+        unit: Unit,
+        at_most: f64,
+        origin: &'static str,
+    ) {
+        self.budgets.push(Budget {
+            group,
+            label: label.to_string(),
+            unit,
+            at_most,
+            origin,
+        });
+    }
+
+    /// The budgets whose figure was measured and is over its ceiling.
+    pub fn missed_budgets(&self) -> Vec<&Budget> {
+        self.budgets
+            .iter()
+            .filter(|b| {
+                self.median(Kind::Weft, b.group, &b.label)
+                    .is_some_and(|v| v > b.at_most)
+            })
+            .collect()
     }
 
     /// The median of `kind`'s figure, if measured.
@@ -133,11 +178,37 @@ impl Report {
             );
         }
         out.push_str(&self.goals(goals));
+        out.push_str(&self.budget_table());
         if !self.notes.is_empty() {
             out.push_str("\nNotes:\n\n");
             for note in &self.notes {
                 let _ = writeln!(out, "- {note}");
             }
+        }
+        out
+    }
+
+    /// The regression table: each budget with Weft's median.
+    fn budget_table(&self) -> String {
+        if self.budgets.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\n### Regression budgets (Weft)\n\n| figure | budget | Weft median | met? | from |\n|---|---|---|---|---|\n",
+        );
+        for b in &self.budgets {
+            let (value, met) = match self.median(Kind::Weft, b.group, &b.label) {
+                Some(v) => (b.unit.format(v), if v <= b.at_most { "yes" } else { "no" }),
+                None => ("–".to_string(), "not measured"),
+            };
+            let _ = writeln!(
+                out,
+                "| {}: {} | ≤ {} | {value} | {met} | {} |",
+                b.group,
+                b.label,
+                b.unit.format(b.at_most),
+                b.origin
+            );
         }
         out
     }
@@ -234,5 +305,30 @@ mod tests {
         let text = report.render(&goals);
         assert!(text.contains("| warm | 10.0 ms (10.0 ms) | 80.0 ms (80.0 ms) | 0.125 (1/8.0) |"));
         assert!(text.contains("| start-up ≤ 1/8 | 0.125 (1/8.0) | yes |"));
+    }
+
+    #[test]
+    fn budgets_table_and_misses() {
+        let mut report = Report::default();
+        let s = |v| Summary {
+            median: v,
+            p90: v,
+            n: 3,
+        };
+        report.value(Kind::Weft, "Resume", "page", Unit::Ms, s(12.0));
+        report.value(Kind::Weft, "Resume", "full", Unit::Ms, s(30.0));
+        report.budget("Resume", "page", Unit::Ms, 20.0, "issue 29");
+        report.budget("Resume", "full", Unit::Ms, 25.0, "issue 29");
+        report.budget("Resume", "absent", Unit::Ms, 1.0, "issue 29");
+        let text = report.render(&[]);
+        assert!(text.contains("| Resume: page | ≤ 20.0 ms | 12.0 ms | yes | issue 29 |"));
+        assert!(text.contains("| Resume: full | ≤ 25.0 ms | 30.0 ms | no | issue 29 |"));
+        assert!(text.contains("| Resume: absent | ≤ 1.00 ms | – | not measured | issue 29 |"));
+        let missed: Vec<&str> = report
+            .missed_budgets()
+            .iter()
+            .map(|b| b.label.as_str())
+            .collect();
+        assert_eq!(missed, ["full"]);
     }
 }
