@@ -290,6 +290,16 @@ async fn series(
 pub async fn run(target: &Target, args: &Args, report: &mut Report) -> Result<()> {
     let reps = args.reps.unwrap_or(if args.quick { 3 } else { 7 }).max(1);
     let kind = target.kind;
+    if kind == Kind::Weft {
+        // Issue 29 goal 4: server CPU per streamed delta over stdio, one subscriber.
+        let label = format!(
+            "{}, K = {} / {}: CPU per delta",
+            Mode::Stdio.label(),
+            thousands(KS[0]),
+            thousands(KS[1])
+        );
+        report.budget(GROUP, &label, Unit::Us, 1.5, "issue 29");
+    }
     let mut per_delta: Vec<(Mode, [usize; 2], f64)> = Vec::new();
     let plan = [
         (Mode::Stdio, KS),

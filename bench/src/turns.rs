@@ -9,7 +9,7 @@ use crate::cli::Reps;
 use crate::procfs::{clock_ticks_per_second, cpu_ticks};
 use crate::report::{Report, Unit};
 use crate::stats::{Summary, slope, summarize};
-use crate::target::{REQUEST_TIMEOUT, Session, Target};
+use crate::target::{Kind, REQUEST_TIMEOUT, Session, Target};
 
 pub const GROUP: &str = "Turn latency (turn/start sent → turn/completed read), reply of K deltas";
 pub const CPU_PER_DELTA: &str = "per delta, server CPU (slope)";
@@ -42,6 +42,10 @@ async fn turn(
 }
 
 pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()> {
+    if target.kind == Kind::Weft {
+        // Issue 29 goal 4: server CPU per streamed delta (stdio, one subscriber).
+        report.budget(GROUP, CPU_PER_DELTA, Unit::Us, 1.5, "issue 29");
+    }
     let tick_ms = 1e3 / clock_ticks_per_second() as f64;
     let mut session = Session::start(target).await?;
     turn(&mut session, target, 10, tick_ms).await?; // warm-up, not measured
