@@ -2,7 +2,7 @@
 //! served by seeking to the lines they need instead of reading the whole file
 //! (docs/protocol.md §7.24).
 //!
-//! # Why an in-memory index built by streaming
+//! # An index built by streaming, kept on disk
 //!
 //! One pass over the file, one line in memory at a time, records per turn its line ordinal,
 //! start, end and item list, and per item its line ordinal, byte offset, length and kind
@@ -10,9 +10,12 @@
 //! are. A page then parses only its own lines. The file is append-only, so the index is
 //! extended from where it stopped ([`RolloutIndex::update`]) rather than rebuilt; a file that
 //! shrank or was replaced is indexed again. [`IndexCache`] keeps the indexes of the most
-//! recently paged rollouts. Keeping offsets in the state DB instead would have to follow every
-//! append of every thread (and a crash could leave the DB ahead of the file); the streaming
-//! pass is linear, needs nothing on disk, and is only done once per daemon and file.
+//! recently paged rollouts, and the index of a long rollout on disk ([`sidecar`]): the pass
+//! turns each line into an [`Event`] and applies it, the sidecar keeps the events, and a
+//! later daemon replays them and streams only the lines appended since
+//! (docs/architecture.md §10.3). The state DB is not the place: it would have to follow every
+//! append of every thread, and a crash could leave it ahead of the file; the sidecar is a cache
+//! checked against the file, and rebuilt from it when it does not match.
 //!
 //! # Ordinals
 //!
@@ -21,27 +24,33 @@
 //! writer completes it with a newline (docs/architecture.md §10) it is an unparsable line that
 //! keeps its ordinal and is skipped.
 
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use parking_lot::Mutex;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use weft_protocol::{ThreadItem, ThreadItemDetails, TurnError, TurnId, TurnStatus, UserInput};
 
 use super::RolloutError;
 
+mod cache;
+mod event;
+mod sidecar;
 #[cfg(test)]
 mod tests;
+
+pub use cache::{IndexCache, SIDECAR_MIN_BYTES};
+
+/// The directory of `$WEFT_HOME` that holds the rollouts' on-disk indexes.
+pub const ROLLOUT_INDEX_DIR: &str = "rollout-index";
 use super::reader::parse_header;
 use super::record::{RolloutLine, RolloutRecord};
+use event::Event;
 
 /// What an indexed item is, as far as a turn summary cares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ItemKind {
     /// A `userMessage`.
     UserMessage,
@@ -112,10 +121,20 @@ pub struct RolloutIndex {
     skipped_lines: usize,
     /// Where a resume finds what it needs besides the turns ([`Landmarks`]).
     landmarks: Landmarks,
+    /// The events applied since the sidecar was last written, while one is kept
+    /// ([`sidecar`]).
+    journal: Option<Vec<Event>>,
+    /// The file shrank or was replaced since the sidecar was written: it is written anew.
+    restarted: bool,
+    /// Bytes of the rollout this index has read line by line (not counting pages' reads).
+    streamed: u64,
 }
 
+/// A line whose payload does not parse as its type says: skipped and counted.
+struct Skip;
+
 /// A line, by position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineAt {
     offset: u64,
     len: u32,
@@ -228,6 +247,9 @@ impl RolloutIndex {
             turn_ids: HashMap::new(),
             skipped_lines: 0,
             landmarks: Landmarks::default(),
+            journal: None,
+            restarted: false,
+            streamed: 0,
         }
     }
 
@@ -239,7 +261,13 @@ impl RolloutIndex {
             .metadata()
             .map_err(|e| RolloutError::io(&self.path, e))?;
         if identity(&meta) != self.identity || meta.len() < self.indexed_bytes {
+            let journal = self.journal.is_some().then(Vec::new);
+            let restarted = self.restarted || self.indexed_bytes > 0;
+            let streamed = self.streamed;
             *self = RolloutIndex::empty(std::mem::take(&mut self.path), identity(&meta));
+            self.journal = journal;
+            self.restarted = restarted;
+            self.streamed = streamed;
         }
         if meta.len() == self.indexed_bytes {
             return Ok(());
@@ -261,15 +289,16 @@ impl RolloutIndex {
             let ordinal = self.next_ordinal;
             if ordinal == 0 {
                 let header = parse_header(&self.path, &line)?;
-                self.landmarks.header = Some(LineAt {
+                let at = LineAt {
                     offset,
                     len: line.len() as u32,
-                });
-                self.landmarks.max_ms = header.ts;
+                };
+                self.record(Event::Header { at, ts: header.ts });
             } else {
                 self.push_line(ordinal, offset, &line);
             }
             self.indexed_bytes += read as u64;
+            self.streamed += read as u64;
             self.next_ordinal += 1;
         }
         Ok(())
@@ -283,62 +312,72 @@ impl RolloutIndex {
             self.skipped_lines += 1;
             return;
         };
+        match self.event_of(ordinal, offset, line, &peek) {
+            Ok(Some(event)) => self.record(event),
+            Ok(None) => {}
+            Err(Skip) => self.skipped_lines += 1,
+        }
+        self.last_ms = peek.ts;
+        self.landmarks.max_ms = self.landmarks.max_ms.max(peek.ts);
+    }
+
+    /// Apply `event`, and keep it for the sidecar when one is being written.
+    fn record(&mut self, event: Event) {
+        self.apply(&event);
+        if let Some(journal) = &mut self.journal {
+            journal.push(event);
+        }
+    }
+
+    /// What a parsed line adds to the index (`None`: nothing), or [`Skip`] when its payload
+    /// does not parse as its type says.
+    fn event_of(
+        &self,
+        ordinal: u64,
+        offset: u64,
+        line: &[u8],
+        peek: &Peek,
+    ) -> Result<Option<Event>, Skip> {
         let payload = peek.payload.get();
         let at = LineAt {
             offset,
             len: line.len() as u32,
         };
-        let marks = &mut self.landmarks;
-        match peek.kind.as_str() {
-            "response_item" => marks.history.push(HistoryEntry::Line(at)),
-            "compacted" => marks.history = vec![HistoryEntry::Line(at)],
-            "token_usage" => marks.last_token_usage = Some(at),
-            "thread_name_set" => marks.last_name_set = Some(at),
-            "agent_closed" => marks.last_agent_closed = Some(at),
-            "turn_started" => match serde_json::from_str::<StartedPeek>(payload) {
-                Ok(started) => {
-                    marks.last_turn_started = Some(at);
-                    self.close_open();
-                    let index = self.turns.len() as u32;
-                    self.turn_ids.insert(started.turn_id.clone(), index);
-                    self.turns.push(IndexedTurn {
-                        id: started.turn_id,
-                        ordinal,
-                        started_at: started.started_at,
-                        started_ms: peek.ts,
-                        end: None,
-                        items: Vec::new(),
-                    });
+        Ok(Some(match peek.kind.as_str() {
+            "response_item" => Event::ResponseItem(at),
+            "compacted" => Event::Compacted(at),
+            "token_usage" => Event::TokenUsage(at),
+            "thread_name_set" => Event::NameSet(at),
+            "agent_closed" => Event::AgentClosed(at),
+            "turn_started" => {
+                let started = serde_json::from_str::<StartedPeek>(payload).map_err(|_| Skip)?;
+                Event::TurnStarted {
+                    at,
+                    ordinal,
+                    id: started.turn_id.to_string(),
+                    started_at: started.started_at,
+                    ts: peek.ts,
+                    before_ms: self.last_ms,
                 }
-                Err(_) => self.skipped_lines += 1,
-            },
-            "item_completed" => match serde_json::from_str::<ItemPeek>(payload) {
-                Ok(item) => {
-                    if marks.preview.is_none()
-                        && item.item.kind == "userMessage"
-                        && preview_of(line).is_some()
-                    {
-                        marks.preview = Some(at);
-                    }
-                    if let Some(&turn) = self.turn_ids.get(&item.turn_id) {
-                        let kind = match item.item.kind.as_str() {
-                            "userMessage" => ItemKind::UserMessage,
-                            "agentMessage" => ItemKind::AgentMessage,
-                            _ => ItemKind::Other,
-                        };
-                        let at = self.items.len() as u32;
-                        self.items.push(IndexedItem {
-                            ordinal,
-                            offset,
-                            len: line.len() as u32,
-                            turn,
-                            kind,
-                        });
-                        self.turns[turn as usize].items.push(at);
-                    }
+            }
+            "item_completed" => {
+                let item = serde_json::from_str::<ItemPeek>(payload).map_err(|_| Skip)?;
+                let preview = self.landmarks.preview.is_none()
+                    && item.item.kind == "userMessage"
+                    && preview_of(line).is_some();
+                let kind = match item.item.kind.as_str() {
+                    "userMessage" => ItemKind::UserMessage,
+                    "agentMessage" => ItemKind::AgentMessage,
+                    _ => ItemKind::Other,
+                };
+                Event::Item {
+                    at,
+                    ordinal,
+                    turn: self.turn_ids.get(&item.turn_id).copied(),
+                    kind,
+                    preview,
                 }
-                Err(_) => self.skipped_lines += 1,
-            },
+            }
             // One line a turn: read as the record it is.
             "turn_ended" => match serde_json::from_slice::<RolloutLine>(line).map(|l| l.record) {
                 Ok(RolloutRecord::TurnEnded {
@@ -347,39 +386,20 @@ impl RolloutIndex {
                     error,
                     completed_at,
                     duration_ms,
-                }) => {
-                    if let Some(&turn) = self.turn_ids.get(&turn_id) {
-                        self.turns[turn as usize].end = Some(TurnOutcome {
-                            status,
-                            error,
-                            completed_at,
-                            duration_ms,
-                        });
-                    }
-                }
-                _ => self.skipped_lines += 1,
+                }) => match self.turn_ids.get(&turn_id) {
+                    Some(&turn) => Event::TurnEnded {
+                        turn,
+                        status: event::status_code(status),
+                        error: event::error_text(&error),
+                        completed_at,
+                        duration_ms,
+                    },
+                    None => return Ok(None),
+                },
+                _ => return Err(Skip),
             },
-            _ => {}
-        }
-        self.last_ms = peek.ts;
-        self.landmarks.max_ms = self.landmarks.max_ms.max(peek.ts);
-    }
-
-    /// A turn still open when the next one starts was cut by a crash: `interrupted` as of the
-    /// last line before, as [`super::read_rollout`] reports it.
-    fn close_open(&mut self) {
-        let last_ms = self.last_ms;
-        if let Some(turn) = self.turns.last_mut()
-            && turn.end.is_none()
-        {
-            self.landmarks.history.push(HistoryEntry::AbortedMarker);
-            turn.end = Some(TurnOutcome {
-                status: TurnStatus::Interrupted,
-                error: None,
-                completed_at: last_ms.div_euclid(1000),
-                duration_ms: Some((last_ms - turn.started_ms).max(0)),
-            });
-        }
+            _ => return Ok(None),
+        }))
     }
 
     /// The turns, in start order.
@@ -441,6 +461,12 @@ impl RolloutIndex {
         self.indexed_bytes
     }
 
+    /// Bytes of the file read line by line to build this index: all of them for an index
+    /// built from the file, only the tail for one read back from its sidecar.
+    pub fn streamed_bytes(&self) -> u64 {
+        self.streamed
+    }
+
     /// Lines skipped because they did not parse.
     pub fn skipped_lines(&self) -> usize {
         self.skipped_lines
@@ -498,60 +524,6 @@ impl IndexedItem {
         LineAt {
             offset: self.offset,
             len: self.len,
-        }
-    }
-}
-
-/// The indexes of the rollouts paged most recently, at most `capacity` of them.
-#[derive(Debug)]
-pub struct IndexCache {
-    capacity: usize,
-    /// Most recently used last.
-    entries: Mutex<Vec<(PathBuf, Slot)>>,
-}
-
-/// One cached index (`None` until first built).
-type Slot = Arc<Mutex<Option<RolloutIndex>>>;
-
-impl IndexCache {
-    /// An empty cache.
-    pub fn new(capacity: usize) -> IndexCache {
-        IndexCache {
-            capacity: capacity.max(1),
-            entries: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Run `f` on the up-to-date index of `path` (blocking I/O: call it off the async
-    /// runtime). Callers paging the same file take turns.
-    pub fn with_index<T>(
-        &self,
-        path: &Path,
-        f: impl FnOnce(&RolloutIndex) -> Result<T, RolloutError>,
-    ) -> Result<T, RolloutError> {
-        let slot = {
-            let mut entries = self.entries.lock();
-            let slot = match entries.iter().position(|(p, _)| p == path) {
-                Some(at) => entries.remove(at).1,
-                None => Arc::new(Mutex::new(None)),
-            };
-            entries.push((path.to_path_buf(), slot.clone()));
-            if entries.len() > self.capacity {
-                entries.remove(0);
-            }
-            slot
-        };
-        let mut guard = slot.lock();
-        match guard.as_mut() {
-            Some(index) => index.update()?,
-            None => *guard = Some(RolloutIndex::build(path)?),
-        }
-        match guard.as_ref() {
-            Some(index) => f(index),
-            None => Err(RolloutError::io(
-                path,
-                std::io::Error::other("rollout index missing"),
-            )),
         }
     }
 }

@@ -285,7 +285,12 @@ impl ThreadActor {
         self.abort_active(TurnEnd::Interrupted).await;
         self.tools.shutdown().await;
         self.persistence
-            .close(self.services.state.as_ref(), &self.thread, &self.history)
+            .close(
+                self.services.state.as_ref(),
+                &self.thread,
+                &self.history,
+                &self.services.history_index,
+            )
             .await;
     }
 

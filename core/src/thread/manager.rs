@@ -41,8 +41,6 @@ use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
 use crate::time::{new_thread_id, now_secs};
 
-/// How many rollout indexes the manager keeps for paging.
-const HISTORY_INDEXES: usize = 64;
 /// A `thread/list` page as the manager answers it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThreadList {
@@ -76,7 +74,6 @@ pub struct ThreadManager {
     /// The loaded threads, each with its own lifecycle and gate (`loaded.rs`).
     threads: loaded::LoadedThreads,
     /// Indexes of the rollouts paged lately (docs/protocol.md §7.24).
-    history_index: Arc<crate::rollout::index::IndexCache>,
     /// Who listens to loaded threads (the app-server's subscriber registry): where
     /// sub-agents' events go, and who is told of an unload. `None` in unit tests of the
     /// runtime: no sub-agents, no idle unloading.
@@ -122,7 +119,6 @@ impl ThreadManager {
             ThreadManager {
                 services: Arc::new(Services::new(config, state, host)),
                 threads: loaded::LoadedThreads::default(),
-                history_index: Arc::new(crate::rollout::index::IndexCache::new(HISTORY_INDEXES)),
                 subscribers,
             }
         })

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::hooks::StopHookConfig;
 use crate::http_client::{HttpClientError, HttpUse, LazyClient};
 use crate::mcp::McpPool;
+use crate::rollout::index::{IndexCache, ROLLOUT_INDEX_DIR, SIDECAR_MIN_BYTES};
 use crate::state::StateDb;
 
 /// What every thread shares: immutable config, the HTTP client, the hooks, the state DB.
@@ -28,7 +29,13 @@ pub struct Services {
     /// Sub-agent trees: their control planes and the roots of their sub-agents
     /// (docs/agents.md §3).
     pub agents: Arc<crate::agents::Agents>,
+    /// The indexes of the rollouts paged most recently, and their copies on disk in
+    /// `$WEFT_HOME/rollout-index/` (docs/architecture.md §10.3).
+    pub history_index: Arc<IndexCache>,
 }
+
+/// How many rollout indexes stay in memory.
+const HISTORY_INDEXES: usize = 64;
 
 impl Services {
     /// The services of a daemon with this config and state DB; the sub-agent trees reach
@@ -52,7 +59,13 @@ impl Services {
             agent_host,
         ));
         let http = LazyClient::new(&config.http, HttpUse::Model);
+        let history_index = Arc::new(IndexCache::with_sidecars(
+            HISTORY_INDEXES,
+            config.home.join(ROLLOUT_INDEX_DIR),
+            SIDECAR_MIN_BYTES,
+        ));
         Services {
+            history_index,
             live: Arc::new(crate::config::live::LiveConfig::new(config.clone())),
             config,
             http,

@@ -17,16 +17,16 @@ use crate::model::ResponseItem;
 
 const THREAD: &str = "0190f5a4-1b2c-7d3e-8f40-123456789abc";
 
-fn thread() -> ThreadId {
+pub(super) fn thread() -> ThreadId {
     ThreadId::from(THREAD)
 }
 
-fn header() -> RolloutRecord {
+pub(super) fn header() -> RolloutRecord {
     RolloutRecord::SessionMeta(Box::new(meta(&thread(), 1_700_000_000)))
 }
 
 /// Lines of a turn `n` (user, two agent messages), `ended` or left open.
-fn turn(n: usize, ts: i64, ended: bool) -> Vec<RolloutLine> {
+pub(super) fn turn(n: usize, ts: i64, ended: bool) -> Vec<RolloutLine> {
     let id = TurnId::from(format!("turn-{n}"));
     let line = |ts, record| RolloutLine { ts, record };
     let mut lines = vec![
@@ -79,7 +79,7 @@ fn turn(n: usize, ts: i64, ended: bool) -> Vec<RolloutLine> {
     lines
 }
 
-fn append(path: &Path, lines: &[RolloutLine]) {
+pub(super) fn append(path: &Path, lines: &[RolloutLine]) {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -91,7 +91,7 @@ fn append(path: &Path, lines: &[RolloutLine]) {
 }
 
 /// A rollout with `n` ended turns.
-fn rollout(dir: &Path, n: usize) -> std::path::PathBuf {
+pub(super) fn rollout(dir: &Path, n: usize) -> std::path::PathBuf {
     let path = dir.join("rollout.jsonl");
     append(
         &path,

@@ -2,10 +2,13 @@
 //! thread), whether its last flush failed (new turns are refused until one succeeds), and
 //! whether the state DB's row is behind the rollout (docs/architecture.md §10).
 
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 use weft_protocol::{Thread, ThreadId};
 
 use crate::history::History;
+use crate::rollout::index::IndexCache;
 use crate::rollout::{RolloutError, RolloutRecord, RolloutWriter};
 use crate::state::StateDb;
 use crate::thread::error::CoreError;
@@ -107,12 +110,14 @@ impl Persistence {
 
     /// Close the rollout (the history stops journaling to it); once it is all on disk and the
     /// index row is updated, the row is marked level with the file again (a failure leaves
-    /// it `dirty`, for the next start to re-index).
+    /// it `dirty`, for the next start to re-index). A long rollout's on-disk history index is
+    /// brought level with it, so the next daemon pages it without reading the whole file.
     pub(super) async fn close(
         &mut self,
         state: Option<&StateDb>,
         thread: &Thread,
         history: &Mutex<History>,
+        history_index: &Arc<IndexCache>,
     ) {
         if self.rollout.is_none() {
             return;
@@ -123,6 +128,7 @@ impl Persistence {
             return;
         };
         history.lock().detach_journal();
+        let path = rollout.path().to_path_buf();
         match rollout.close().await {
             Ok(()) if indexed => {
                 if let Some(state) = state
@@ -134,7 +140,13 @@ impl Persistence {
             Ok(()) => {}
             Err(err) => {
                 tracing::error!(thread = %thread.id, %err, "cannot close the rollout");
+                return;
             }
+        }
+        let cache = history_index.clone();
+        let remembered = tokio::task::spawn_blocking(move || cache.remember(&path)).await;
+        if let Ok(Err(err)) = remembered {
+            tracing::warn!(thread = %thread.id, %err, "cannot index the closed rollout");
         }
     }
 }

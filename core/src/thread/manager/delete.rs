@@ -84,7 +84,8 @@ impl ThreadManager {
             };
             let home = home.clone();
             let thread = thread.clone();
-            tokio::task::spawn_blocking(move || remove_rollout(&home, &thread)).await??;
+            let index = self.services.history_index.clone();
+            tokio::task::spawn_blocking(move || remove_rollout(&home, &thread, &index)).await??;
         }
         let limits = self.services.config.snapshots;
         for (thread, cwd) in order.iter().zip(cwds) {
@@ -96,9 +97,13 @@ impl ThreadManager {
     }
 }
 
-/// Remove a thread's rollout (wherever it is) and make the removal durable; nothing when it
-/// has none.
-fn remove_rollout(home: &Path, thread: &ThreadId) -> Result<(), CoreError> {
+/// Remove a thread's rollout (wherever it is) and make the removal durable, and its history
+/// index; nothing when it has none.
+fn remove_rollout(
+    home: &Path,
+    thread: &ThreadId,
+    index: &crate::rollout::index::IndexCache,
+) -> Result<(), CoreError> {
     let Some(found) = find_rollout(home, thread)? else {
         return Ok(());
     };
@@ -120,6 +125,7 @@ fn remove_rollout(home: &Path, thread: &ThreadId) -> Result<(), CoreError> {
     }
     std::fs::remove_file(&found.path).map_err(io)?;
     drop(file);
+    index.forget(&found.path);
     if let Some(dir) = found.path.parent() {
         std::fs::File::open(dir)
             .and_then(|dir| dir.sync_all())

@@ -130,7 +130,7 @@ impl ThreadManager {
         path: PathBuf,
         f: impl FnOnce(&RolloutIndex) -> Result<T, PageError> + Send + 'static,
     ) -> Result<T, PageError> {
-        let cache = self.history_index.clone();
+        let cache = self.services.history_index.clone();
         let owned = path.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = None;

@@ -16,7 +16,7 @@ impl ThreadManager {
     /// The thread of a rollout, every turn but the last as a summary (blocking work on the
     /// blocking pool; the index stays cached for the history pages that usually follow).
     pub(super) async fn lean_replay(&self, path: &Path) -> Result<Replay, CoreError> {
-        let cache = self.history_index.clone();
+        let cache = self.services.history_index.clone();
         let owned = path.to_path_buf();
         let replay = tokio::task::spawn_blocking(move || {
             let mut out = None;
@@ -63,7 +63,7 @@ impl ThreadManager {
         if !needs_items(&turns) {
             return Ok(turns);
         }
-        let cache = self.history_index.clone();
+        let cache = self.services.history_index.clone();
         let owned = path.clone();
         let turns = tokio::task::spawn_blocking(move || {
             cache.with_index(&owned, |index| turns_with_items(index, &mut turns))?;

@@ -1,0 +1,208 @@
+//! The indexes of the rollouts paged most recently, and their copies on disk
+//! ([`super::sidecar`]): a daemon indexes a file once, and a later daemon starts from the
+//! copy instead of from the file's first byte.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::sidecar::{self, Sidecar};
+use super::{RolloutError, RolloutIndex};
+
+#[cfg(test)]
+mod tests;
+
+/// Rollouts shorter than this are indexed by streaming them (a few milliseconds) and get no
+/// sidecar: a daemon with thousands of small threads writes no index files.
+pub const SIDECAR_MIN_BYTES: u64 = 1 << 20;
+
+/// The indexes of the rollouts paged most recently, at most `capacity` of them.
+#[derive(Debug)]
+pub struct IndexCache {
+    capacity: usize,
+    /// Where sidecars are kept; `None`: none are.
+    dir: Option<PathBuf>,
+    /// Rollouts at least this long get a sidecar.
+    min_bytes: u64,
+    /// Most recently used last.
+    entries: Mutex<Vec<(PathBuf, Slot)>>,
+}
+
+/// One cached index (`None` until first built).
+type Slot = Arc<Mutex<Option<Entry>>>;
+
+#[derive(Debug)]
+struct Entry {
+    index: RolloutIndex,
+    /// The index's copy on disk, while it has one.
+    sidecar: Option<Sidecar>,
+    /// Writing the sidecar failed: not tried again for this entry.
+    failed: bool,
+}
+
+impl Entry {
+    fn new(mut index: RolloutIndex, sidecar: Option<Sidecar>) -> Entry {
+        let failed = index.journal.is_some() && sidecar.is_none();
+        if failed {
+            index.journal = None;
+        }
+        Entry {
+            index,
+            sidecar,
+            failed,
+        }
+    }
+}
+
+impl IndexCache {
+    /// An empty cache that keeps no sidecars.
+    pub fn new(capacity: usize) -> IndexCache {
+        IndexCache {
+            capacity: capacity.max(1),
+            dir: None,
+            min_bytes: SIDECAR_MIN_BYTES,
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// An empty cache that keeps the index of each rollout of at least `min_bytes` in `dir`.
+    pub fn with_sidecars(capacity: usize, dir: PathBuf, min_bytes: u64) -> IndexCache {
+        IndexCache {
+            dir: Some(dir),
+            min_bytes,
+            ..IndexCache::new(capacity)
+        }
+    }
+
+    /// Run `f` on the up-to-date index of `path` (blocking I/O: call it off the async
+    /// runtime). Callers paging the same file take turns.
+    pub fn with_index<T>(
+        &self,
+        path: &Path,
+        f: impl FnOnce(&RolloutIndex) -> Result<T, RolloutError>,
+    ) -> Result<T, RolloutError> {
+        let slot = self.slot(path);
+        let mut guard = slot.lock();
+        match guard.as_mut() {
+            Some(entry) => {
+                entry.index.update()?;
+                self.persist(entry)?;
+            }
+            None => *guard = Some(self.open(path)?),
+        }
+        match guard.as_ref() {
+            Some(entry) => f(&entry.index),
+            None => Err(RolloutError::io(
+                path,
+                std::io::Error::other("rollout index missing"),
+            )),
+        }
+    }
+
+    /// Bring the sidecar of `path` level with the file (a thread's rollout is closed), when
+    /// the file is long enough to have one. Blocking I/O.
+    pub fn remember(&self, path: &Path) -> Result<(), RolloutError> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let long = std::fs::metadata(path).is_ok_and(|meta| meta.len() >= self.min_bytes);
+        let kept = sidecar::path_for(dir, path).is_some_and(|p| p.exists());
+        if !long && !kept {
+            return Ok(());
+        }
+        self.with_index(path, |_| Ok(()))
+    }
+
+    /// Drop the index of `path` and its sidecar (the thread is deleted).
+    pub fn forget(&self, path: &Path) {
+        self.entries.lock().retain(|(p, _)| p != path);
+        if let Some(side) = self.dir.as_ref().and_then(|d| sidecar::path_for(d, path)) {
+            let _ = std::fs::remove_file(side);
+        }
+    }
+
+    fn slot(&self, path: &Path) -> Slot {
+        let mut entries = self.entries.lock();
+        let slot = match entries.iter().position(|(p, _)| p == path) {
+            Some(at) => entries.remove(at).1,
+            None => Arc::new(Mutex::new(None)),
+        };
+        entries.push((path.to_path_buf(), slot.clone()));
+        if entries.len() > self.capacity {
+            entries.remove(0);
+        }
+        slot
+    }
+
+    /// The index of `path`: from its sidecar and the file's tail when it has a good one, else
+    /// from the whole file (writing a sidecar when the file is long enough).
+    fn open(&self, path: &Path) -> Result<Entry, RolloutError> {
+        let Some(side) = self.dir.as_ref().and_then(|d| sidecar::path_for(d, path)) else {
+            return Ok(Entry::new(RolloutIndex::build(path)?, None));
+        };
+        if let Some((index, sidecar)) = sidecar::load(&side, path) {
+            let mut entry = Entry::new(index, Some(sidecar));
+            entry.index.update()?;
+            self.persist(&mut entry)?;
+            return Ok(entry);
+        }
+        let mut index = RolloutIndex::empty(path.to_path_buf(), (0, 0));
+        let long = std::fs::metadata(path).is_ok_and(|meta| meta.len() >= self.min_bytes);
+        if long {
+            index.journal = Some(Vec::new());
+        }
+        index.update()?;
+        let sidecar = if long { fresh(&side, &mut index) } else { None };
+        Ok(Entry::new(index, sidecar))
+    }
+
+    /// Append to the entry's sidecar what its index gained; a sidecar that cannot be written,
+    /// or that was changed by someone else, is removed (it is only a cache), and a file that
+    /// grew long enough since it was first indexed gets one, from one more pass.
+    fn persist(&self, entry: &mut Entry) -> Result<(), RolloutError> {
+        let Some(sidecar) = &mut entry.sidecar else {
+            if !entry.failed
+                && entry.index.indexed_bytes() >= self.min_bytes
+                && let Some(dir) = &self.dir
+            {
+                *entry = self.open_fresh(dir, entry.index.path())?;
+            }
+            return Ok(());
+        };
+        let outcome = if std::mem::take(&mut entry.index.restarted) {
+            let path = sidecar.path().to_path_buf();
+            sidecar::write_fresh(&path, &mut entry.index).map(|fresh| *sidecar = fresh)
+        } else {
+            sidecar::append(sidecar, &mut entry.index)
+        };
+        if let Err(err) = outcome {
+            tracing::warn!(sidecar = %sidecar.path().display(), %err, "dropping a rollout's on-disk index");
+            let _ = std::fs::remove_file(sidecar.path());
+            entry.sidecar = None;
+            entry.index.journal = None;
+            entry.failed = true;
+        }
+        Ok(())
+    }
+
+    /// The index of `path` from its first byte, with a new sidecar.
+    fn open_fresh(&self, dir: &Path, path: &Path) -> Result<Entry, RolloutError> {
+        let mut index = RolloutIndex::empty(path.to_path_buf(), (0, 0));
+        index.journal = Some(Vec::new());
+        index.update()?;
+        let sidecar = sidecar::path_for(dir, path).and_then(|side| fresh(&side, &mut index));
+        Ok(Entry::new(index, sidecar))
+    }
+}
+
+/// A new sidecar for `index`, or `None` (logged) when it cannot be written.
+fn fresh(side: &Path, index: &mut RolloutIndex) -> Option<Sidecar> {
+    match sidecar::write_fresh(side, index) {
+        Ok(sidecar) => Some(sidecar),
+        Err(err) => {
+            tracing::warn!(sidecar = %side.display(), %err, "cannot write a rollout's on-disk index");
+            None
+        }
+    }
+}
