@@ -164,16 +164,31 @@ async fn run_turn(session: &mut Session, thread: &str, text: &str) -> Result<()>
     Ok(())
 }
 
-/// One request in a fresh process (or `server` when given): (ms, answer).
+/// What one request cost: its latency, and the bytes the server read (`rchar`) while it
+/// answered, beside the answer's own size.
+struct Cost {
+    ms: f64,
+    read: Option<u64>,
+    answer_bytes: usize,
+}
+
+/// One request: its cost and answer.
 async fn timed(
     server: &Server,
     method: &str,
     params: Value,
     timeout: Duration,
-) -> Result<(f64, std::result::Result<Value, String>)> {
+) -> Result<(Cost, std::result::Result<Value, String>)> {
+    let before = crate::procfs::read_chars(server.pid()).ok();
     let (pending, sent) = server.send(method, params).await?;
     let (answer, at) = pending.answer(timeout).await?;
     let ms = at.duration_since(sent).as_secs_f64() * 1e3;
+    let after = crate::procfs::read_chars(server.pid()).ok();
+    let read = before.zip(after).map(|(b, a)| a.saturating_sub(b));
+    let answer_bytes = match &answer {
+        Ok(value) => value.to_string().len(),
+        Err(_) => 0,
+    };
     let answer = answer.map_err(|e| {
         e.get("message")
             .and_then(Value::as_str)
@@ -182,24 +197,50 @@ async fn timed(
             .take(100)
             .collect()
     });
-    Ok((ms, answer))
+    Ok((
+        Cost {
+            ms,
+            read,
+            answer_bytes,
+        },
+        answer,
+    ))
 }
 
-/// Samples of one figure: latency and peak RSS per repetition.
+/// Samples of one figure: latency, peak RSS and bytes read per repetition.
 #[derive(Default)]
 struct Figure {
     ms: Vec<f64>,
     rss: Vec<f64>,
+    /// KiB read by the server while answering.
+    read_kib: Vec<f64>,
+    /// Bytes read ÷ bytes of the answer.
+    read_per_answer: Vec<f64>,
     error: Option<String>,
 }
 
+/// The label of a figure's bytes-read row.
+fn read_label(label: &str) -> String {
+    format!("{label}: bytes read by the server (rchar)")
+}
+
+/// The label of a figure's bytes-read ÷ answer-size row.
+fn read_ratio_label(label: &str) -> String {
+    format!("{label}: bytes read ÷ bytes of the answer")
+}
+
 impl Figure {
-    fn add(&mut self, pid: u32, ms: f64, answer: &std::result::Result<Value, String>) {
+    fn add(&mut self, pid: u32, cost: &Cost, answer: &std::result::Result<Value, String>) {
         match answer {
             Ok(_) => {
-                self.ms.push(ms);
+                self.ms.push(cost.ms);
                 if let Ok(rss) = peak_rss_mib(pid) {
                     self.rss.push(rss);
+                }
+                if let Some(read) = cost.read {
+                    self.read_kib.push(read as f64 / 1024.0);
+                    self.read_per_answer
+                        .push(read as f64 / cost.answer_bytes.max(1) as f64);
                 }
             }
             Err(message) => self.error = Some(message.clone()),
@@ -213,6 +254,12 @@ impl Figure {
             (None, Some(ms), Some(rss)) => {
                 report.value(kind, GROUP, label, Unit::Ms, ms);
                 report.value(kind, GROUP, &rss_label, Unit::MiB, rss);
+                if let (Some(read), Some(ratio)) =
+                    (summarize(&self.read_kib), summarize(&self.read_per_answer))
+                {
+                    report.value(kind, GROUP, &read_label(label), Unit::KiB, read);
+                    report.value(kind, GROUP, &read_ratio_label(label), Unit::Ratio, ratio);
+                }
             }
             (error, _, _) => {
                 let why = error.clone().unwrap_or_else(|| "no sample".into());
@@ -247,6 +294,30 @@ pub async fn run(target: &Target, reps: usize, limits: Limits, report: &mut Repo
     ));
     let size = format!("{file_mib:.0} MiB");
 
+    // The first daemon to page the grown file has no on-disk index of it yet (nor has one
+    // after an older Weft, or a kill -9 before it indexed what it wrote): it reads the file.
+    let resume_params = json!({"threadId": thread, "excludeTurns": true,
+        "initialTurnsPage": {"limit": 10, "sortDirection": "desc", "itemsView": "summary"}});
+    let mut first = Figure::default();
+    {
+        let server = target.spawn(&home)?;
+        initialize_experimental(&server).await?;
+        let (cost, answer) = timed(
+            &server,
+            "thread/resume",
+            resume_params.clone(),
+            limits.full_timeout,
+        )
+        .await?;
+        first.add(server.pid(), &cost, &answer);
+        server.shutdown(EXIT_TIMEOUT).await?;
+    }
+    first.record(
+        report,
+        target.kind,
+        &format!("{size}: thread/resume, initialTurnsPage 10 turns, excludeTurns, first daemon (no on-disk index)"),
+    );
+
     // Paged resume, then pages with the index warm, in one process per repetition.
     let mut resume = Figure::default();
     let (mut turns_page, mut items_page, mut read) =
@@ -255,24 +326,25 @@ pub async fn run(target: &Target, reps: usize, limits: Limits, report: &mut Repo
         let server = target.spawn(&home)?;
         initialize_experimental(&server).await?;
         let pid = server.pid();
-        let params = json!({"threadId": thread, "excludeTurns": true,
-            "initialTurnsPage": {"limit": 10, "sortDirection": "desc", "itemsView": "summary"}});
-        let (ms, answer) = timed(&server, "thread/resume", params, limits.full_timeout).await?;
-        resume.add(pid, ms, &answer);
+        let params = resume_params.clone();
+        let (cost, answer) = timed(&server, "thread/resume", params, limits.full_timeout).await?;
+        resume.add(pid, &cost, &answer);
         if let Ok(result) = &answer {
             let turns_cursor = result.get("turnsBackwardsCursor").cloned();
             let items_cursor = result.get("itemsBackwardsCursor").cloned();
             let params = json!({"threadId": thread, "cursor": turns_cursor,
                 "sortDirection": "desc", "itemsView": "notLoaded", "limit": 25});
-            let (ms, answer) = timed(&server, "thread/turns/list", params, REQUEST_TIMEOUT).await?;
-            turns_page.add(pid, ms, &answer);
+            let (cost, answer) =
+                timed(&server, "thread/turns/list", params, REQUEST_TIMEOUT).await?;
+            turns_page.add(pid, &cost, &answer);
             let params = json!({"threadId": thread, "cursor": items_cursor,
                 "sortDirection": "desc", "limit": 100});
-            let (ms, answer) = timed(&server, "thread/items/list", params, REQUEST_TIMEOUT).await?;
-            items_page.add(pid, ms, &answer);
+            let (cost, answer) =
+                timed(&server, "thread/items/list", params, REQUEST_TIMEOUT).await?;
+            items_page.add(pid, &cost, &answer);
             let params = json!({"threadId": thread, "includeTurns": false});
-            let (ms, answer) = timed(&server, "thread/read", params, REQUEST_TIMEOUT).await?;
-            read.add(pid, ms, &answer);
+            let (cost, answer) = timed(&server, "thread/read", params, REQUEST_TIMEOUT).await?;
+            read.add(pid, &cost, &answer);
         }
         server.shutdown(EXIT_TIMEOUT).await?;
     }
@@ -320,8 +392,9 @@ pub async fn run(target: &Target, reps: usize, limits: Limits, report: &mut Repo
         for _ in 0..reps {
             let server = target.spawn(&home)?;
             initialize_experimental(&server).await?;
-            let (ms, answer) = timed(&server, method, params.clone(), limits.full_timeout).await?;
-            figure.add(server.pid(), ms, &answer);
+            let (cost, answer) =
+                timed(&server, method, params.clone(), limits.full_timeout).await?;
+            figure.add(server.pid(), &cost, &answer);
             server.shutdown(EXIT_TIMEOUT).await?;
         }
         figure.record(
@@ -354,6 +427,24 @@ pub async fn run(target: &Target, reps: usize, limits: Limits, report: &mut Repo
     }
 
     if target.kind == Kind::Weft {
+        // Issue 29: the first page flat in the file's size, and only what it returns read.
+        let page_ms = if mib <= 512 { 20.0 } else { 25.0 };
+        let resume_label =
+            format!("{size}: thread/resume, initialTurnsPage 10 turns, excludeTurns");
+        report.budget(GROUP, &resume_label, Unit::Ms, page_ms, "issue 29");
+        for label in [
+            resume_label.clone(),
+            format!("{size}: then thread/turns/list 25 (notLoaded)"),
+            format!("{size}: then thread/items/list 100"),
+        ] {
+            report.budget(
+                GROUP,
+                &read_ratio_label(&label),
+                Unit::Ratio,
+                4.0,
+                "issue 29",
+            );
+        }
         let first = report.median(
             target.kind,
             GROUP,
@@ -404,7 +495,9 @@ async fn full_resume(
         }
     });
     let params = json!({"threadId": thread});
-    let outcome = timed(&server, "thread/resume", params, limits.full_timeout).await;
+    let outcome = timed(&server, "thread/resume", params, limits.full_timeout)
+        .await
+        .map(|(cost, answer)| (cost.ms, answer));
     let rss = peak_rss_mib(pid).ok();
     watchdog.abort();
     let killed = killed.load(std::sync::atomic::Ordering::SeqCst);

@@ -115,6 +115,17 @@ pub fn descendants_matching(pid: u32, needle: &str) -> usize {
         .count()
 }
 
+/// Bytes `pid` itself has read through `read`-like system calls (`rchar` of `/proc/PID/io`):
+/// what a request made the server read, page cache hits included.
+pub fn read_chars(pid: u32) -> Result<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .with_context(|| format!("read /proc/{pid}/io"))?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("rchar:"))
+        .and_then(|value| value.trim().parse().ok())
+        .context("no rchar in /proc/PID/io")
+}
+
 #[cfg(test)]
 mod tests {
     use super::{cpu_ticks, descendants_matching, rss_kib};
