@@ -5,8 +5,9 @@
 //! # Format
 //!
 //! The magic `WEFTRIX1`, then segments, each `[u32 length][u32 CRC-32 of the payload][payload]`
-//! (little-endian); a payload is a postcard-encoded [`Segment`]: the [`Event`]s of the lines
-//! indexed since the previous segment, and a [`Checkpoint`] of the counters after them. The
+//! (little-endian); a payload is a postcard-encoded [`Checkpoint`] of the counters after the
+//! segment, then the postcard-encoded [`Event`]s of the lines indexed since the previous
+//! segment, one after the other (decoded one at a time, never as one big list). The
 //! file only grows: each index update appends a segment, and a rollout that shrank or was
 //! replaced gets a new file.
 //!
@@ -60,18 +61,6 @@ struct Checkpoint {
     tail_crc: u32,
 }
 
-#[derive(Deserialize)]
-struct Segment {
-    events: Vec<Event>,
-    end: Checkpoint,
-}
-
-#[derive(Serialize)]
-struct SegmentRef<'a> {
-    events: &'a [Event],
-    end: Checkpoint,
-}
-
 /// An open sidecar: its path, its length, and the rollout bytes it covers.
 #[derive(Debug)]
 pub(super) struct Sidecar {
@@ -98,14 +87,16 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
     let mut index = RolloutIndex::empty(rollout.to_path_buf(), (0, 0));
     let mut at = MAGIC.len();
     let mut last = None;
-    while let Some((segment, next)) = segment_at(&bytes, at) {
-        if segment.end.from_bytes != index.indexed_bytes {
+    while let Some((end, mut events, next)) = segment_at(&bytes, at) {
+        if end.from_bytes != index.indexed_bytes {
             break;
         }
-        for event in &segment.events {
-            index.apply(event);
+        // The CRC held, so the events decode; one that does not ends the read (rebuilt).
+        while !events.is_empty() {
+            let (event, rest) = postcard::take_from_bytes::<Event>(events).ok()?;
+            index.apply(&event);
+            events = rest;
         }
-        let end = segment.end;
         index.indexed_bytes = end.indexed_bytes;
         index.next_ordinal = end.next_ordinal;
         index.last_ms = end.last_ms;
@@ -142,8 +133,9 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
     ))
 }
 
-/// The segment at `at` and where the next starts, when it checks.
-fn segment_at(bytes: &[u8], at: usize) -> Option<(Segment, usize)> {
+/// The checkpoint of the segment at `at`, its encoded events, and where the next segment
+/// starts, when it checks.
+fn segment_at(bytes: &[u8], at: usize) -> Option<(Checkpoint, &[u8], usize)> {
     let head = bytes.get(at..at + 8)?;
     let len = u32::from_le_bytes(head[..4].try_into().ok()?);
     let crc = u32::from_le_bytes(head[4..].try_into().ok()?);
@@ -154,8 +146,8 @@ fn segment_at(bytes: &[u8], at: usize) -> Option<(Segment, usize)> {
     if crc32fast::hash(payload) != crc {
         return None;
     }
-    let segment = postcard::from_bytes::<Segment>(payload).ok()?;
-    Some((segment, at + 8 + len as usize))
+    let (end, events) = postcard::take_from_bytes::<Checkpoint>(payload).ok()?;
+    Some((end, events, at + 8 + len as usize))
 }
 
 /// CRC-32 of the rollout's first bytes and of the bytes ending at `indexed` (see
@@ -187,11 +179,10 @@ fn encode(index: &mut RolloutIndex, from_bytes: u64) -> io::Result<Vec<u8>> {
         head_crc,
         tail_crc,
     };
-    let payload = postcard::to_stdvec(&SegmentRef {
-        events: &events,
-        end,
-    })
-    .map_err(io::Error::other)?;
+    let mut payload = postcard::to_stdvec(&end).map_err(io::Error::other)?;
+    for event in &events {
+        payload = postcard::to_extend(event, payload).map_err(io::Error::other)?;
+    }
     index.journal = Some(Vec::new());
     let mut out = Vec::with_capacity(payload.len() + 8);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
