@@ -147,14 +147,10 @@ impl IndexCache {
             self.persist(&mut entry)?;
             return Ok(entry);
         }
-        let mut index = RolloutIndex::empty(path.to_path_buf(), (0, 0));
-        let long = std::fs::metadata(path).is_ok_and(|meta| meta.len() >= self.min_bytes);
-        if long {
-            index.journal = Some(Vec::new());
+        if std::fs::metadata(path).is_ok_and(|meta| meta.len() >= self.min_bytes) {
+            return open_fresh(&side, path);
         }
-        index.update()?;
-        let sidecar = if long { fresh(&side, &mut index) } else { None };
-        Ok(Entry::new(index, sidecar))
+        Ok(Entry::new(RolloutIndex::build(path)?, None))
     }
 
     /// Append to the entry's sidecar what its index gained; a sidecar that cannot be written,
@@ -164,9 +160,12 @@ impl IndexCache {
         let Some(sidecar) = &mut entry.sidecar else {
             if !entry.failed
                 && entry.index.indexed_bytes() >= self.min_bytes
-                && let Some(dir) = &self.dir
+                && let Some(side) = self
+                    .dir
+                    .as_ref()
+                    .and_then(|d| sidecar::path_for(d, entry.index.path()))
             {
-                *entry = self.open_fresh(dir, entry.index.path())?;
+                *entry = open_fresh(&side, entry.index.path())?;
             }
             return Ok(());
         };
@@ -185,15 +184,15 @@ impl IndexCache {
         }
         Ok(())
     }
+}
 
-    /// The index of `path` from its first byte, with a new sidecar.
-    fn open_fresh(&self, dir: &Path, path: &Path) -> Result<Entry, RolloutError> {
-        let mut index = RolloutIndex::empty(path.to_path_buf(), (0, 0));
-        index.journal = Some(Vec::new());
-        index.update()?;
-        let sidecar = sidecar::path_for(dir, path).and_then(|side| fresh(&side, &mut index));
-        Ok(Entry::new(index, sidecar))
-    }
+/// The index of `path` from its first byte, with a new sidecar at `side`.
+fn open_fresh(side: &Path, path: &Path) -> Result<Entry, RolloutError> {
+    let mut index = RolloutIndex::empty(path.to_path_buf(), (0, 0));
+    index.journal = Some(Vec::new());
+    index.update()?;
+    let sidecar = fresh(side, &mut index);
+    Ok(Entry::new(index, sidecar))
 }
 
 /// A new sidecar for `index`, or `None` (logged) when it cannot be written.
