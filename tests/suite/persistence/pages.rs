@@ -390,4 +390,78 @@ async fn running_and_cut_turns(transport: Transport) {
     assert_eq!(page["data"][1]["status"], "interrupted");
 }
 
-on_both_transports!(paginated_history, running_and_cut_turns);
+/// A thread whose rollout passes 1 MiB keeps its history index on disk when it closes
+/// (docs/architecture.md §10.3): the next daemon pages it from there, and `thread/delete`
+/// takes the index with the rollout.
+async fn long_thread_paged_from_its_on_disk_index(transport: Transport) {
+    let mut p = start_experimental(transport).await;
+    let cwd = p.cwd();
+    let started = ok(
+        &mut p.client,
+        "thread/start",
+        json!({"cwd": cwd, "approvalPolicy": "never"}),
+    )
+    .await;
+    let thread = started["thread"]["id"].as_str().unwrap().to_owned();
+    let big = "x".repeat(1 << 20);
+    p.push(Reply::new().text(big.clone()));
+    let first = run_turn_on(&mut p.client, &thread, "question 0")
+        .await
+        .turn_id;
+    p.push(Reply::new().text("answer 1"));
+    let second = run_turn_on(&mut p.client, &thread, "question 1")
+        .await
+        .turn_id;
+    p.stop().await;
+
+    let rollout = super::rollout_files(p.home.path())
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains(&thread))
+        .expect("the thread's rollout");
+    let name = rollout.file_name().unwrap().to_string_lossy().into_owned();
+    let sidecar = p
+        .home
+        .path()
+        .join("rollout-index")
+        .join(format!("{name}.idx"));
+    assert!(
+        sidecar.is_file(),
+        "no on-disk index at {}",
+        sidecar.display()
+    );
+
+    start_experimental_again(&mut p).await;
+    let resumed = ok(
+        &mut p.client,
+        "thread/resume",
+        json!({"threadId": thread, "excludeTurns": true, "initialTurnsPage": {"limit": 5, "itemsView": "notLoaded"}}),
+    )
+    .await;
+    assert_eq!(
+        turn_ids(&resumed["initialTurnsPage"]),
+        [second.clone(), first.clone()]
+    );
+    let items_cursor = resumed["itemsBackwardsCursor"].as_str().unwrap().to_owned();
+    let page = items_page(
+        &mut p.client,
+        json!({"threadId": thread, "cursor": items_cursor, "limit": 100, "sortDirection": "desc"}),
+    )
+    .await;
+    assert_eq!(
+        item_texts(&page),
+        strs(&["answer 1", "question 1", &big, "question 0"])
+    );
+
+    ok(&mut p.client, "thread/delete", json!({"threadId": thread})).await;
+    assert!(
+        !sidecar.exists(),
+        "thread/delete left {}",
+        sidecar.display()
+    );
+}
+
+on_both_transports!(
+    paginated_history,
+    running_and_cut_turns,
+    long_thread_paged_from_its_on_disk_index
+);
