@@ -20,6 +20,7 @@ mod reconcile;
 mod row;
 mod sections;
 mod thread_state;
+mod upsert;
 
 #[cfg(test)]
 mod tests;
@@ -45,6 +46,7 @@ pub use list::{
 pub use row::{ThreadRow, source_kind};
 pub use sections::{PINNED_SECTION_ID, SectionError};
 pub use thread_state::ReadStateError;
+use upsert::upsert_rows;
 
 /// A statement with its arguments bound, ready to run.
 pub(crate) type SqliteQuery<'q> = sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>;
@@ -213,7 +215,7 @@ impl StateDb {
 
     /// Insert or replace a thread's row.
     pub async fn upsert(&self, row: &ThreadRow) -> Result<(), StateError> {
-        upsert_with(self.pool().await?, row, false).await
+        upsert_rows(self.pool().await?, std::slice::from_ref(row), false).await
     }
 
     /// A thread's row.
@@ -414,63 +416,6 @@ fn wal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push("-wal");
     PathBuf::from(name)
-}
-
-/// Insert or replace `row`. `open`: the row is also marked `dirty` (a writer holds its
-/// rollout); otherwise its mark is left as it was (`FALSE` for a new row). One statement, so
-/// it never needs a transaction that could lose a race to another writer.
-async fn upsert_with<'e, E>(executor: E, row: &ThreadRow, open: bool) -> Result<(), StateError>
-where
-    E: sqlx::Executor<'e, Database = Sqlite>,
-{
-    let source_json = serde_json::to_string(&row.source).map_err(|source| StateError::Encode {
-        id: row.id.to_string(),
-        source,
-    })?;
-    let dirty = if open { ", dirty = TRUE" } else { "" };
-    let sql = format!(
-        "INSERT INTO threads ({COLUMNS}, dirty) VALUES \
-         ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-         {open}) \
-         ON CONFLICT (id) DO UPDATE SET \
-         rollout_path = excluded.rollout_path, cwd = excluded.cwd, model = excluded.model, \
-         model_provider = excluded.model_provider, reasoning_effort = excluded.reasoning_effort, \
-         source = excluded.source, source_json = excluded.source_json, \
-         originator = excluded.originator, cli_version = excluded.cli_version, \
-         thread_source = excluded.thread_source, preview = excluded.preview, \
-         name = excluded.name, created_at = excluded.created_at, \
-         updated_at = excluded.updated_at, archived = excluded.archived, \
-         forked_from_id = excluded.forked_from_id, recency_at = excluded.recency_at, \
-         parent_thread_id = excluded.parent_thread_id, agent_closed = excluded.agent_closed{dirty}"
-    );
-    sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(row.id.as_str())
-        .bind(row.rollout_path.display().to_string())
-        .bind(&row.cwd)
-        .bind(&row.model)
-        .bind(&row.model_provider)
-        .bind(row.reasoning_effort.as_ref().map(|e| e.0.clone()))
-        .bind(source_kind(&row.source))
-        .bind(source_json)
-        .bind(&row.originator)
-        .bind(&row.cli_version)
-        .bind(&row.thread_source)
-        .bind(&row.preview)
-        .bind(&row.name)
-        .bind(row.created_at)
-        .bind(row.updated_at)
-        .bind(row.archived)
-        .bind(
-            row.forked_from_id
-                .as_ref()
-                .map(|id| id.as_str().to_string()),
-        )
-        .bind(row.recency_at)
-        .bind(row.parent_thread_id().map(|id| id.as_str().to_string()))
-        .bind(row.agent_closed)
-        .execute(executor)
-        .await?;
-    Ok(())
 }
 
 fn decode_row(row: &SqliteRow) -> Result<ThreadRow, StateError> {

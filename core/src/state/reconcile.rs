@@ -32,7 +32,8 @@ use weft_protocol::ThreadId;
 
 use sqlx::SqlitePool;
 
-use super::{Opened, RebuildReport, StateDb, StateError, ThreadRow, delete_with, upsert_with};
+use super::upsert::{ROWS_PER_STATEMENT, upsert_rows};
+use super::{Opened, RebuildReport, StateDb, StateError, ThreadRow, delete_with};
 use crate::rollout::{self, ARCHIVED_SESSIONS_DIR};
 
 #[cfg(test)]
@@ -66,7 +67,7 @@ impl StateDb {
     /// Insert or replace the row of a thread whose rollout a writer now holds open: the row
     /// is `dirty` until the writer closes it.
     pub async fn upsert_open(&self, row: &ThreadRow) -> Result<(), StateError> {
-        upsert_with(self.pool().await?, row, true).await
+        upsert_rows(self.pool().await?, std::slice::from_ref(row), true).await
     }
 
     /// Re-index every rollout under `sessions/` and `archived_sessions/` (the rollouts win over
@@ -175,7 +176,15 @@ pub(super) async fn catch_up(
     let scanned = blocking(home, move || read_rows(paths)).await?;
     let mut report = RebuildReport::default();
     let mut tx = pool.begin_with(WRITE_TRANSACTION).await?;
-    let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
+    let mut seen = HashSet::new();
+    let mut scanned = scanned.into_iter();
+    loop {
+        let batch: Vec<Scanned> = scanned.by_ref().take(ROWS_PER_STATEMENT).collect();
+        if batch.is_empty() {
+            break;
+        }
+        upsert_scanned(&mut tx, batch, &mut report, &mut seen).await?;
+    }
     for id in gone.iter().filter(|id| !seen.contains(*id)) {
         if delete_with(&mut tx, id).await? {
             report.removed += 1;
@@ -240,16 +249,50 @@ fn held_by_writer(path: &Path) -> bool {
 }
 
 /// [`StateDb::rebuild_from_rollouts`] on an open DB.
+///
+/// One thread reads the rollouts into rows, [`ROWS_PER_STATEMENT`] at a time, while this task
+/// writes the batches it has read (a few batches ahead at most), all in one transaction that
+/// also marks the index complete. A progress line goes to the log every
+/// [`PROGRESS_EVERY`] rollouts.
 async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateError> {
-    let found = rollout::list_rollouts(home)?;
-    let paths = found.into_iter().map(|f| (f.path, f.archived)).collect();
-    let scanned = blocking(home, move || read_rows(paths)).await?;
+    let owned = home.to_path_buf();
+    let found = blocking(home, move || rollout::list_rollouts(&owned)).await??;
+    let total = found.len();
+    let paths: Vec<(PathBuf, bool)> = found.into_iter().map(|f| (f.path, f.archived)).collect();
+    tracing::info!(
+        rollouts = total,
+        "rebuilding the thread index from the rollouts"
+    );
+    let (sender, mut batches) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    let reader = tokio::task::spawn_blocking(move || {
+        for chunk in paths.chunks(ROWS_PER_STATEMENT) {
+            let batch: Vec<Scanned> = chunk
+                .iter()
+                .map(|(path, archived)| read_row(path, *archived))
+                .collect();
+            if sender.blocking_send(batch).is_err() {
+                break; // The writer failed and stopped listening.
+            }
+        }
+    });
     let mut report = RebuildReport {
         full: true,
         ..RebuildReport::default()
     };
     let mut tx = pool.begin_with(WRITE_TRANSACTION).await?;
-    let seen = upsert_scanned(&mut tx, scanned, &mut report).await?;
+    let mut seen = HashSet::new();
+    let mut progress = Progress::new(total);
+    while let Some(batch) = batches.recv().await {
+        let n = batch.len();
+        upsert_scanned(&mut tx, batch, &mut report, &mut seen).await?;
+        if let Some(done) = progress.step(n) {
+            tracing::info!(done, of = total, "rebuilding the thread index");
+        }
+    }
+    reader.await.map_err(|err| StateError::Io {
+        path: home.to_path_buf(),
+        source: std::io::Error::other(err),
+    })?;
     let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
         .fetch_all(&mut *tx)
         .await?
@@ -268,6 +311,42 @@ async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateE
     Ok(report)
 }
 
+/// Batches the rebuild's reader may be ahead of its writer (bounds the rows held in memory).
+const READ_AHEAD_BATCHES: usize = 4;
+
+/// A rebuild logs a progress line each time this many more rollouts are read.
+const PROGRESS_EVERY: usize = 10_000;
+
+/// Counts a rebuild's rollouts and says when a progress line is due.
+struct Progress {
+    total: usize,
+    done: usize,
+    next_line_at: usize,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        Progress {
+            total,
+            done: 0,
+            next_line_at: PROGRESS_EVERY,
+        }
+    }
+
+    /// `n` more rollouts done: the count so far when a line is due (each [`PROGRESS_EVERY`],
+    /// never for the last batch, which the rebuild's report logs).
+    fn step(&mut self, n: usize) -> Option<usize> {
+        self.done += n;
+        if self.done < self.next_line_at || self.done >= self.total {
+            return None;
+        }
+        while self.next_line_at <= self.done {
+            self.next_line_at += PROGRESS_EVERY;
+        }
+        Some(self.done)
+    }
+}
+
 /// A rollout read into its row, or the file and why it could not be read.
 type Scanned = Result<ThreadRow, (PathBuf, String)>;
 
@@ -275,11 +354,16 @@ type Scanned = Result<ThreadRow, (PathBuf, String)>;
 fn read_rows(paths: BTreeMap<PathBuf, bool>) -> Vec<Scanned> {
     paths
         .into_iter()
-        .map(|(path, archived)| match read_for_row(&path) {
-            Ok(replay) => Ok(ThreadRow::from_replay(&replay, &path, archived)),
-            Err(err) => Err((path, err.to_string())),
-        })
+        .map(|(path, archived)| read_row(&path, archived))
         .collect()
+}
+
+/// Read one rollout into its row (blocking).
+fn read_row(path: &Path, archived: bool) -> Scanned {
+    match read_for_row(path) {
+        Ok(replay) => Ok(ThreadRow::from_replay(&replay, path, archived)),
+        Err(err) => Err((path.to_path_buf(), err.to_string())),
+    }
 }
 
 /// Above this size a rollout is read through its index (a few lines parsed, bounded memory);
@@ -296,28 +380,28 @@ fn read_for_row(path: &Path) -> Result<rollout::Replay, rollout::RolloutError> {
     }
 }
 
-/// Upsert the rows read; an unreadable rollout is logged, reported and skipped. Returns the
-/// ids indexed.
+/// Upsert one batch of the rows read (at most [`ROWS_PER_STATEMENT`], one statement); an
+/// unreadable rollout is logged, reported and skipped. Adds the ids indexed to `seen`.
 async fn upsert_scanned(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    scanned: Vec<Scanned>,
+    batch: Vec<Scanned>,
     report: &mut RebuildReport,
-) -> Result<HashSet<String>, StateError> {
-    let mut seen = HashSet::new();
-    for entry in scanned {
+    seen: &mut HashSet<String>,
+) -> Result<(), StateError> {
+    let mut rows = Vec::with_capacity(batch.len());
+    for entry in batch {
         match entry {
-            Ok(row) => {
-                upsert_with(&mut **tx, &row, false).await?;
-                seen.insert(row.id.into_string());
-                report.indexed += 1;
-            }
+            Ok(row) => rows.push(row),
             Err((path, reason)) => {
                 tracing::warn!(path = %path.display(), %reason, "skipping an unreadable rollout while indexing");
                 report.skipped.push((path, reason));
             }
         }
     }
-    Ok(seen)
+    upsert_rows(&mut **tx, &rows, false).await?;
+    report.indexed += rows.len();
+    seen.extend(rows.into_iter().map(|row| row.id.into_string()));
+    Ok(())
 }
 
 /// Run blocking file work on the blocking pool.
