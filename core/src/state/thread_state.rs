@@ -80,11 +80,29 @@ impl StateDb {
         &self,
         ids: &[ThreadId],
     ) -> Result<BTreeMap<String, ThreadReadState>, StateError> {
-        let mut out = BTreeMap::new();
-        for id in ids {
-            out.insert(id.to_string(), self.read_state(id).await?);
+        if ids.is_empty() {
+            return Ok(BTreeMap::new());
         }
-        Ok(out)
+        // One statement for the page (one round trip to SQLite's thread, not one per thread).
+        let mut sql = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "SELECT thread_id, first_unread, first_unread_turn_id, revision \
+             FROM thread_read_states WHERE thread_id IN (",
+        );
+        let mut list = sql.separated(", ");
+        for id in ids {
+            list.push_bind(id.as_str().to_string());
+        }
+        sql.push(")");
+        let mut stored = BTreeMap::new();
+        for row in sql.build().fetch_all(self.pool().await?).await? {
+            stored.insert(row.try_get::<String, _>("thread_id")?, row);
+        }
+        ids.iter()
+            .map(|id| {
+                let state = decode_read_state(id, stored.remove(id.as_str()))?;
+                Ok((id.to_string(), state))
+            })
+            .collect()
     }
 
     /// Apply a client's read/unread mark if `expected_revision` is the current revision; the

@@ -39,6 +39,31 @@ async fn ids(db: &StateDb, query: ListQuery) -> Vec<String> {
     page.rows.into_iter().map(|r| r.id.into_string()).collect()
 }
 
+/// A page's read states in one statement: each thread's own, the initial one when nobody
+/// marked it, keyed by id.
+#[tokio::test]
+async fn read_states_of_a_page() {
+    let home = tempfile::tempdir().unwrap();
+    let db = StateDb::open(home.path()).await.unwrap();
+    let ids: Vec<ThreadId> = ["t1", "t2", "t3"].into_iter().map(ThreadId::from).collect();
+    let turn = TurnId::from("u1");
+    let unread = db.mark_turn_unread(&ids[0], &turn).await.unwrap().unwrap();
+    let start = db.read_state(&ids[2]).await.unwrap();
+    let start = db
+        .update_read_state(&ids[2], ThreadReadStateOperation::Unread, &start.revision)
+        .await
+        .unwrap();
+    let states = db.read_states(&ids).await.unwrap();
+    let expected: BTreeMap<String, ThreadReadState> = [
+        ("t1".to_string(), unread),
+        ("t2".to_string(), ThreadReadState::initial(&ids[1])),
+        ("t3".to_string(), start),
+    ]
+    .into();
+    assert_eq!(states, expected);
+    assert!(db.read_states(&[]).await.unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn read_state_revisions_guard_updates() {
     let home = tempfile::tempdir().unwrap();
