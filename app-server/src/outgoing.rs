@@ -64,23 +64,11 @@ pub fn notification(notification: &ServerNotification) -> Bytes {
 
 /// [`notification`] with a given `emittedAtMs` (a merged delta: when its last part was made).
 pub fn notification_at(notification: &ServerNotification, emitted_at_ms: i64) -> Bytes {
-    let params = match notification.params_json() {
-        Ok(params) => params,
-        Err(err) => {
-            tracing::error!(%err, method = notification.method(), "failed to serialize a notification");
-            return Bytes::new();
-        }
-    };
-    let method = notification.method();
-    let mut line = Vec::with_capacity(params.len() + method.len() + 64);
-    line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"");
-    // Method names are fixed ASCII identifiers with '/', never needing escapes.
-    line.extend_from_slice(method.as_bytes());
-    line.extend_from_slice(b"\",\"params\":");
-    line.extend_from_slice(params.as_bytes());
-    line.extend_from_slice(b",\"emittedAtMs\":");
-    line.extend_from_slice(emitted_at_ms.to_string().as_bytes());
-    line.push(b'}');
+    let mut line = Vec::with_capacity(weft_protocol::notifications::LINE_CAPACITY);
+    if let Err(err) = notification.write_line(&mut line, emitted_at_ms) {
+        tracing::error!(%err, method = notification.method(), "failed to serialize a notification");
+        return Bytes::new();
+    }
     Bytes::from(line)
 }
 
