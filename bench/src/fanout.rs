@@ -34,12 +34,13 @@ use crate::target::{
 use crate::turns::thousands;
 use crate::ws_client::{WsClient, WsServer};
 
-pub const GROUP: &str = "Fan-out: server CPU per streamed delta (slope over K = 1,000 and 10,000)";
+pub const GROUP: &str = "Fan-out: server CPU per streamed delta (slope over K)";
 /// The sizes of the slope, as in `turns.rs`.
 const KS: [usize; 2] = [1_000, 10_000];
 /// Smaller sizes, under Weft's per-connection queue of 4,096 messages: a burst of 10,000
-/// deltas overflows it on some of ten connections (the writer sends one frame per system call),
-/// and Weft disconnects them.
+/// deltas overflows it on some of ten WebSocket connections, and over stdio this client (it
+/// parses every line) falls so far behind that Weft merges deltas into fewer notifications, so
+/// the stdio slope, a cost per notification, is taken over these.
 const KS_UNDER_QUEUE: [usize; 2] = [1_000, 3_000];
 const TURN_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -212,8 +213,11 @@ async fn stdio_turn(session: &mut Session, target: &Target, k: usize) -> Result<
         .await?;
     let cpu = cpu_ms_since(pid, &mark)?;
     pending.result(REQUEST_TIMEOUT).await?;
-    if deltas != k {
-        bail!("expected {k} deltas over stdio, got {deltas}");
+    if deltas.notifications != k {
+        bail!(
+            "expected {k} deltas over stdio, got {} (the client fell behind: deltas merged)",
+            deltas.notifications
+        );
     }
     Ok((done.at.duration_since(sent).as_secs_f64() * 1e3, cpu))
 }
@@ -295,14 +299,14 @@ pub async fn run(target: &Target, args: &Args, report: &mut Report) -> Result<()
         let label = format!(
             "{}, K = {} / {}: CPU per delta",
             Mode::Stdio.label(),
-            thousands(KS[0]),
-            thousands(KS[1])
+            thousands(KS_UNDER_QUEUE[0]),
+            thousands(KS_UNDER_QUEUE[1])
         );
         report.budget(GROUP, &label, Unit::Us, 1.5, "issue 29");
     }
     let mut per_delta: Vec<(Mode, [usize; 2], f64)> = Vec::new();
     let plan = [
-        (Mode::Stdio, KS),
+        (Mode::Stdio, KS_UNDER_QUEUE),
         (Mode::Ws(1), KS),
         (Mode::Ws(10), KS),
         (Mode::Ws(1), KS_UNDER_QUEUE),

@@ -253,13 +253,14 @@ impl Session {
     }
 
     /// Wait until `turn/completed` on `thread` (by `deadline`), counting its
-    /// `item/agentMessage/delta` notifications; returns the `turn/completed` and the count.
+    /// `item/agentMessage/delta` notifications and the bytes of their text; returns the
+    /// `turn/completed` and the counts.
     pub async fn wait_turn_counting_deltas(
         &mut self,
         thread: &str,
         deadline: Instant,
-    ) -> Result<(Note, usize)> {
-        let mut deltas = 0;
+    ) -> Result<(Note, Deltas)> {
+        let mut deltas = Deltas::default();
         let done = self
             .server
             .wait_note("turn/completed", deadline, |note| {
@@ -267,7 +268,12 @@ impl Session {
                     return false;
                 }
                 if note.method == "item/agentMessage/delta" {
-                    deltas += 1;
+                    deltas.notifications += 1;
+                    deltas.text_bytes += note
+                        .params
+                        .get("delta")
+                        .and_then(Value::as_str)
+                        .map_or(0, str::len);
                 }
                 note.method == "turn/completed"
             })
@@ -309,6 +315,21 @@ pub fn turn_start_params(thread_id: &str, text: &str) -> Value {
 /// A reply of `k` text deltas of a few characters each.
 pub fn reply_of_deltas(k: usize) -> Reply {
     Reply::new().text_deltas((0..k).map(|i| format!("tok{} ", i % 10)))
+}
+
+/// The bytes of text in a [`reply_of_deltas`] of `k` deltas.
+pub fn reply_text_bytes(k: usize) -> usize {
+    k * "tok0 ".len()
+}
+
+/// What a client read of a turn's `item/agentMessage/delta` notifications.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Deltas {
+    /// Notifications read: one per model delta, fewer when the server merged consecutive
+    /// deltas because the client's queue was full.
+    pub notifications: usize,
+    /// Bytes of their text.
+    pub text_bytes: usize,
 }
 
 /// Where the scratch root is: `dir`, or a new temporary directory kept alive by the guard.
