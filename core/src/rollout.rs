@@ -38,6 +38,7 @@
 //! started but never ended (the daemon died mid-turn) is reported as `interrupted`, and the
 //! model history gets the same marker an interrupt leaves.
 
+mod fork;
 pub mod index;
 pub mod lean;
 pub mod pages;
@@ -52,11 +53,12 @@ pub(crate) mod tests;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use fork::{ForkCut, copy_fork, fork_lines};
 pub use paths::{
     ARCHIVED_SESSIONS_DIR, FoundRollout, SESSIONS_DIR, archive, changed_day_dirs, find_rollout,
     list_rollouts, rollout_path, rollouts_in, unarchive,
 };
-pub use reader::{Replay, fork_lines, load_rollout, read_lines, read_rollout};
+pub use reader::{Replay, load_rollout, read_lines, read_rollout};
 pub use record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
 pub use writer::RolloutWriter;
 

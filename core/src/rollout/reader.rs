@@ -12,7 +12,6 @@ use super::record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
 use super::{HeaderProblem, RolloutError, TURN_ABORTED_MARKER};
 use crate::model::{ContentItem, ResponseItem};
 use crate::settings::ThreadSettings;
-use crate::time::now_ms;
 
 /// A thread rebuilt from its rollout.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,75 +251,6 @@ fn parse_chunks(raw: &[(usize, &[u8])], bytes: usize) -> Vec<ParsedChunk> {
             .map(|(chunk, handle)| handle.join().unwrap_or_else(|_| parse(chunk)))
             .collect()
     })
-}
-
-/// The lines a fork of this rollout copies after its own header, timestamps kept: every
-/// record but the source's header, through turn `last_turn_id` inclusive when given (up to the
-/// next turn's start). A turn left open at the cut (the source is busy, or died mid-turn) is
-/// closed the way an interrupt closes it: the [`TURN_ABORTED_MARKER`] history item, then
-/// `turn_ended` with status `interrupted`.
-pub fn fork_lines(
-    lines: &[RolloutLine],
-    last_turn_id: Option<&TurnId>,
-) -> Result<Vec<RolloutLine>, RolloutError> {
-    let body = lines
-        .iter()
-        .position(|l| !matches!(l.record, RolloutRecord::SessionMeta(_)))
-        .map_or(&[][..], |start| &lines[start..]);
-    let cut = match last_turn_id {
-        None => body.len(),
-        Some(wanted) => {
-            let start = body
-                .iter()
-                .position(|l| matches!(&l.record, RolloutRecord::TurnStarted { turn_id, .. } if turn_id == wanted))
-                .ok_or_else(|| RolloutError::TurnNotFound(wanted.to_string()))?;
-            let end = body[start..]
-                .iter()
-                .position(|l| matches!(&l.record, RolloutRecord::TurnEnded { turn_id, .. } if turn_id == wanted))
-                .ok_or_else(|| RolloutError::TurnInProgress(wanted.to_string()))?
-                + start;
-            body[end..]
-                .iter()
-                .position(|l| matches!(l.record, RolloutRecord::TurnStarted { .. }))
-                .map_or(body.len(), |next| next + end)
-        }
-    };
-    let mut out: Vec<RolloutLine> = body[..cut]
-        .iter()
-        .filter(|l| !matches!(l.record, RolloutRecord::SessionMeta(_)))
-        .cloned()
-        .collect();
-    // Is the last turn started still open?
-    let mut open: Option<(TurnId, i64)> = None;
-    for line in &out {
-        match &line.record {
-            RolloutRecord::TurnStarted { turn_id, .. } => open = Some((turn_id.clone(), line.ts)),
-            RolloutRecord::TurnEnded { turn_id, .. }
-                if open.as_ref().is_some_and(|(id, _)| id == turn_id) =>
-            {
-                open = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some((turn_id, started_ms)) = open {
-        let now = now_ms().max(out.last().map_or(0, |l| l.ts));
-        out.push(RolloutLine {
-            ts: now,
-            record: RolloutRecord::ResponseItem(aborted_marker()),
-        });
-        out.push(RolloutLine {
-            ts: now,
-            record: RolloutRecord::TurnEnded {
-                turn_id,
-                status: TurnStatus::Interrupted,
-                error: None,
-                completed_at: now.div_euclid(1000),
-                duration_ms: Some((now - started_ms).max(0)),
-            },
-        });
-    }
-    Ok(out)
 }
 
 /// The history item of an interrupted turn.

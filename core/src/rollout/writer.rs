@@ -80,6 +80,44 @@ impl RolloutWriter {
         Ok(RolloutWriter::spawn(path, file))
     }
 
+    /// Write the whole rollout of a new thread in one blocking pass, before any writer holds
+    /// it: the header (stamped now), then what `body` writes, fsynced with its directories.
+    /// The file is removed again when `body` fails. Returns its path, for
+    /// [`RolloutWriter::resume`]. A fork streams its source's lines into it this way
+    /// ([`super::copy_fork`]), instead of queueing them all in a writer's channel.
+    pub async fn write_new<T: Send + 'static>(
+        home: &Path,
+        meta: SessionMeta,
+        body: impl FnOnce(&mut dyn Write) -> Result<T, RolloutError> + Send + 'static,
+    ) -> Result<(PathBuf, T), RolloutError> {
+        if meta.ephemeral {
+            return Err(RolloutError::Ephemeral(meta.id.to_string()));
+        }
+        let path = rollout_path(home, meta.created_at, &meta.id);
+        let header = RolloutLine::now(RolloutRecord::SessionMeta(Box::new(meta)));
+        let task_path = path.clone();
+        let top = home.to_path_buf();
+        let made = blocking(&path, move || {
+            let file = create_file(&task_path, &top, &header)?;
+            let written = (|| {
+                let mut out = std::io::BufWriter::with_capacity(256 * 1024, &file);
+                let made = body(&mut out)?;
+                out.flush().map_err(|e| RolloutError::io(&task_path, e))?;
+                drop(out);
+                file.sync_data()
+                    .map_err(|e| RolloutError::io(&task_path, e))?;
+                Ok(made)
+            })();
+            if written.is_err() {
+                drop(file);
+                let _ = std::fs::remove_file(&task_path);
+            }
+            written
+        })
+        .await?;
+        Ok((path, made))
+    }
+
     /// Open an existing rollout to append to it (resuming a thread, naming a stored one, …):
     /// lock it, check that its header reads back (else [`RolloutError::BadHeader`], the file
     /// untouched), and end its last line with a newline if it lacks one, so new lines start on

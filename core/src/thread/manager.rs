@@ -35,7 +35,7 @@ use crate::config::Config;
 use crate::events::SharedSink;
 use crate::rollout::{
     Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
-    find_rollout, fork_lines, read_lines, unarchive,
+    copy_fork, find_rollout, fork_lines, read_lines, unarchive,
 };
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
@@ -302,14 +302,14 @@ impl ThreadManager {
             let _ = rx.await;
         }
         let path = self.stored_rollout(id)?;
-        let source_path = path.clone();
-        let (lines, _) = tokio::task::spawn_blocking(move || read_lines(&source_path)).await??;
-        let source = Replay::from_lines(&path, lines.clone(), 0)?;
-        let body = fork_lines(&lines, last_turn_id).map_err(|err| match err {
+        let fork_error = |err| match err {
             RolloutError::TurnNotFound(turn) => CoreError::ForkTurnNotFound(turn),
             RolloutError::TurnInProgress(turn) => CoreError::ForkTurnInProgress(turn),
             other => CoreError::from(other),
-        })?;
+        };
+        // The source's settings and metadata from its index (bounded memory, as a cold
+        // resume reads it); its lines are read again only to be copied.
+        let source = self.lean_replay(&path).await?;
         let mut settings = source.settings();
         options.apply_to(&mut settings, &self.services.live.current())?;
         let new_id = new_thread_id();
@@ -330,34 +330,52 @@ impl ThreadManager {
             thread.thread_source = options.thread_source.clone();
         }
         let meta = SessionMeta::new(&thread, &settings);
-        let mut copy = vec![RolloutLine::now(RolloutRecord::SessionMeta(Box::new(
-            meta.clone(),
-        )))];
-        copy.extend(body.iter().cloned());
-        let replay = Replay::from_lines(&path, copy, 0)?;
-        let mut restored = Restored {
-            history: replay.history,
-            turns: replay.turns,
-            token_usage: replay.token_usage,
-            rollout: None,
-            place: None,
-        };
-        if !options.ephemeral {
-            let writer = RolloutWriter::create(&self.services.config.home, meta).await?;
-            for line in body {
-                writer.append_line(line);
+        let last_turn_id = last_turn_id.cloned();
+        let restored = if options.ephemeral {
+            // An ephemeral fork lives in memory anyway: its copy is built there.
+            let source_path = path.clone();
+            let (lines, _) =
+                tokio::task::spawn_blocking(move || read_lines(&source_path)).await??;
+            let body = fork_lines(&lines, last_turn_id.as_ref()).map_err(fork_error)?;
+            let mut copy = vec![RolloutLine::now(RolloutRecord::SessionMeta(Box::new(meta)))];
+            copy.extend(body);
+            let replay = Replay::from_lines(&path, copy, 0)?;
+            Restored {
+                history: replay.history,
+                turns: replay.turns,
+                token_usage: replay.token_usage,
+                rollout: None,
+                place: None,
             }
-            writer.flush(true).await?;
-            thread.path = Some(writer.path().display().to_string());
-            self.index(&ThreadRow::from_thread(&thread, writer.path(), false))
+        } else {
+            // Streamed: the source is copied into the new file a line at a time, then the new
+            // thread is read back from its index, as a cold resume reads it.
+            let source_path = path.clone();
+            let (new_path, _) =
+                RolloutWriter::write_new(&self.services.config.home, meta, move |out| {
+                    copy_fork(&source_path, out, last_turn_id.as_ref())
+                })
+                .await
+                .map_err(fork_error)?;
+            let replay = self.lean_replay(&new_path).await?;
+            let writer = RolloutWriter::resume(&new_path).await?;
+            thread.path = Some(new_path.display().to_string());
+            self.index(&ThreadRow::from_thread(&thread, &new_path, false))
                 .await;
-            restored.rollout = Some(writer);
+            let mut restored = Restored {
+                history: replay.history,
+                turns: replay.turns,
+                token_usage: replay.token_usage,
+                rollout: Some(writer),
+                place: None,
+            };
             // Only the last turn's items stay in memory (the file has them all).
             let before_last = restored.turns.len().saturating_sub(1);
             restored.turns[..before_last]
                 .iter_mut()
                 .for_each(crate::rollout::lean::summarize);
-        }
+            restored
+        };
         self.load(thread, settings, sink, restored).await
     }
 

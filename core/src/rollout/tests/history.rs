@@ -91,3 +91,85 @@ async fn fork_lines_copy_history_and_close_an_open_turn() {
         RolloutError::TurnNotFound(_)
     ));
 }
+
+/// The streamed copy of a stored thread writes the lines `fork_lines` returns for the same cut
+/// (the closing lines of an open turn stamped at their own "now"), skips a torn last line,
+/// and refuses the cuts `fork_lines` refuses.
+#[tokio::test]
+async fn copy_fork_streams_what_fork_lines_returns() {
+    let home = tempfile::tempdir().unwrap();
+    let (writer, _) = new_writer(home.path()).await;
+    let turn1 = new_turn(&writer, "one", "first", Some(TurnStatus::Completed));
+    let turn2 = new_turn(&writer, "two", "second", Some(TurnStatus::Completed));
+    let turn3 = new_turn(&writer, "three", "partial", None);
+    writer.flush(false).await.unwrap();
+    let path = writer.path().to_path_buf();
+    writer.close().await.unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(br#"{"ts":1,"type":"respo"#)
+        .unwrap();
+    let (lines, skipped) = read_lines(&path).unwrap();
+    assert_eq!(skipped, 1);
+
+    let without_ts = |lines: &[RolloutLine]| -> Vec<RolloutRecord> {
+        lines.iter().map(|l| l.record.clone()).collect()
+    };
+    for cut in [None, Some(&turn1), Some(&turn2)] {
+        let expected = fork_lines(&lines, cut).unwrap();
+        let mut out = Vec::new();
+        let written = copy_fork(&path, &mut out, cut).unwrap();
+        let copied: Vec<RolloutLine> = out
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(written, copied.len(), "{cut:?}");
+        assert_eq!(without_ts(&copied), without_ts(&expected), "{cut:?}");
+        // Copied lines keep their times; only the closing lines of the open turn (cut None)
+        // are stamped when written.
+        let closing = if cut.is_none() { 2 } else { 0 };
+        let kept = copied.len() - closing;
+        assert_eq!(copied[..kept], expected[..kept], "{cut:?}");
+    }
+    let mut out = Vec::new();
+    assert!(matches!(
+        copy_fork(&path, &mut out, Some(&turn3)).unwrap_err(),
+        RolloutError::TurnInProgress(_)
+    ));
+    assert!(matches!(
+        copy_fork(&path, &mut Vec::new(), Some(&new_turn_id())).unwrap_err(),
+        RolloutError::TurnNotFound(_)
+    ));
+}
+
+/// A whole new rollout written in one pass: its body follows the header and it resumes like
+/// any other; when the body fails, no file is left behind.
+#[tokio::test]
+async fn a_new_rollout_is_written_whole_or_not_at_all() {
+    let home = tempfile::tempdir().unwrap();
+    let failed = new_thread_id();
+    let err = RolloutWriter::write_new(home.path(), meta(&failed, now_secs()), |_| {
+        Err::<(), _>(RolloutError::TurnNotFound("t".into()))
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, RolloutError::TurnNotFound(_)), "{err}");
+    assert!(find_rollout(home.path(), &failed).unwrap().is_none());
+
+    let id = new_thread_id();
+    let line = RolloutLine::now(RolloutRecord::ThreadNameSet { name: "n".into() });
+    let bytes = serde_json::to_vec(&line).unwrap();
+    let (path, ()) = RolloutWriter::write_new(home.path(), meta(&id, now_secs()), move |out| {
+        out.write_all(&bytes).unwrap();
+        out.write_all(b"\n").unwrap();
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(read_rollout(&path).unwrap().name.as_deref(), Some("n"));
+    let writer = RolloutWriter::resume(&path).await.unwrap();
+    writer.close().await.unwrap();
+}
