@@ -12,15 +12,17 @@
 FROM rust:1-slim-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p weft-app-server --bin weft \
-    && strip target/release/weft
+# The stripped binary and its debug info apart (scripts/dist.sh; README "Release binary").
+RUN scripts/dist.sh /dist
 
 FROM debian:bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates git bash \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --create-home --home-dir /var/lib/weft weft
-COPY --from=build /src/target/release/weft /usr/local/bin/weft
+COPY --from=build /dist/weft /usr/local/bin/weft
+# Where backtraces look for the debug info of /usr/local/bin/weft.
+COPY --from=build /dist/weft.debug /usr/lib/debug/usr/local/bin/weft.debug
 USER weft
 ENV WEFT_HOME=/var/lib/weft
 WORKDIR /var/lib/weft

@@ -6,12 +6,18 @@ use anyhow::Result;
 
 use crate::cli::Reps;
 use crate::report::{Report, Unit};
-use crate::stats::summarize;
-use crate::target::{EXIT_TIMEOUT, Home, REQUEST_TIMEOUT, Target};
+use crate::stats::{Summary, summarize};
+use crate::target::{EXIT_TIMEOUT, Home, Kind, REQUEST_TIMEOUT, Target};
 
 pub const GROUP: &str = "Start-up (spawn → initialize response)";
 pub const WARM: &str = "warm home";
 pub const EMPTY: &str = "empty home";
+/// Issue 29: spawn → `initialize` answered, warm and empty home.
+const STARTUP_BUDGET_MS: f64 = 3.0;
+/// Issue 29: the shipped (stripped) binary, 40 MB.
+const SHIPPED_BUDGET_MIB: f64 = 40e6 / (1024.0 * 1024.0);
+const FILE_SIZE: &str = "binary: file size";
+const SHIPPED_SIZE: &str = "binary: stripped as shipped (objcopy --strip-all, scripts/dist.sh)";
 
 /// Spawn, initialize (within `timeout`), stop; returns spawn → initialize answer in ms.
 pub async fn start_once(target: &Target, home: &Home, timeout: Duration) -> Result<f64> {
@@ -43,11 +49,54 @@ pub async fn run(target: &Target, reps: &Reps, report: &mut Report) -> Result<()
     }
 
     let kind = target.kind;
+    if kind == Kind::Weft {
+        report.budget(GROUP, WARM, Unit::Ms, STARTUP_BUDGET_MS, "issue 29");
+        report.budget(GROUP, EMPTY, Unit::Ms, STARTUP_BUDGET_MS, "issue 29");
+        report.budget(
+            GROUP,
+            SHIPPED_SIZE,
+            Unit::MiB,
+            SHIPPED_BUDGET_MIB,
+            "issue 29",
+        );
+        binary_sizes(target, report)?;
+    }
     if let Some(s) = summarize(&warm) {
         report.value(kind, GROUP, WARM, Unit::Ms, s);
     }
     if let Some(s) = summarize(&empty) {
         report.value(kind, GROUP, EMPTY, Unit::Ms, s);
+    }
+    Ok(())
+}
+
+/// The size of the binary under test and of what `scripts/dist.sh` would ship from it (the same
+/// `objcopy --strip-all`; the debug info goes into a file beside it).
+fn binary_sizes(target: &Target, report: &mut Report) -> Result<()> {
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    let file = std::fs::metadata(&target.binary)?.len();
+    report.value(
+        target.kind,
+        GROUP,
+        FILE_SIZE,
+        Unit::MiB,
+        Summary::exact(mib(file)),
+    );
+    let stripped = target.scratch.join("weft-stripped");
+    let status = std::process::Command::new("objcopy")
+        .arg("--strip-all")
+        .arg(&target.binary)
+        .arg(&stripped)
+        .status();
+    match status {
+        Ok(status) if status.success() => {
+            let bytes = std::fs::metadata(&stripped)?.len();
+            std::fs::remove_file(&stripped)?;
+            let size = Summary::exact(mib(bytes));
+            report.value(target.kind, GROUP, SHIPPED_SIZE, Unit::MiB, size);
+        }
+        Ok(status) => report.note(format!("objcopy --strip-all failed ({status})")),
+        Err(err) => report.note(format!("objcopy --strip-all: {err} (binutils missing?)")),
     }
     Ok(())
 }
