@@ -275,11 +275,41 @@ async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateE
             }
         }
     });
+    // The rebuild writes every page of the DB's B-trees (13 indexes and the search index);
+    // with SQLite's default 2 MiB page cache most of them would be spilled and read back
+    // within the transaction. The connection gets a bigger cache for the rebuild only.
+    let mut conn = pool.acquire().await?;
+    sqlx::query(REBUILD_CACHE).execute(&mut *conn).await?;
+    let rebuilt = rebuild_on(&mut conn, home, total, &mut batches).await;
+    drop(batches);
+    let restored = sqlx::query(DEFAULT_CACHE).execute(&mut *conn).await;
+    let report = rebuilt?;
+    restored?;
+    reader.await.map_err(|err| StateError::Io {
+        path: home.to_path_buf(),
+        source: std::io::Error::other(err),
+    })?;
+    Ok(report)
+}
+
+/// The page cache of the rebuild's connection (64 MiB), and back after it (SQLite's default).
+const REBUILD_CACHE: &str = "PRAGMA cache_size = -65536";
+const DEFAULT_CACHE: &str = "PRAGMA cache_size = -2000";
+
+/// The writing half of [`rebuild`], on `conn`: the batches read, in one transaction that also
+/// drops the rows whose rollout is gone and marks the index complete.
+async fn rebuild_on(
+    conn: &mut sqlx::SqliteConnection,
+    home: &Path,
+    total: usize,
+    batches: &mut tokio::sync::mpsc::Receiver<Vec<Scanned>>,
+) -> Result<RebuildReport, StateError> {
+    use sqlx::Connection as _;
     let mut report = RebuildReport {
         full: true,
         ..RebuildReport::default()
     };
-    let mut tx = pool.begin_with(WRITE_TRANSACTION).await?;
+    let mut tx = conn.begin_with(WRITE_TRANSACTION).await?;
     let mut seen = HashSet::new();
     let mut progress = Progress::new(total);
     while let Some(batch) = batches.recv().await {
@@ -289,10 +319,6 @@ async fn rebuild(pool: &SqlitePool, home: &Path) -> Result<RebuildReport, StateE
             tracing::info!(done, of = total, "rebuilding the thread index");
         }
     }
-    reader.await.map_err(|err| StateError::Io {
-        path: home.to_path_buf(),
-        source: std::io::Error::other(err),
-    })?;
     let ids: Vec<String> = sqlx::query("SELECT id FROM threads")
         .fetch_all(&mut *tx)
         .await?
