@@ -404,6 +404,39 @@ pub async fn run(target: &Target, reps: usize, limits: Limits, report: &mut Repo
         );
     }
 
+    // A fork of the thread (not loaded) in a fresh process; the copy is removed after each
+    // repetition (its rollout and, for Weft, its on-disk index).
+    let mut fork = Figure::default();
+    for _ in 0..reps {
+        let server = target.spawn(&home)?;
+        initialize_experimental(&server).await?;
+        // The previous copy's removal changed its day directory, so Weft's start-up re-reads
+        // that directory's rollouts after `initialize`; a first `thread/list` waits for that,
+        // which keeps it out of the fork's figures.
+        let (listed, _) = server.send("thread/list", json!({"limit": 1})).await?;
+        if let (Err(err), _) = listed.answer(limits.full_timeout).await? {
+            bail!("thread/list before the fork: {err}");
+        }
+        let params = json!({"threadId": thread, "excludeTurns": true});
+        let (cost, answer) = timed(&server, "thread/fork", params, limits.full_timeout).await?;
+        fork.add(server.pid(), &cost, &answer);
+        server.shutdown(EXIT_TIMEOUT).await?;
+        if let Some(path) = answer.as_ref().ok().and_then(|a| a.pointer("/thread/path")) {
+            let path = std::path::PathBuf::from(path.as_str().unwrap_or_default());
+            if let Some(name) = path.file_name() {
+                let mut sidecar = name.to_os_string();
+                sidecar.push(".idx");
+                let _ = std::fs::remove_file(home.dir.join("rollout-index").join(sidecar));
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    fork.record(
+        report,
+        target.kind,
+        &format!("{size}: thread/fork (excludeTurns), fresh process, not loaded"),
+    );
+
     // The full, unpaged resume: once, capped in time and RSS.
     let full_label = format!("{size}: full thread/resume (all turns)");
     match full_resume(target, &home, &thread, limits).await? {
