@@ -99,7 +99,7 @@ pub fn summary_prompt(step: &Prompt, history: Vec<ResponseItem>) -> Prompt {
     let mut prompt = step.clone();
     prompt.input = history;
     prompt.input.push(ResponseItem::user_text(COMPACT_PROMPT));
-    prompt.tools = Vec::new();
+    prompt.tools = Default::default();
     prompt.parallel_tool_calls = false;
     // The summary is prose, whatever the turn's answer must look like.
     prompt.output_schema = None;

@@ -222,7 +222,7 @@ impl Guardian {
                 &request.details,
                 self.max_action_bytes,
             )],
-            tools: Vec::new(),
+            tools: Default::default(),
             parallel_tool_calls: false,
             reasoning_effort: self.reasoning_effort.clone(),
             output_schema: Some(prompt::output_schema()),

@@ -321,7 +321,8 @@ mod tests {
                        "strict": false, "parameters": {"type": "object"}}),
                 json!({"type": "custom", "name": "apply_patch", "format": {}}),
                 json!({"type": "web_search"}),
-            ],
+            ]
+            .into(),
             ..Prompt::default()
         };
         let body = chat_body(&prompt, &provider());
@@ -376,7 +377,8 @@ mod tests {
                         {"type": "function", "name": "act", "description": "d", "strict": false,
                          "parameters": {}}
                     ]}),
-                ],
+                ]
+                .into(),
                 ..Prompt::default()
             },
             &provider(),

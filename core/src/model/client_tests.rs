@@ -427,7 +427,8 @@ async fn chat_text_tool_calls_and_usage() {
             .chat(),
     );
     let prompt = Prompt {
-        tools: vec![json!({"type": "function", "name": "shell", "parameters": {"type": "object"}})],
+        tools: vec![json!({"type": "function", "name": "shell", "parameters": {"type": "object"}})]
+            .into(),
         ..prompt()
     };
     let events = collect(&client(provider(&mock, WireApi::Chat)), &prompt)

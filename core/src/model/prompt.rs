@@ -17,8 +17,10 @@ pub struct Prompt {
     /// The full (normalised) history.
     pub input: Vec<ResponseItem>,
     /// Tools in Responses format (`{"type":"function",…}`, `{"type":"custom",…}`, …). Chat
-    /// gets the function tools only, converted.
-    pub tools: Vec<Value>,
+    /// gets the function tools only, converted. Shared: every sampling step of a turn starts
+    /// from a clone of the turn's prompt, and a deep copy of the specs for each was a tenth of
+    /// the heap under many concurrent turns (bench/README.md, "Issue 29").
+    pub tools: std::sync::Arc<Vec<Value>>,
     /// Whether the model may call several tools at once.
     pub parallel_tool_calls: bool,
     /// `reasoning.effort` (`none`, `minimal`, `low`, `medium`, `high`, `xhigh`), sent as is.
@@ -178,7 +180,7 @@ mod tests {
                 },
                 ResponseItem::Other,
             ],
-            tools: vec![json!({"type": "function", "name": "shell"})],
+            tools: vec![json!({"type": "function", "name": "shell"})].into(),
             parallel_tool_calls: true,
             reasoning_effort: Some("xhigh".into()),
             reasoning_summary: Some("auto".into()),

@@ -127,11 +127,16 @@ fn add_mcp_tools(ctx: &TurnContext, prompt: &mut Prompt) {
     let mcp = &ctx.offer.mcp;
     let deferred = deferred_tools(ctx);
     let Some(section) = tool_search::section(&deferred) else {
-        prompt.tools.extend(mcp_tool::specs(mcp));
+        let specs = mcp_tool::specs(mcp);
+        if !specs.is_empty() {
+            // The step's own copy of the turn's tools, only when it adds to them.
+            std::sync::Arc::make_mut(&mut prompt.tools).extend(specs);
+        }
         return;
     };
-    prompt.tools.extend(mcp_tool::resource_specs(mcp));
-    prompt.tools.push(tool_search::spec());
+    let tools = std::sync::Arc::make_mut(&mut prompt.tools);
+    tools.extend(mcp_tool::resource_specs(mcp));
+    tools.push(tool_search::spec());
     tool_search::insert_section(&mut prompt.input, section);
 }
 

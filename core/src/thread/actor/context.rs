@@ -20,7 +20,7 @@ impl ThreadActor {
             model: self.settings.model.clone(),
             instructions,
             input: Vec::new(),
-            tools: Vec::new(),
+            tools: Default::default(),
             parallel_tool_calls: false,
             reasoning_effort: self.settings.reasoning_effort.as_ref().map(|e| e.0.clone()),
             reasoning_summary: self

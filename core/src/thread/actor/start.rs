@@ -269,12 +269,13 @@ impl ThreadActor {
         step.output_schema = output_schema;
         step.headers = self.agent_headers(&turn_id, &root_turn_id);
         let tools = self.tools.tool_set(&offer, &tool_turn);
-        step.tools = tools.specs();
+        let mut specs = tools.specs();
         // Namespaces flat for a model known not to read them (docs/architecture.md §7.7).
         if crate::model::catalog::flat_tools(&self.services.config, &provider, &self.settings.model)
         {
-            step.tools = crate::model::catalog::flatten_namespaces(step.tools);
+            specs = crate::model::catalog::flatten_namespaces(specs);
         }
+        step.tools = std::sync::Arc::new(specs);
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
             thread_id: self.thread.id.clone(),
