@@ -64,12 +64,13 @@ pub fn notification(notification: &ServerNotification) -> Bytes {
 
 /// [`notification`] with a given `emittedAtMs` (a merged delta: when its last part was made).
 pub fn notification_at(notification: &ServerNotification, emitted_at_ms: i64) -> Bytes {
-    let mut line = Vec::with_capacity(weft_protocol::notifications::LINE_CAPACITY);
-    if let Err(err) = notification.write_line(&mut line, emitted_at_ms) {
-        tracing::error!(%err, method = notification.method(), "failed to serialize a notification");
-        return Bytes::new();
+    match notification.line_bytes(emitted_at_ms) {
+        Ok(line) => Bytes::from(line),
+        Err(err) => {
+            tracing::error!(%err, method = notification.method(), "failed to serialize a notification");
+            Bytes::new()
+        }
     }
-    Bytes::from(line)
 }
 
 /// `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` for a server → client request.

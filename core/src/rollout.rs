@@ -53,7 +53,7 @@ pub(crate) mod tests;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use fork::{ForkCut, copy_fork, fork_lines};
+pub use fork::{copy_fork, fork_lines};
 pub use paths::{
     ARCHIVED_SESSIONS_DIR, FoundRollout, SESSIONS_DIR, archive, changed_day_dirs, find_rollout,
     list_rollouts, rollout_path, rollouts_in, unarchive,

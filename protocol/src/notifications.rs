@@ -2,7 +2,7 @@
 //!
 //! On the wire a notification is `{"method": M, "params": P, "emittedAtMs": N}` (Weft may add
 //! `"jsonrpc": "2.0"`). [`ServerNotification::to_line`] assembles that line without going
-//! through `#[serde(flatten)]`.
+//! through `#[serde(flatten)]` (`notifications/line.rs`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,6 +36,8 @@ pub use crate::thread_state_api::{
 };
 use crate::turn::{Turn, TurnError, TurnPlanStep};
 use crate::usage::ThreadTokenUsage;
+
+mod line;
 
 /// Notifications the reference sends only to connections that opted into `experimentalApi`
 /// (observed from 0.171.0: a client without the opt-in never sees them), so Weft holds them back
@@ -335,13 +337,6 @@ macro_rules! server_notifications {
                 }
             }
 
-            /// Serializes only the params object.
-            pub fn params_json(&self) -> serde_json::Result<String> {
-                match self {
-                    $(ServerNotification::$variant(p) => serde_json::to_string(p),)*
-                }
-            }
-
             /// Serializes only the params object, into `out`.
             pub fn write_params<W: std::io::Write>(&self, out: W) -> serde_json::Result<()> {
                 match self {
@@ -492,80 +487,11 @@ impl ServerNotification {
             }
         }
     }
-
-    /// One complete wire message, without a trailing newline:
-    /// `{"jsonrpc":"2.0","method":M,"params":P,"emittedAtMs":N}`.
-    pub fn to_line(&self, emitted_at_ms: i64) -> serde_json::Result<String> {
-        let mut line = Vec::with_capacity(LINE_CAPACITY);
-        self.write_line(&mut line, emitted_at_ms)?;
-        // serde_json writes UTF-8 only, and the rest is ASCII.
-        String::from_utf8(line)
-            .map_err(|err| <serde_json::Error as serde::ser::Error>::custom(err.to_string()))
-    }
-
-    /// [`to_line`](Self::to_line) appended to `out`: the params are serialized straight into
-    /// it (a delta's line is written once, with no copy of its params; `out` is sized for
-    /// a delta by [`LINE_CAPACITY`]).
-    pub fn write_line(&self, out: &mut Vec<u8>, emitted_at_ms: i64) -> serde_json::Result<()> {
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","method":""#);
-        // Method names are plain ASCII without characters that need escaping.
-        out.extend_from_slice(self.method().as_bytes());
-        out.extend_from_slice(br#"","params":"#);
-        self.write_params(&mut *out)?;
-        out.extend_from_slice(br#","emittedAtMs":"#);
-        // serde_json's integer writer, not `write!`: the formatting machinery was 2.6 % of a
-        // streamed delta's instructions (callgrind).
-        serde_json::to_writer(&mut *out, &emitted_at_ms)?;
-        out.push(b'}');
-        Ok(())
-    }
 }
-
-/// Bytes a notification line is given up front: room for a streamed delta's (its ids, a few
-/// words of text and the envelope) without growing.
-pub const LINE_CAPACITY: usize = 320;
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{Value, json};
-
     use super::*;
-
-    #[test]
-    fn to_line_assembles_the_envelope() {
-        let n = ServerNotification::from(ThreadClosedNotification {
-            thread_id: "t1".into(),
-        });
-        assert_eq!(n.method(), "thread/closed");
-        assert_eq!(n.params_json().unwrap(), r#"{"threadId":"t1"}"#);
-        assert_eq!(
-            n.to_line(1_795_979_147_618).unwrap(),
-            r#"{"jsonrpc":"2.0","method":"thread/closed","params":{"threadId":"t1"},"emittedAtMs":1795979147618}"#
-        );
-        let parsed: Value = serde_json::from_str(&n.to_line(-1).unwrap()).unwrap();
-        assert_eq!(parsed["emittedAtMs"], json!(-1));
-        // The enum's own serialization is `{method, params}`.
-        assert_eq!(
-            serde_json::to_value(&n).unwrap(),
-            json!({"method": "thread/closed", "params": {"threadId": "t1"}})
-        );
-        assert_eq!(
-            <ThreadClosedNotification as NotificationParams>::METHOD,
-            "thread/closed"
-        );
-    }
-
-    #[test]
-    fn nullable_keys_are_written() {
-        let n = ServerNotification::from(WarningNotification {
-            thread_id: None,
-            message: "m".into(),
-        });
-        assert_eq!(
-            n.params_json().unwrap(),
-            r#"{"threadId":null,"message":"m"}"#
-        );
-    }
 
     /// The declared methods minus the pending ones are exactly the subset's; every pending one
     /// is declared and none is in the subset.

@@ -73,7 +73,6 @@ pub struct ThreadManager {
     services: Arc<Services>,
     /// The loaded threads, each with its own lifecycle and gate (`loaded.rs`).
     threads: loaded::LoadedThreads,
-    /// Indexes of the rollouts paged lately (docs/protocol.md §7.24).
     /// Who listens to loaded threads (the app-server's subscriber registry): where
     /// sub-agents' events go, and who is told of an unload. `None` in unit tests of the
     /// runtime: no sub-agents, no idle unloading.
