@@ -13,17 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/dist}
-command -v objcopy >/dev/null || {
-    echo "scripts/dist.sh: objcopy is missing (Debian: apt-get install binutils)" >&2
-    exit 1
-}
 cargo build --release --locked -p weft-app-server --bin weft
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-built="$target_dir/release/weft"
-mkdir -p "$out"
-rm -f "$out/weft" "$out/weft.debug"
-objcopy --only-keep-debug "$built" "$out/weft.debug"
-# The debuglink names the file and holds its CRC, so a stale weft.debug is never used.
-(cd "$out" && objcopy --strip-all --add-gnu-debuglink=weft.debug "$built" weft)
-chmod 0644 "$out/weft.debug"
+scripts/split-debuginfo.sh "$target_dir/release/weft" "$out"
 ls -l "$out/weft" "$out/weft.debug"

@@ -29,9 +29,12 @@ fail() {
 # --- 1. system packages (apt) --------------------------------------------------------------
 # One line per package: the command that shows it is installed, the Debian/Ubuntu package.
 # tmux drives the Codex TUI (docs/tui-tests.md); bubblewrap: without `bwrap` on PATH the TUI
-# warns on its screen at start-up, and the TUI tests fail on that warning.
+# warns on its screen at start-up, and the TUI tests fail on that warning. objcopy and readelf
+# (binutils) split and check the shipped binary (scripts/split-debuginfo.sh).
 system_packages=(
     "tmux tmux"
+    "objcopy binutils"
+    "readelf binutils"
     "bwrap bubblewrap"
     "chromium chromium"
 )

@@ -9,6 +9,7 @@ mod handshake;
 mod http_client;
 mod lifecycle;
 mod opt_out;
+mod shipped_binary;
 mod unix_socket;
 mod websocket;
 mod ws_auth;

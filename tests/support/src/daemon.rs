@@ -46,6 +46,7 @@ pub struct DaemonBuilder {
     args: Vec<String>,
     env: Vec<(String, Option<String>)>,
     current_dir: Option<PathBuf>,
+    binary: Option<PathBuf>,
 }
 
 impl DaemonBuilder {
@@ -106,9 +107,17 @@ impl DaemonBuilder {
         self
     }
 
+    /// Run this `weft` binary instead of the one built from the workspace (a copy of it
+    /// stripped for shipping, scripts/split-debuginfo.sh).
+    pub fn binary(mut self, path: &Path) -> Self {
+        self.binary = Some(path.to_path_buf());
+        self
+    }
+
     /// Spawn the daemon without waiting for anything.
     pub fn spawn(self) -> Daemon {
-        let mut cmd = weft_command(&self.weft_home);
+        let binary = self.binary.as_deref().unwrap_or(weft_bin());
+        let mut cmd = weft_command_of(binary, &self.weft_home);
         cmd.arg("app-server");
         if let Some(listen) = &self.listen {
             cmd.args(["--listen", listen]);
@@ -128,7 +137,7 @@ impl DaemonBuilder {
             .stderr(Stdio::piped());
         let mut child = cmd
             .spawn()
-            .unwrap_or_else(|err| panic!("spawn {}: {err}", weft_bin().display()));
+            .unwrap_or_else(|err| panic!("spawn {}: {err}", binary.display()));
         let pid = child.id().unwrap_or_default();
         let stderr = Arc::new(StderrLog::default());
         let stderr_task = child.stderr.take().map(|pipe| {
@@ -213,6 +222,7 @@ impl Daemon {
             args: Vec::new(),
             env: Vec::new(),
             current_dir: None,
+            binary: None,
         }
     }
 
@@ -457,7 +467,11 @@ fn parse_listen_addr(text: &str) -> Option<SocketAddr> {
 /// A `weft` command with a clean environment: `WEFT_HOME` set, `RUST_LOG=info`,
 /// no inherited `LOG_FORMAT`; killed if dropped while running.
 fn weft_command(weft_home: &Path) -> Command {
-    let mut cmd = Command::new(weft_bin());
+    weft_command_of(weft_bin(), weft_home)
+}
+
+fn weft_command_of(binary: &Path, weft_home: &Path) -> Command {
+    let mut cmd = Command::new(binary);
     cmd.env("WEFT_HOME", weft_home)
         .env("RUST_LOG", "info")
         .env_remove("LOG_FORMAT")
