@@ -20,6 +20,17 @@ test("status words for the sidebar badge", () => {
   assert.equal(state.statusWord({ type: "systemError" }), "systemError");
 });
 
+test("a connection reopens the shown thread, unless one was opened on it already", () => {
+  // A reconnect: the thread shown on the old connection is opened on the new one.
+  assert.equal(state.threadToReopen({ connection: 2, openedOn: 1, shown: "a", address: "a" }), "a");
+  // A reload: the address names the thread.
+  assert.equal(state.threadToReopen({ connection: 1, openedOn: 0, shown: null, address: "b" }), "b");
+  assert.equal(state.threadToReopen({ connection: 1, openedOn: 0, shown: null, address: null }), null);
+  // Clicked while the first lists loaded (its resume may not have answered yet): left alone.
+  assert.equal(state.threadToReopen({ connection: 1, openedOn: 1, shown: "a", address: "a" }), null);
+  assert.equal(state.threadToReopen({ connection: 1, openedOn: 1, shown: null, address: null }), null);
+});
+
 test("threads are grouped by directory, newest first", () => {
   const groups = state.groupByCwd([
     { id: "a", cwd: "/x", updatedAt: 1 },

@@ -12,6 +12,7 @@ import {
   prependTurns,
   statusWord,
   textInput,
+  threadToReopen,
   visibleItems,
 } from "./state.js";
 
@@ -55,6 +56,9 @@ const app = {
   approvals: new Map(),
   frame: 0,
   window: WINDOW,
+  /** Connections made so far, and the one a thread was last opened on. */
+  connections: 0,
+  openedOn: 0,
   /** Images attached to the next message, as data URLs. */
   attachments: [],
   /** Each shown item's node and the version it was drawn at: only changed items redraw. */
@@ -98,9 +102,15 @@ async function connect() {
   } catch {
     return; // onState("closed") schedules the next attempt.
   }
+  const connection = (app.connections += 1);
   await loadThreads();
   await loadModels();
-  const open = app.view ? app.view.threadId : threadInAddress();
+  const open = threadToReopen({
+    connection,
+    openedOn: app.openedOn,
+    shown: app.view && app.view.threadId,
+    address: threadInAddress(),
+  });
   if (open) await openThread(open);
 }
 
@@ -130,6 +140,7 @@ async function loadModels() {
 }
 
 async function openThread(threadId) {
+  app.openedOn = app.connections;
   const resumed = await app.rpc.request("thread/resume", { threadId, excludeTurns: true });
   history.replaceState(null, "", `/#thread=${encodeURIComponent(threadId)}`);
   app.statuses.set(threadId, resumed.thread.status);

@@ -31,6 +31,17 @@ export function groupByCwd(threads, key = "updatedAt") {
     .sort((a, b) => newest(b.threads) - newest(a.threads));
 }
 
+/**
+ * The thread to open once connection number `connection` has loaded its lists: the one shown
+ * (a reconnect subscribes to it again), else the one in the address (a reload). None when a
+ * thread was opened on this connection already (`openedOn`), say clicked while the lists
+ * loaded: opening it again would drop what its view has heard since (a turn's plan).
+ */
+export function threadToReopen({ connection, openedOn, shown, address }) {
+  if (openedOn === connection) return null;
+  return shown || address || null;
+}
+
 /** An empty transcript of one thread. */
 export function emptyTranscript(threadId) {
   return { threadId, turns: [], running: null, tokenUsage: null, notices: [] };
