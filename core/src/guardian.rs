@@ -216,7 +216,7 @@ impl Guardian {
         let transcript = prompt::transcript(self.history.lock().items(), self.max_transcript_bytes);
         Prompt {
             model: self.model.clone(),
-            instructions: self.instructions.clone(),
+            instructions: self.instructions.as_str().into(),
             input: vec![prompt::review_message(
                 &transcript,
                 &request.details,

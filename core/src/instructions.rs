@@ -52,9 +52,12 @@ pub const AGENTS_MD_MAX_BYTES: usize = 32 * 1024;
 pub const USER_INSTRUCTIONS_PREFIX: &str = "# AGENTS.md instructions for ";
 
 /// Weft's own base instructions: who the agent is, how it works and communicates, and the tools
-/// it is usually given (`exec_command`/`write_stdin`, `apply_patch`, `update_plan`).
-pub fn base_instructions() -> &'static str {
-    BASE_INSTRUCTIONS
+/// it is usually given (`exec_command`/`write_stdin`, `apply_patch`, `update_plan`). One copy,
+/// shared by every prompt that sends them.
+pub fn base_instructions() -> std::sync::Arc<str> {
+    static SHARED: std::sync::LazyLock<std::sync::Arc<str>> =
+        std::sync::LazyLock::new(|| BASE_INSTRUCTIONS.into());
+    std::sync::Arc::clone(&SHARED)
 }
 
 /// One loaded `AGENTS.md` file.

@@ -23,6 +23,7 @@ pub mod offer;
 mod patch_tool;
 mod plan_tool;
 pub mod runtime;
+pub mod shared_specs;
 mod terminals;
 pub mod tool;
 pub mod tool_search;

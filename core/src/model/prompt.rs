@@ -12,8 +12,9 @@ use super::item::{ReasoningContent, ResponseItem};
 pub struct Prompt {
     /// Model slug.
     pub model: String,
-    /// Base instructions (Responses `instructions`; Chat: the first system message).
-    pub instructions: String,
+    /// Base instructions (Responses `instructions`; Chat: the first system message). Shared:
+    /// every turn of a thread without its own has Weft's one copy.
+    pub instructions: std::sync::Arc<str>,
     /// The full (normalised) history.
     pub input: Vec<ResponseItem>,
     /// Tools in Responses format (`{"type":"function",…}`, `{"type":"custom",…}`, …). Chat

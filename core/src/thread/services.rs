@@ -32,6 +32,8 @@ pub struct Services {
     /// The indexes of the rollouts paged most recently, and their copies on disk in
     /// `$WEFT_HOME/rollout-index/` (docs/architecture.md §10.3).
     pub history_index: Arc<IndexCache>,
+    /// The tool lists of the turns in flight, one copy of each.
+    pub tool_specs: crate::tools::shared_specs::SharedSpecs,
 }
 
 /// How many rollout indexes stay in memory.
@@ -66,6 +68,7 @@ impl Services {
         ));
         Services {
             history_index,
+            tool_specs: Default::default(),
             live: Arc::new(crate::config::live::LiveConfig::new(config.clone())),
             config,
             http,

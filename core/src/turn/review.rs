@@ -139,7 +139,7 @@ pub async fn exit_review(ctx: &TurnContext, output: Option<ReviewOutput>, exited
 fn reviewer_context(ctx: &TurnContext, model: Option<&str>) -> TurnContext {
     let step = Prompt {
         model: model.map_or_else(|| ctx.step.model.clone(), str::to_string),
-        instructions: REVIEW_INSTRUCTIONS.to_string(),
+        instructions: REVIEW_INSTRUCTIONS.into(),
         output_schema: None,
         ..ctx.step.clone()
     };

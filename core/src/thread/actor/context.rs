@@ -11,11 +11,10 @@ use crate::settings::{ThreadSettings, approval_policy_name, sandbox_mode_name};
 impl ThreadActor {
     /// The step context: what every request of the next turn is built from.
     pub(super) fn step_prompt(&self) -> Prompt {
-        let instructions = self
-            .settings
-            .base_instructions
-            .clone()
-            .unwrap_or_else(|| base_instructions().to_string());
+        let instructions = match &self.settings.base_instructions {
+            Some(own) => own.as_str().into(),
+            None => base_instructions(),
+        };
         Prompt {
             model: self.settings.model.clone(),
             instructions,

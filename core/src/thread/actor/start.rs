@@ -275,7 +275,7 @@ impl ThreadActor {
         {
             specs = crate::model::catalog::flatten_namespaces(specs);
         }
-        step.tools = std::sync::Arc::new(specs);
+        step.tools = self.services.tool_specs.share(specs);
         step.parallel_tool_calls = !step.tools.is_empty();
         let ctx = TurnContext {
             thread_id: self.thread.id.clone(),
