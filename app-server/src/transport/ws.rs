@@ -43,6 +43,16 @@ pub struct WsOptions {
     pub auth: WsAuth,
 }
 
+/// What a connection reads from its socket at once. Client messages are small but for the
+/// odd image; tungstenite's default, 128 KiB, kept for every connection, was a twentieth of the
+/// heap of ten busy connections (bench/README.md, "Issue 29"). A bigger message still arrives
+/// whole, in several reads.
+const READ_BUFFER_BYTES: usize = 16 << 10;
+
+/// What a connection's frames gather to before they are written (a flush writes them anyway):
+/// over a hundred deltas per write.
+const WRITE_BUFFER_BYTES: usize = 32 << 10;
+
 /// What bounds the WebSocket listener (`[limits]` in the config).
 #[derive(Debug, Clone, Copy)]
 pub struct WsLimits {
@@ -251,6 +261,8 @@ async fn upgrade(
     // and a message of several frames as soon as they add up to more.
     upgrade
         .protocols([SUBPROTOCOL])
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
         .max_message_size(max)
         .max_frame_size(max)
         .on_upgrade(move |socket| session::run(socket, state.session, written, state.transport))
