@@ -287,6 +287,30 @@ async fn a_rebuild_writes_every_batch_and_replaces_rows() {
     db.close().await;
 }
 
+#[tokio::test]
+async fn the_rebuilds_page_cache_goes_back_to_the_default() {
+    let home = tempfile::tempdir().unwrap();
+    write_rollout(home.path(), 1, None).await;
+    let (db, report) = reopen(home.path()).await;
+    assert!(report.unwrap().full);
+    db.rebuild_from_rollouts(home.path()).await.unwrap();
+    // Every connection the pool holds, the rebuild's among them, has SQLite's default cache.
+    let pool = db.pool().await.unwrap();
+    let mut held = Vec::new();
+    for _ in 0..pool.options().get_max_connections() {
+        held.push(pool.acquire().await.unwrap());
+    }
+    for conn in &mut held {
+        let size: i64 = sqlx::query_scalar("PRAGMA cache_size")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap();
+        assert_eq!(size, -2000);
+    }
+    drop(held);
+    db.close().await;
+}
+
 #[test]
 fn a_rebuild_logs_progress_each_ten_thousand_rollouts_but_not_at_the_end() {
     let mut progress = super::Progress::new(25_000);
