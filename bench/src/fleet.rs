@@ -28,6 +28,10 @@ use crate::ws_client::{WsClient, WsPending, WsServer};
 
 pub const GROUP: &str = "Fleet: concurrent streaming turns over WebSocket connections";
 
+/// The peak RSS again, recorded only when the run is at the reference's size (the mixed load of
+/// issue 29's memory target: `--quick`, or `--fleet-turns/-deltas` set to the reference's).
+pub const PEAK_RSS_AT_REFERENCE_SIZE: &str = "peak RSS at the reference's size";
+
 /// The size of one fleet run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size {
@@ -293,6 +297,16 @@ pub async fn run(target: &Target, args: &Args, report: &mut Report) -> Result<()
     ];
     for (label, unit, value) in rows {
         report.value(kind, GROUP, label, unit, exact(value));
+    }
+    // The ratio target (issue 29) compares the two at one size: the reference's.
+    if size == Size::of(Kind::Reference, args) {
+        report.value(
+            kind,
+            GROUP,
+            PEAK_RSS_AT_REFERENCE_SIZE,
+            Unit::MiB,
+            exact(outcome.peak_rss_kib as f64 / 1024.0),
+        );
     }
     report.note(format!(
         "fleet, {}: {size_text}; {} deltas of {} expected arrived",

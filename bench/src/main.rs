@@ -240,7 +240,7 @@ fn resolve_reference(path: &std::path::Path) -> std::path::PathBuf {
     found.unwrap_or_else(|| path.to_path_buf())
 }
 
-/// The targets of issue 7 that are ratios against the reference.
+/// The targets of issues 7 and 29 that are ratios against the reference.
 fn goals() -> Vec<Goal> {
     vec![
         Goal::same("warm start-up", (startup::GROUP, startup::WARM), 8),
@@ -262,6 +262,12 @@ fn goals() -> Vec<Goal> {
             reference: (memory::GROUP, memory::WITH_350),
             at_most: 1.0 / 10.0,
         },
+        // Issue 29: the mixed load, both at the reference's fleet size.
+        Goal::same(
+            "fleet's peak RSS",
+            (fleet::GROUP, fleet::PEAK_RSS_AT_REFERENCE_SIZE),
+            10,
+        ),
     ]
 }
 

@@ -213,10 +213,10 @@ impl Report {
         out
     }
 
-    /// The targets of issue 7, each with the measured ratio.
+    /// The ratio targets, each with the measured ratio.
     fn goals(&self, goals: &[Goal]) -> String {
         let mut out = String::from(
-            "\n### Targets (issue 7)\n\n| target | Weft ÷ reference | met? |\n|---|---|---|\n",
+            "\n### Targets (issues 7 and 29)\n\n| target | Weft ÷ reference | met? |\n|---|---|---|\n",
         );
         for goal in goals {
             let weft = self.median(Kind::Weft, goal.weft.0, goal.weft.1);
@@ -235,7 +235,7 @@ impl Report {
     }
 }
 
-/// A target of issue 7: Weft's figure over the reference's figure must be at most `at_most`.
+/// A ratio target (issues 7 and 29): Weft's figure over the reference's figure must be at most `at_most`.
 pub struct Goal {
     pub text: String,
     pub weft: (&'static str, &'static str),
