@@ -114,8 +114,27 @@ async fn copy_fork_streams_what_fork_lines_returns() {
     let (lines, skipped) = read_lines(&path).unwrap();
     assert_eq!(skipped, 1);
 
+    // The closing lines of an open turn are stamped when written: their times (the line's, and
+    // the turn end's `completed_at` and `duration_ms`) are left out of the comparison.
     let without_ts = |lines: &[RolloutLine]| -> Vec<RolloutRecord> {
-        lines.iter().map(|l| l.record.clone()).collect()
+        lines
+            .iter()
+            .map(|l| match l.record.clone() {
+                RolloutRecord::TurnEnded {
+                    turn_id,
+                    status,
+                    error,
+                    ..
+                } => RolloutRecord::TurnEnded {
+                    turn_id,
+                    status,
+                    error,
+                    completed_at: 0,
+                    duration_ms: None,
+                },
+                record => record,
+            })
+            .collect()
     };
     for cut in [None, Some(&turn1), Some(&turn2)] {
         let expected = fork_lines(&lines, cut).unwrap();
