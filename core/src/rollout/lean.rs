@@ -2,11 +2,12 @@
 //! §10.3): the pass that indexes the file peeks at each line without parsing its payload, and
 //! the replay then parses only the lines it needs — the header, the model history from the
 //! last compaction on, the last settings records, the first user message and the last turn's
-//! items. Earlier turns come back as summaries (`itemsView: notLoaded`, no items); their items
-//! stay in the file and are read back by [`turns_with_items`] when a client asks for them.
+//! items. Only the last turn comes back, whole; the earlier ones stay in the file, and
+//! [`complete_turns`] reads them back (their items too) when a client asks for every turn.
 //!
 //! Memory is the index (a few dozen bytes per line) plus the model history since the last
-//! compaction, however big the file is.
+//! compaction, however big the file is; a thread loaded from it keeps one turn, not a summary
+//! of every turn.
 
 use std::fs::File;
 
@@ -20,7 +21,7 @@ use super::{HeaderProblem, RolloutError};
 #[cfg(test)]
 pub(crate) mod tests;
 
-/// The thread of an indexed rollout, with every turn but the last as a summary. Like
+/// The thread of an indexed rollout, with its last turn (whole) as its only turn. Like
 /// [`super::read_rollout`], a line that does not parse is skipped (and logged), and only a
 /// missing or unparsable header is an error.
 pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
@@ -95,11 +96,16 @@ pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
         Some(RolloutRecord::AgentClosed { closed: true })
     );
 
-    let mut out_turns: Vec<Turn> = turns.iter().map(|t| summary(index, t)).collect();
+    let mut out_turns: Vec<Turn> = turns
+        .last()
+        .map(|t| summary(index, t))
+        .into_iter()
+        .collect();
     if let Some(last) = out_turns.last_mut() {
         fill(index, &mut file, last)?;
     }
     Ok(Replay {
+        latest_turn_start: turns.iter().map(|t| t.started_at).max(),
         updated_at: marks.max_ms.div_euclid(1000).max(meta.created_at),
         meta,
         history,
@@ -119,20 +125,31 @@ pub fn read_rollout_lean(path: &std::path::Path) -> Result<Replay, RolloutError>
     replay_from_index(&RolloutIndex::build(path)?)
 }
 
-/// `turns` with the items of those that are summaries read back from the index's file (in
-/// completion order, `itemsView: full`); turns the file does not have are left as they are.
-pub fn turns_with_items(index: &RolloutIndex, turns: &mut [Turn]) -> Result<(), RolloutError> {
-    if !needs_items(turns) {
-        return Ok(());
+/// Every turn of the thread, whole (`itemsView: full`): the file's turns before `turns` (a
+/// thread loaded from its index keeps only the turns since; none held: every turn of the
+/// file), then `turns`, each summary's items read back from the file.
+pub fn complete_turns(index: &RolloutIndex, turns: Vec<Turn>) -> Result<Vec<Turn>, RolloutError> {
+    let indexed = index.turns();
+    let before = turns
+        .first()
+        .and_then(|first| index.turn_position(&first.id))
+        .unwrap_or(indexed.len());
+    let mut out: Vec<Turn> = indexed[..before]
+        .iter()
+        .map(|turn| summary(index, turn))
+        .collect();
+    out.extend(turns);
+    if !needs_items(&out) {
+        return Ok(out);
     }
     let mut file = index.open()?;
-    for turn in turns
+    for turn in out
         .iter_mut()
         .filter(|t| t.items_view == TurnItemsView::NotLoaded)
     {
         fill(index, &mut file, turn)?;
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Whether any of `turns` is a summary whose items are still in the file.
@@ -140,12 +157,6 @@ pub fn needs_items(turns: &[Turn]) -> bool {
     turns
         .iter()
         .any(|t| t.items_view == TurnItemsView::NotLoaded)
-}
-
-/// A finished turn without its items, as a loaded thread keeps the turns before its last.
-pub fn summarize(turn: &mut Turn) {
-    turn.items = Vec::new();
-    turn.items_view = TurnItemsView::NotLoaded;
 }
 
 fn summary(index: &RolloutIndex, turn: &IndexedTurn) -> Turn {

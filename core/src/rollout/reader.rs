@@ -20,8 +20,12 @@ pub struct Replay {
     pub meta: SessionMeta,
     /// The model history to resume with, in order (from the last compaction on, when any).
     pub history: Vec<ResponseItem>,
-    /// Every turn with its completed items (`itemsView: full`), in start order.
+    /// The turns with their completed items (`itemsView: full`), in start order: every turn
+    /// when the whole file was read; the last one only when it was read through its index
+    /// (`lean::replay_from_index`: the others stay on disk, docs/architecture.md §10.3).
     pub turns: Vec<Turn>,
+    /// Unix seconds of the latest turn start, over every turn of the file.
+    pub latest_turn_start: Option<i64>,
     /// The last recorded token usage.
     pub token_usage: Option<ThreadTokenUsage>,
     /// The last name set.
@@ -61,10 +65,8 @@ impl Replay {
             reasoning_effort: effort.clone(),
             updated_at: self.updated_at,
             recency_at: Some(
-                self.turns
-                    .iter()
-                    .filter_map(|turn| turn.started_at)
-                    .fold(meta.created_at, i64::max),
+                self.latest_turn_start
+                    .map_or(meta.created_at, |at| at.max(meta.created_at)),
             ),
             path: path.map(|p| p.display().to_string()),
             cwd: cwd.clone(),
@@ -404,6 +406,7 @@ impl Builder {
             updated_at: self.max_ms.div_euclid(1000).max(meta.created_at),
             meta,
             history: self.history,
+            latest_turn_start: self.turns.iter().filter_map(|turn| turn.started_at).max(),
             turns: self.turns,
             token_usage: self.token_usage,
             name: self.name,

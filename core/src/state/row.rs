@@ -58,10 +58,8 @@ impl ThreadRow {
         let mut row = ThreadRow::from_thread(&thread, path, archived);
         row.updated_at = replay.updated_at;
         row.recency_at = replay
-            .turns
-            .iter()
-            .filter_map(|turn| turn.started_at)
-            .fold(row.created_at, i64::max);
+            .latest_turn_start
+            .map_or(row.created_at, |at| at.max(row.created_at));
         row.agent_closed = replay.agent_closed;
         row
     }

@@ -100,6 +100,9 @@ pub struct ThreadActor {
     /// The thread's token totals, lent with the history.
     token_usage: Arc<Mutex<ThreadTokenUsage>>,
     active: Option<ActiveTurn>,
+    /// The last finished turn, whole: the earlier ones are in the rollout
+    /// (`ThreadManager::full_turns` reads them back). An ephemeral thread, or one whose
+    /// rollout could not be written, keeps every turn.
     turns: Vec<Turn>,
     ops: mpsc::WeakSender<Box<Op>>,
     /// The environment context last recorded in history.

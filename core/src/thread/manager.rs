@@ -361,19 +361,14 @@ impl ThreadManager {
             thread.path = Some(new_path.display().to_string());
             self.index(&ThreadRow::from_thread(&thread, &new_path, false))
                 .await;
-            let mut restored = Restored {
+            // Only the last turn stays in memory (the file has them all).
+            Restored {
                 history: replay.history,
                 turns: replay.turns,
                 token_usage: replay.token_usage,
                 rollout: Some(writer),
                 place: None,
-            };
-            // Only the last turn's items stay in memory (the file has them all).
-            let before_last = restored.turns.len().saturating_sub(1);
-            restored.turns[..before_last]
-                .iter_mut()
-                .for_each(crate::rollout::lean::summarize);
-            restored
+            }
         };
         self.load(thread, settings, sink, restored).await
     }

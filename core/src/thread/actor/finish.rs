@@ -119,13 +119,10 @@ impl ThreadActor {
             turn.status = status;
             turn.error = Some(failure);
         }
-        // Only the last turn keeps its items in memory; the earlier ones are on disk and read
-        // back from the rollout when a client asks for them (`ThreadManager::full_turns`).
-        if self.persistence.is_persistent()
-            && !self.persistence.failed()
-            && let Some(previous) = self.turns.last_mut()
-        {
-            crate::rollout::lean::summarize(previous);
+        // Only the last turn stays in memory; the earlier ones are on disk and read back from
+        // the rollout when a client asks for every turn (`ThreadManager::full_turns`).
+        if self.persistence.is_persistent() && !self.persistence.failed() {
+            self.turns.clear();
         }
         self.turns.push(turn.clone());
         self.last_activity = Instant::now();

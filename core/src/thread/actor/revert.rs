@@ -214,7 +214,14 @@ impl ThreadActor {
         };
         let running = self.active.as_ref().is_some_and(|a| *a.turn_id() == turn);
         if !running && !self.turns.iter().any(|t| t.id == turn) {
-            return Err(CoreError::ForkTurnNotFound(turn.to_string()));
+            // Only the last turn is held: an earlier one must be in the file before anything
+            // is stopped or cut.
+            self.flush_rollout(true).await?;
+            let (path, wanted) = (writer.path().to_path_buf(), turn.clone());
+            let found = tokio::task::spawn_blocking(move || scan(&path, &wanted)).await??;
+            if found.offset.is_none() {
+                return Err(CoreError::ForkTurnNotFound(turn.to_string()));
+            }
         }
         if let Some(active) = &self.active {
             if restore {

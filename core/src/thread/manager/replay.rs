@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use weft_protocol::{ThreadId, Turn};
 
 use super::ThreadManager;
-use crate::rollout::lean::{needs_items, replay_from_index, turns_with_items};
+use crate::rollout::lean::{complete_turns, needs_items, replay_from_index};
 use crate::rollout::{Replay, RolloutError, find_rollout};
 use crate::thread::error::CoreError;
 use crate::thread::handle::Op;
 
 impl ThreadManager {
-    /// The thread of a rollout, every turn but the last as a summary (blocking work on the
+    /// The thread of a rollout, with its last turn only (blocking work on the
     /// blocking pool; the index stays cached for the history pages that usually follow).
     pub(super) async fn lean_replay(&self, path: &Path) -> Result<Replay, CoreError> {
         let cache = self.services.history_index.clone();
@@ -31,43 +31,45 @@ impl ThreadManager {
         Ok(replay)
     }
 
-    /// `turns` of thread `id` with the items of those kept as summaries read back from its
-    /// rollout (after the loaded thread's queued lines are written). Turns that are already
-    /// whole (an ephemeral thread keeps its items) come back as they are.
+    /// Every turn of thread `id`, whole: a loaded thread holds its last turn, the file has the
+    /// others and their items (read after the thread's queued lines are written). An ephemeral
+    /// thread has no file and keeps every turn whole: its turns come back as they are.
     pub async fn full_turns(
         &self,
         id: &ThreadId,
         turns: Vec<Turn>,
     ) -> Result<Vec<Turn>, CoreError> {
-        if !needs_items(&turns) {
-            return Ok(turns);
-        }
         if let Some(handle) = self.get(id) {
             let (tx, rx) = tokio::sync::oneshot::channel();
             if handle.send(Op::Flush { reply: tx }).await.is_ok() {
                 let _ = rx.await;
             }
         }
-        let path = find_rollout(&self.services.config.home, id)?
-            .ok_or_else(|| CoreError::NoRollout(id.to_string()))?
-            .path;
-        self.full_turns_at(path, turns).await
+        let Some(found) = find_rollout(&self.services.config.home, id)? else {
+            return if needs_items(&turns) {
+                Err(CoreError::NoRollout(id.to_string()))
+            } else {
+                Ok(turns)
+            };
+        };
+        self.full_turns_at(found.path, turns).await
     }
 
     /// [`ThreadManager::full_turns`] of a rollout already found and written out.
     pub(super) async fn full_turns_at(
         &self,
         path: PathBuf,
-        mut turns: Vec<Turn>,
+        turns: Vec<Turn>,
     ) -> Result<Vec<Turn>, CoreError> {
-        if !needs_items(&turns) {
-            return Ok(turns);
-        }
         let cache = self.services.history_index.clone();
         let owned = path.clone();
         let turns = tokio::task::spawn_blocking(move || {
-            cache.with_index(&owned, |index| turns_with_items(index, &mut turns))?;
-            Ok::<_, RolloutError>(turns)
+            let mut out = None;
+            cache.with_index(&owned, |index| {
+                out = Some(complete_turns(index, turns)?);
+                Ok(())
+            })?;
+            out.ok_or_else(|| RolloutError::io(&owned, std::io::Error::other("no index")))
         })
         .await
         .map_err(|err| RolloutError::io(&path, std::io::Error::other(err)))??;
