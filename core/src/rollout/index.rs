@@ -37,11 +37,13 @@ use super::RolloutError;
 
 mod cache;
 mod event;
+mod feed;
 mod sidecar;
 #[cfg(test)]
 mod tests;
 
 pub use cache::{IndexCache, SIDECAR_MIN_BYTES};
+pub use feed::{IndexFeed, Tee};
 
 /// The directory of `$WEFT_HOME` that holds the rollouts' on-disk indexes.
 pub const ROLLOUT_INDEX_DIR: &str = "rollout-index";
@@ -285,22 +287,28 @@ impl RolloutIndex {
                 // End of file, or a torn last line: left for a later update.
                 break;
             }
-            let offset = self.indexed_bytes;
-            let ordinal = self.next_ordinal;
-            if ordinal == 0 {
-                let header = parse_header(&self.path, &line)?;
-                let at = LineAt {
-                    offset,
-                    len: line.len() as u32,
-                };
-                self.record(Event::Header { at, ts: header.ts });
-            } else {
-                self.push_line(ordinal, offset, &line);
-            }
-            self.indexed_bytes += read as u64;
+            self.take_line(&line)?;
             self.streamed += read as u64;
-            self.next_ordinal += 1;
         }
+        Ok(())
+    }
+
+    /// Index the next line of the file (newline included): the header when it is the first.
+    fn take_line(&mut self, line: &[u8]) -> Result<(), RolloutError> {
+        let offset = self.indexed_bytes;
+        let ordinal = self.next_ordinal;
+        if ordinal == 0 {
+            let header = parse_header(&self.path, line)?;
+            let at = LineAt {
+                offset,
+                len: line.len() as u32,
+            };
+            self.record(Event::Header { at, ts: header.ts });
+        } else {
+            self.push_line(ordinal, offset, line);
+        }
+        self.indexed_bytes += line.len() as u64;
+        self.next_ordinal += 1;
         Ok(())
     }
 

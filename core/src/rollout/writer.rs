@@ -76,19 +76,20 @@ impl RolloutWriter {
         };
         let task_path = path.clone();
         let top = home.to_path_buf();
-        let file = blocking(&path, move || create_file(&task_path, &top, &header)).await?;
+        let (file, _) = blocking(&path, move || create_file(&task_path, &top, &header)).await?;
         Ok(RolloutWriter::spawn(path, file))
     }
 
     /// Write the whole rollout of a new thread in one blocking pass, before any writer holds
     /// it: the header (stamped now), then what `body` writes, fsynced with its directories.
-    /// The file is removed again when `body` fails. Returns its path, for
-    /// [`RolloutWriter::resume`]. A fork streams its source's lines into it this way
-    /// ([`super::copy_fork`]), instead of queueing them all in a writer's channel.
+    /// `body` also gets the header line as written. The file is removed again when `body`
+    /// fails. Returns its path, for [`RolloutWriter::resume`]. A fork streams its source's lines
+    /// into it this way ([`super::copy_fork`]), instead of queueing them all in a writer's
+    /// channel.
     pub async fn write_new<T: Send + 'static>(
         home: &Path,
         meta: SessionMeta,
-        body: impl FnOnce(&mut dyn Write) -> Result<T, RolloutError> + Send + 'static,
+        body: impl FnOnce(&mut dyn Write, &[u8]) -> Result<T, RolloutError> + Send + 'static,
     ) -> Result<(PathBuf, T), RolloutError> {
         if meta.ephemeral {
             return Err(RolloutError::Ephemeral(meta.id.to_string()));
@@ -98,10 +99,10 @@ impl RolloutWriter {
         let task_path = path.clone();
         let top = home.to_path_buf();
         let made = blocking(&path, move || {
-            let file = create_file(&task_path, &top, &header)?;
+            let (file, header) = create_file(&task_path, &top, &header)?;
             let written = (|| {
                 let mut out = std::io::BufWriter::with_capacity(256 * 1024, &file);
-                let made = body(&mut out)?;
+                let made = body(&mut out, &header)?;
                 out.flush().map_err(|e| RolloutError::io(&task_path, e))?;
                 drop(out);
                 file.sync_data()
@@ -209,7 +210,12 @@ async fn blocking<T: Send + 'static>(
 
 /// Create the file with its header line, durably: the header fsynced, then the directories
 /// from the file's up to `top` (new ones included), so the new thread survives a power cut.
-fn create_file(path: &Path, top: &Path, header: &RolloutLine) -> Result<File, RolloutError> {
+/// Returns the file, locked, and the header line as written.
+fn create_file(
+    path: &Path,
+    top: &Path,
+    header: &RolloutLine,
+) -> Result<(File, Vec<u8>), RolloutError> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| RolloutError::io(parent, e))?;
     }
@@ -234,7 +240,7 @@ fn create_file(path: &Path, top: &Path, header: &RolloutLine) -> Result<File, Ro
     if let Some(parent) = path.parent() {
         sync_dirs(parent, top)?;
     }
-    Ok(file)
+    Ok((file, line))
 }
 
 fn open_existing(path: &Path) -> Result<File, RolloutError> {

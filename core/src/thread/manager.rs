@@ -33,6 +33,7 @@ use super::services::Services;
 use crate::agents::AgentMailbox;
 use crate::config::Config;
 use crate::events::SharedSink;
+use crate::rollout::index::{IndexFeed, Tee};
 use crate::rollout::{
     Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
     copy_fork, find_rollout, fork_lines, read_lines, unarchive,
@@ -347,15 +348,28 @@ impl ThreadManager {
                 place: None,
             }
         } else {
-            // Streamed: the source is copied into the new file a line at a time, then the new
-            // thread is read back from its index, as a cold resume reads it.
+            // Streamed: the source is copied into the new file a line at a time, indexed as
+            // it is written, then the new thread is read back from that index, as a cold
+            // resume reads it.
             let source_path = path.clone();
-            let (new_path, _) =
-                RolloutWriter::write_new(&self.services.config.home, meta, move |out| {
-                    copy_fork(&source_path, out, last_turn_id.as_ref())
+            let (new_path, feed) =
+                RolloutWriter::write_new(&self.services.config.home, meta, move |out, header| {
+                    let mut feed = IndexFeed::new(header);
+                    let mut tee = Tee {
+                        out,
+                        feed: &mut feed,
+                    };
+                    copy_fork(&source_path, &mut tee, last_turn_id.as_ref())?;
+                    Ok(feed)
                 })
                 .await
                 .map_err(fork_error)?;
+            let (cache, indexed) = (self.services.history_index.clone(), new_path.clone());
+            let adopted =
+                tokio::task::spawn_blocking(move || feed.finish(&indexed).map(|i| cache.adopt(i)));
+            if let Ok(Err(err)) = adopted.await {
+                tracing::warn!(%err, "the fork's copy is read back to be indexed");
+            }
             let replay = self.lean_replay(&new_path).await?;
             let writer = RolloutWriter::resume(&new_path).await?;
             thread.path = Some(new_path.display().to_string());

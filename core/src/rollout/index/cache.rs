@@ -114,6 +114,25 @@ impl IndexCache {
         self.with_index(path, |_| Ok(()))
     }
 
+    /// Keep `index` (built as its file was written, `IndexFeed`) as the index of its file, with
+    /// a sidecar when the file is long enough: the file is not read to be indexed.
+    pub fn adopt(&self, mut index: RolloutIndex) {
+        let side = self
+            .dir
+            .as_ref()
+            .filter(|_| index.indexed_bytes() >= self.min_bytes)
+            .and_then(|d| sidecar::path_for(d, index.path()));
+        let sidecar = match side {
+            Some(side) => fresh(&side, &mut index),
+            None => {
+                index.journal = None;
+                None
+            }
+        };
+        let slot = self.slot(index.path());
+        *slot.lock() = Some(Entry::new(index, sidecar));
+    }
+
     /// Drop the index of `path` and its sidecar (the thread is deleted).
     pub fn forget(&self, path: &Path) {
         self.entries.lock().retain(|(p, _)| p != path);

@@ -170,7 +170,7 @@ async fn copy_fork_streams_what_fork_lines_returns() {
 async fn a_new_rollout_is_written_whole_or_not_at_all() {
     let home = tempfile::tempdir().unwrap();
     let failed = new_thread_id();
-    let err = RolloutWriter::write_new(home.path(), meta(&failed, now_secs()), |_| {
+    let err = RolloutWriter::write_new(home.path(), meta(&failed, now_secs()), |_, _| {
         Err::<(), _>(RolloutError::TurnNotFound("t".into()))
     })
     .await
@@ -181,13 +181,20 @@ async fn a_new_rollout_is_written_whole_or_not_at_all() {
     let id = new_thread_id();
     let line = RolloutLine::now(RolloutRecord::ThreadNameSet { name: "n".into() });
     let bytes = serde_json::to_vec(&line).unwrap();
-    let (path, ()) = RolloutWriter::write_new(home.path(), meta(&id, now_secs()), move |out| {
-        out.write_all(&bytes).unwrap();
-        out.write_all(b"\n").unwrap();
-        Ok(())
-    })
-    .await
-    .unwrap();
+    let (path, header) =
+        RolloutWriter::write_new(home.path(), meta(&id, now_secs()), move |out, header| {
+            out.write_all(&bytes).unwrap();
+            out.write_all(b"\n").unwrap();
+            Ok(header.to_vec())
+        })
+        .await
+        .unwrap();
+    let written = std::fs::read(&path).unwrap();
+    assert!(
+        written.starts_with(&header),
+        "the body is given the header as written"
+    );
+    assert_eq!(header.last(), Some(&b'\n'));
     assert_eq!(read_rollout(&path).unwrap().name.as_deref(), Some("n"));
     let writer = RolloutWriter::resume(&path).await.unwrap();
     writer.close().await.unwrap();

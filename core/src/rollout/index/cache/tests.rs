@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use weft_protocol::{ThreadTokenUsage, TurnError, TurnId, TurnStatus};
 
 use super::super::tests::{append, header, turn};
-use super::super::{RolloutIndex, sidecar};
+use super::super::{IndexFeed, RolloutIndex, Tee, sidecar};
 use super::IndexCache;
 use crate::model::ResponseItem;
 use crate::rollout::{RolloutLine, RolloutRecord};
@@ -230,4 +230,47 @@ fn small_rollouts_get_no_sidecar_until_they_grow() {
     assert_eq!(open_in_new_daemon(dir.path(), &path), 0);
     cache.forget(&path);
     assert!(!sidecar_of(dir.path(), &path).exists());
+}
+
+#[test]
+fn an_index_fed_as_the_file_is_written_is_the_one_a_read_builds() {
+    for open_end in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = std::fs::read(varied_rollout(dir.path(), open_end)).unwrap();
+        let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+        let path = dir.path().join("rollout-2026-12-07T00-00-01-y.jsonl");
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(&bytes[..header]).unwrap();
+        let mut feed = IndexFeed::new(&bytes[..header]);
+        // Written in odd pieces: lines split across writes, a torn last line at the end.
+        let mut tee = Tee {
+            out: &mut file,
+            feed: &mut feed,
+        };
+        for piece in bytes[header..].chunks(37) {
+            tee.write_all(piece).unwrap();
+        }
+        tee.write_all(br#"{"ts":1,"type":"resp"#).unwrap();
+        let fed = feed.finish(&path).unwrap();
+        same(&fed, &RolloutIndex::build(&path).unwrap());
+        // Kept with its sidecar: a new daemon reads that back and streams nothing of the file.
+        cache(dir.path()).adopt(fed);
+        assert!(sidecar_of(dir.path(), &path).is_file());
+        assert_eq!(open_in_new_daemon(dir.path(), &path), 0);
+    }
+}
+
+#[test]
+fn a_fed_index_of_another_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(varied_rollout(dir.path(), false)).unwrap();
+    let header = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mut feed = IndexFeed::new(&bytes[..header]);
+    feed.feed(&bytes[header..]);
+    // The file on disk has a line more than what was fed.
+    let path = dir.path().join("other.jsonl");
+    std::fs::write(&path, [&bytes[..], b"{}\n"].concat()).unwrap();
+    assert!(feed.finish(&path).is_err());
+    // A first line that is no header is refused too.
+    assert!(IndexFeed::new(b"{}\n").finish(&path).is_err());
 }
