@@ -38,18 +38,29 @@ impl IndexFeed {
 
     /// Index the lines `bytes` end; the rest waits for its newline.
     pub fn feed(&mut self, mut bytes: &[u8]) {
-        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
             let (head, rest) = bytes.split_at(end + 1);
             bytes = rest;
-            self.line.extend_from_slice(head);
-            if self.failed.is_none()
-                && let Err(err) = self.index.take_line(&self.line)
-            {
-                self.failed = Some(err);
+            if self.line.is_empty() {
+                self.take(head);
+            } else {
+                // The line began in an earlier write.
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(head);
+                self.take(&line);
+                line.clear();
+                self.line = line;
             }
-            self.line.clear();
         }
         self.line.extend_from_slice(bytes);
+    }
+
+    fn take(&mut self, line: &[u8]) {
+        if self.failed.is_none()
+            && let Err(err) = self.index.take_line(line)
+        {
+            self.failed = Some(err);
+        }
     }
 
     /// The index of the file now at `path`, which holds the bytes fed (a last line without its
