@@ -125,15 +125,17 @@ pub fn read_rollout_lean(path: &std::path::Path) -> Result<Replay, RolloutError>
     replay_from_index(&RolloutIndex::build(path)?)
 }
 
-/// Every turn of the thread, whole (`itemsView: full`): the file's turns before `turns` (a
-/// thread loaded from its index keeps only the turns since; none held: every turn of the
-/// file), then `turns`, each summary's items read back from the file.
+/// Every finished turn of the thread, whole (`itemsView: full`): the file's turns before
+/// `turns` (a thread loaded from its index keeps only its last finished turn), then `turns`,
+/// each summary's items read back from the file. Nothing is put before a first turn the file
+/// does not have, nor before none: a loaded thread holds no finished turn only while its first
+/// one runs, and that one is not finished.
 pub fn complete_turns(index: &RolloutIndex, turns: Vec<Turn>) -> Result<Vec<Turn>, RolloutError> {
     let indexed = index.turns();
     let before = turns
         .first()
         .and_then(|first| index.turn_position(&first.id))
-        .unwrap_or(indexed.len());
+        .unwrap_or(0);
     let mut out: Vec<Turn> = indexed[..before]
         .iter()
         .map(|turn| summary(index, turn))

@@ -461,11 +461,50 @@ async fn unknown_ids(transport: Transport) {
     assert!(ids(&list(&mut p.client, json!({})).await).is_empty());
 }
 
+/// `thread/read` with every turn lists the finished ones, whole, whatever the thread holds:
+/// none while its first turn runs, then that turn; after a restart (the thread keeps only its
+/// last turn once resumed) and two more turns, all three, with their items.
+async fn every_finished_turn_is_read_whole(transport: Transport) {
+    let mut p = Persist::start(transport).await;
+    let gate = Gate::new();
+    p.push(crate::turns::gated_message(
+        "msg_1", "first ", &gate, "done",
+    ));
+    p.push(Reply::new().text("second done"));
+    p.push(Reply::new().text("third done"));
+    let thread = p.start_thread().await;
+    let first = p.begin_held_turn(&thread, "one", &gate).await;
+    assert!(turns(&read(&mut p.client, &thread, true).await).is_empty());
+    gate.release();
+    read_through_turn_completed(&mut p.client).await;
+    let after_first = turns(&read(&mut p.client, &thread, true).await);
+    assert_eq!(after_first.len(), 1);
+    assert_eq!(after_first[0]["id"], first.as_str());
+
+    p.restart().await;
+    cold_resume(&mut p.client, &thread).await;
+    let second = p.run_turn(&thread, "two").await.turn_id;
+    let third = p.run_turn(&thread, "three").await.turn_id;
+    let all = turns(&read(&mut p.client, &thread, true).await);
+    let ids: Vec<&str> = all
+        .iter()
+        .map(|t| t["id"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(ids, [first.as_str(), second.as_str(), third.as_str()]);
+    let answers: Vec<&Value> = all.iter().map(|t| &t["items"][1]["text"]).collect();
+    assert_eq!(answers, ["first done", "second done", "third done"]);
+    for turn in &all {
+        assert_eq!(turn["itemsView"], "full", "{turn}");
+        assert_eq!(item_types(turn), ["userMessage", "agentMessage"]);
+    }
+}
+
 on_both_transports!(
     resume_after_graceful_restart,
     resume_after_kill_mid_turn,
     fresh_thread_resume_and_fork,
     unknown_ids,
+    every_finished_turn_is_read_whole,
 );
 
 /// Two connections resume the same stored thread at the same moment: both get it, and it is
