@@ -215,11 +215,16 @@ impl ThreadActor {
         let running = self.active.as_ref().is_some_and(|a| *a.turn_id() == turn);
         if !running && !self.turns.iter().any(|t| t.id == turn) {
             // Only the last turn is held: an earlier one must be in the file before anything
-            // is stopped or cut.
+            // is stopped or cut. Its index says so (cached, or read back from its sidecar);
+            // the scan below reads the file once, for the cut.
             self.flush_rollout(true).await?;
+            let cache = self.services.history_index.clone();
             let (path, wanted) = (writer.path().to_path_buf(), turn.clone());
-            let found = tokio::task::spawn_blocking(move || scan(&path, &wanted)).await??;
-            if found.offset.is_none() {
+            let known = tokio::task::spawn_blocking(move || {
+                cache.with_index(&path, |index| Ok(index.turn_position(&wanted).is_some()))
+            })
+            .await??;
+            if !known {
                 return Err(CoreError::ForkTurnNotFound(turn.to_string()));
             }
         }
