@@ -166,6 +166,17 @@ async fn resume_after_kill_mid_turn(transport: Transport) {
         "the first message did not complete before the cut"
     );
     wait_gate(&gate).await;
+    // A completed item is written by the rollout's background writer, not before its
+    // notification (docs/architecture.md §10.1): the kill comes once it is in the file.
+    let path = path_of(&read(&mut p.client, &thread, false).await);
+    let written = tokio::time::timeout(weft_test_support::DEFAULT_TIMEOUT, async {
+        while !std::fs::read_to_string(&path).is_ok_and(|text| text.contains("first part done")) {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    });
+    written
+        .await
+        .expect("the first message reaches the rollout");
 
     p.crash_and_restart().await;
 
