@@ -135,6 +135,10 @@ pub enum RolloutError {
     /// `fork_lines` through a turn that has not ended.
     #[error("turn {0} is still in progress")]
     TurnInProgress(String),
+    /// A question a partial rollout index (the last turns only) cannot answer; the index cache
+    /// reads the whole index and asks again, so this never reaches a client.
+    #[error("the rollout index read holds only the last turns")]
+    NotHeld,
 }
 
 /// What is wrong with a rollout's first line.

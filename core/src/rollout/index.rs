@@ -38,7 +38,9 @@ use super::RolloutError;
 mod cache;
 mod event;
 mod feed;
+mod held;
 mod sidecar;
+mod tail;
 #[cfg(test)]
 mod tests;
 
@@ -130,10 +132,24 @@ pub struct RolloutIndex {
     restarted: bool,
     /// Bytes of the rollout this index has read line by line (not counting pages' reads).
     streamed: u64,
+    /// Turns and items before the ones held: an index read back from its [`tail`] holds the
+    /// last turns only (see [`held`]); 0 and 0 for an index of the whole file.
+    base_turns: u32,
+    base_items: u32,
+    /// The latest `started_at` of any turn (turns held or not).
+    latest_start: Option<i64>,
+    /// A line named a turn this partial index does not hold: it cannot go on, the whole index
+    /// is read instead.
+    unsure: bool,
 }
 
-/// A line whose payload does not parse as its type says: skipped and counted.
-struct Skip;
+/// Why a line adds no event.
+enum NoEvent {
+    /// Its payload does not parse as its type says: skipped and counted.
+    Skip,
+    /// It names a turn a partial index does not hold.
+    NotHeld,
+}
 
 /// A line, by position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,7 +166,7 @@ impl LineAt {
 }
 
 /// One entry of the model history from the last compaction on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HistoryEntry {
     /// A `compacted` line (its replacement history) or a `response_item` line.
     Line(LineAt),
@@ -160,7 +176,7 @@ pub enum HistoryEntry {
 
 /// The lines a resume reads besides the turns, so it never parses the rest: the header, the
 /// model history since the last compaction, and the last of each setting record.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Landmarks {
     /// The header.
     pub header: Option<LineAt>,
@@ -252,6 +268,10 @@ impl RolloutIndex {
             journal: None,
             restarted: false,
             streamed: 0,
+            base_turns: 0,
+            base_items: 0,
+            latest_start: None,
+            unsure: false,
         }
     }
 
@@ -289,6 +309,10 @@ impl RolloutIndex {
             }
             self.take_line(&line)?;
             self.streamed += read as u64;
+            if self.unsure {
+                // The cache reads the whole index instead (`IndexCache`).
+                break;
+            }
         }
         Ok(())
     }
@@ -323,7 +347,8 @@ impl RolloutIndex {
         match self.event_of(ordinal, offset, line, &peek) {
             Ok(Some(event)) => self.record(event),
             Ok(None) => {}
-            Err(Skip) => self.skipped_lines += 1,
+            Err(NoEvent::Skip) => self.skipped_lines += 1,
+            Err(NoEvent::NotHeld) => self.unsure = true,
         }
         self.last_ms = peek.ts;
         self.landmarks.max_ms = self.landmarks.max_ms.max(peek.ts);
@@ -337,15 +362,23 @@ impl RolloutIndex {
         }
     }
 
-    /// What a parsed line adds to the index (`None`: nothing), or [`Skip`] when its payload
-    /// does not parse as its type says.
+    /// What a parsed line adds to the index (`None`: nothing), or why nothing ([`NoEvent`]).
+    /// An event names turns by their position among all the file's turns.
     fn event_of(
         &self,
         ordinal: u64,
         offset: u64,
         line: &[u8],
         peek: &Peek,
-    ) -> Result<Option<Event>, Skip> {
+    ) -> Result<Option<Event>, NoEvent> {
+        use NoEvent::Skip;
+        // A turn's position in the file, when the index knows it; a turn it does not know
+        // may be one a partial index does not hold.
+        let position = |id: &TurnId| match self.turn_ids.get(id) {
+            Some(&held) => Ok(Some(held + self.base_turns)),
+            None if self.is_partial() => Err(NoEvent::NotHeld),
+            None => Ok(None),
+        };
         let payload = peek.payload.get();
         let at = LineAt {
             offset,
@@ -381,7 +414,7 @@ impl RolloutIndex {
                 Event::Item {
                     at,
                     ordinal,
-                    turn: self.turn_ids.get(&item.turn_id).copied(),
+                    turn: position(&item.turn_id)?,
                     kind,
                     preview,
                 }
@@ -394,8 +427,8 @@ impl RolloutIndex {
                     error,
                     completed_at,
                     duration_ms,
-                }) => match self.turn_ids.get(&turn_id) {
-                    Some(&turn) => Event::TurnEnded {
+                }) => match position(&turn_id)? {
+                    Some(turn) => Event::TurnEnded {
                         turn,
                         status: event::status_code(status),
                         error: event::error_text(&error),
@@ -420,7 +453,8 @@ impl RolloutIndex {
         &self.items
     }
 
-    /// Where a turn is in [`RolloutIndex::turns`].
+    /// Where a turn is in [`RolloutIndex::turns`] (`None` also for a turn a partial index
+    /// does not hold: [`RolloutIndex::find_turn`] tells the two apart).
     pub fn turn_position(&self, id: &TurnId) -> Option<usize> {
         self.turn_ids.get(id).map(|&i| i as usize)
     }

@@ -21,7 +21,8 @@ use super::{HeaderProblem, RolloutError};
 #[cfg(test)]
 pub(crate) mod tests;
 
-/// The thread of an indexed rollout, with its last turn (whole) as its only turn. Like
+/// The thread of an indexed rollout, with its last turn (whole) as its only turn; a partial
+/// index ([`RolloutIndex::is_partial`]) will do. Like
 /// [`super::read_rollout`], a line that does not parse is skipped (and logged), and only a
 /// missing or unparsable header is an error.
 pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
@@ -105,7 +106,7 @@ pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
         fill(index, &mut file, last)?;
     }
     Ok(Replay {
-        latest_turn_start: turns.iter().map(|t| t.started_at).max(),
+        latest_turn_start: index.latest_start(),
         updated_at: marks.max_ms.div_euclid(1000).max(meta.created_at),
         meta,
         history,

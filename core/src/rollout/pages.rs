@@ -101,13 +101,16 @@ pub struct Position {
 }
 
 /// Which entries of `ordinals` (ascending) a page holds, in page order, and whether more are
-/// left beyond it.
+/// left beyond it. A partial index holds only the last entries: `before` more come before
+/// `ordinals`, and a page that would reach before the first one held is
+/// [`RolloutError::NotHeld`].
 pub fn select(
     ordinals: &[u64],
+    before: usize,
     from: Option<Position>,
     direction: SortDirection,
     limit: usize,
-) -> (Vec<usize>, bool) {
+) -> Result<(Vec<usize>, bool), RolloutError> {
     match direction {
         SortDirection::Asc => {
             let start = match from {
@@ -115,8 +118,12 @@ pub fn select(
                 Some(p) if p.include_anchor => ordinals.partition_point(|&o| o < p.ordinal),
                 Some(p) => ordinals.partition_point(|&o| o <= p.ordinal),
             };
+            // Entries not held may come after the position when none held comes before it.
+            if start == 0 && before > 0 {
+                return Err(RolloutError::NotHeld);
+            }
             let end = (start + limit).min(ordinals.len());
-            ((start..end).collect(), end < ordinals.len())
+            Ok(((start..end).collect(), end < ordinals.len()))
         }
         SortDirection::Desc => {
             let end = match from {
@@ -124,8 +131,11 @@ pub fn select(
                 Some(p) if p.include_anchor => ordinals.partition_point(|&o| o <= p.ordinal),
                 Some(p) => ordinals.partition_point(|&o| o < p.ordinal),
             };
+            if end < limit && before > 0 {
+                return Err(RolloutError::NotHeld);
+            }
             let start = end.saturating_sub(limit);
-            ((start..end).rev().collect(), start > 0)
+            Ok(((start..end).rev().collect(), start > 0 || before > 0))
         }
     }
 }
@@ -159,7 +169,7 @@ pub fn turns_page(
 ) -> Result<TurnsPage, RolloutError> {
     let turns = index.turns();
     let ordinals: Vec<u64> = turns.iter().map(|t| t.ordinal).collect();
-    let (picked, more) = select(&ordinals, from, direction, limit);
+    let (picked, more) = select(&ordinals, index.turns_before(), from, direction, limit)?;
     let mut file = match view {
         TurnItemsView::NotLoaded => None,
         _ => Some(index.open()?),
@@ -242,11 +252,16 @@ pub enum ItemScope {
     Turn(usize),
 }
 
-/// The indexes (into [`RolloutIndex::items`]) of the items in `scope`, in line order.
-pub fn scope_items(index: &RolloutIndex, scope: ItemScope) -> Vec<u32> {
+/// The indexes (into [`RolloutIndex::items`]) of the items in `scope`, in line order, and how
+/// many of the scope's items come before them (not held by a partial index).
+pub fn scope_items(index: &RolloutIndex, scope: ItemScope) -> (Vec<u32>, usize) {
     match scope {
-        ItemScope::Thread => (0..index.items().len() as u32).collect(),
-        ItemScope::Turn(turn) => index.turns()[turn].items.clone(),
+        ItemScope::Thread => (
+            (0..index.items().len() as u32).collect(),
+            index.items_before(),
+        ),
+        // A turn held has its items held.
+        ItemScope::Turn(turn) => (index.turns()[turn].items.clone(), 0),
     }
 }
 
@@ -276,13 +291,13 @@ pub fn items_page(
     direction: SortDirection,
     limit: usize,
 ) -> Result<ThreadItemsListResponse, RolloutError> {
-    let in_scope = scope_items(index, scope);
+    let (in_scope, before) = scope_items(index, scope);
     let items = index.items();
     let ordinals: Vec<u64> = in_scope
         .iter()
         .map(|&i| items[i as usize].ordinal)
         .collect();
-    let (picked, more) = select(&ordinals, from, direction, limit);
+    let (picked, more) = select(&ordinals, before, from, direction, limit)?;
     let mut data = Vec::with_capacity(picked.len());
     if !picked.is_empty() {
         let mut file = index.open()?;
@@ -314,7 +329,13 @@ pub fn items_page(
 
 /// `thread/resume`'s `turnsBackwardsCursor` and `itemsBackwardsCursor`: the latest turn and
 /// the latest item, anchors included.
-pub fn resume_cursors(index: &RolloutIndex, thread: &ThreadId) -> (Option<String>, Option<String>) {
+pub fn resume_cursors(
+    index: &RolloutIndex,
+    thread: &ThreadId,
+) -> Result<(Option<String>, Option<String>), RolloutError> {
+    if index.items().is_empty() && index.items_before() > 0 {
+        return Err(RolloutError::NotHeld);
+    }
     let turns = index
         .turns()
         .last()
@@ -328,5 +349,5 @@ pub fn resume_cursors(index: &RolloutIndex, thread: &ThreadId) -> (Option<String
         )
         .encode()
     });
-    (turns, items)
+    Ok((turns, items))
 }

@@ -391,8 +391,9 @@ async fn running_and_cut_turns(transport: Transport) {
 }
 
 /// A thread whose rollout passes 1 MiB keeps its history index on disk when it closes
-/// (docs/architecture.md §10.3): the next daemon pages it from there, and `thread/delete`
-/// takes the index with the rollout.
+/// (docs/architecture.md §10.3): the next daemon resumes it from the index's tail (its last 32
+/// turns), pages past those from the whole index, and `thread/delete` takes both files with
+/// the rollout.
 async fn long_thread_paged_from_its_on_disk_index(transport: Transport) {
     let mut p = start_experimental(transport).await;
     let cwd = p.cwd();
@@ -403,15 +404,25 @@ async fn long_thread_paged_from_its_on_disk_index(transport: Transport) {
     )
     .await;
     let thread = started["thread"]["id"].as_str().unwrap().to_owned();
+    // More turns than the tail keeps; the one that takes the file past 1 MiB comes late, so
+    // that few model requests carry it.
     let big = "x".repeat(1 << 20);
-    p.push(Reply::new().text(big.clone()));
-    let first = run_turn_on(&mut p.client, &thread, "question 0")
-        .await
-        .turn_id;
-    p.push(Reply::new().text("answer 1"));
-    let second = run_turn_on(&mut p.client, &thread, "question 1")
-        .await
-        .turn_id;
+    let answer = |i: usize| {
+        if i == 34 {
+            big.clone()
+        } else {
+            format!("answer {i}")
+        }
+    };
+    let mut turns = Vec::new();
+    for i in 0..36 {
+        p.push(Reply::new().text(answer(i)));
+        turns.push(
+            run_turn_on(&mut p.client, &thread, &format!("question {i}"))
+                .await
+                .turn_id,
+        );
+    }
     p.stop().await;
 
     let rollout = super::rollout_files(p.home.path())
@@ -424,11 +435,10 @@ async fn long_thread_paged_from_its_on_disk_index(transport: Transport) {
         .path()
         .join("rollout-index")
         .join(format!("{name}.idx"));
-    assert!(
-        sidecar.is_file(),
-        "no on-disk index at {}",
-        sidecar.display()
-    );
+    let tail = sidecar.with_file_name(format!("{name}.idx.tail"));
+    for file in [&sidecar, &tail] {
+        assert!(file.is_file(), "no on-disk index at {}", file.display());
+    }
 
     start_experimental_again(&mut p).await;
     let resumed = ok(
@@ -437,27 +447,47 @@ async fn long_thread_paged_from_its_on_disk_index(transport: Transport) {
         json!({"threadId": thread, "excludeTurns": true, "initialTurnsPage": {"limit": 5, "itemsView": "notLoaded"}}),
     )
     .await;
-    assert_eq!(
-        turn_ids(&resumed["initialTurnsPage"]),
-        [second.clone(), first.clone()]
-    );
-    let items_cursor = resumed["itemsBackwardsCursor"].as_str().unwrap().to_owned();
-    let page = items_page(
+    let newest: Vec<String> = turns.iter().rev().take(5).cloned().collect();
+    assert_eq!(turn_ids(&resumed["initialTurnsPage"]), newest);
+    // The rest, newest first: past the turns the tail holds.
+    let rest = turns_page(
         &mut p.client,
-        json!({"threadId": thread, "cursor": items_cursor, "limit": 100, "sortDirection": "desc"}),
+        json!({"threadId": thread, "cursor": resumed["initialTurnsPage"]["nextCursor"], "limit": 100, "itemsView": "notLoaded"}),
+    )
+    .await;
+    let older: Vec<String> = turns.iter().rev().skip(5).cloned().collect();
+    assert_eq!(turn_ids(&rest), older);
+    assert!(rest["nextCursor"].is_null());
+    let oldest = turns_page(
+        &mut p.client,
+        json!({"threadId": thread, "limit": 2, "sortDirection": "asc", "itemsView": "notLoaded"}),
+    )
+    .await;
+    assert_eq!(turn_ids(&oldest), turns[..2]);
+    let first_items = items_page(
+        &mut p.client,
+        json!({"threadId": thread, "limit": 4, "sortDirection": "asc"}),
     )
     .await;
     assert_eq!(
-        item_texts(&page),
-        strs(&["answer 1", "question 1", &big, "question 0"])
+        item_texts(&first_items),
+        strs(&["question 0", "answer 0", "question 1", "answer 1"])
+    );
+    let items_cursor = resumed["itemsBackwardsCursor"].as_str().unwrap().to_owned();
+    let last_items = items_page(
+        &mut p.client,
+        json!({"threadId": thread, "cursor": items_cursor, "limit": 4, "sortDirection": "desc"}),
+    )
+    .await;
+    assert_eq!(
+        item_texts(&last_items),
+        strs(&["answer 35", "question 35", &big, "question 34"])
     );
 
     ok(&mut p.client, "thread/delete", json!({"threadId": thread})).await;
-    assert!(
-        !sidecar.exists(),
-        "thread/delete left {}",
-        sidecar.display()
-    );
+    for file in [&sidecar, &tail] {
+        assert!(!file.exists(), "thread/delete left {}", file.display());
+    }
 }
 
 on_both_transports!(

@@ -1,6 +1,9 @@
 //! The indexes of the rollouts paged most recently, and their copies on disk
 //! ([`super::sidecar`]): a daemon indexes a file once, and a later daemon starts from the
-//! copy instead of from the file's first byte.
+//! copy instead of from the file's first byte. A caller that only needs the latest turns
+//! ([`IndexCache::with_recent`]) gets the partial index of the sidecar's [`super::tail`]
+//! when it has a good one; one that needs the whole index ([`IndexCache::with_index`]), or a
+//! question the partial index cannot answer, gets the whole index read from the sidecar.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,7 +11,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::sidecar::{self, Sidecar};
-use super::{RolloutError, RolloutIndex};
+use super::{RolloutError, RolloutIndex, tail};
 
 #[cfg(test)]
 mod tests;
@@ -39,6 +42,8 @@ struct Entry {
     sidecar: Option<Sidecar>,
     /// Writing the sidecar failed: not tried again for this entry.
     failed: bool,
+    /// The sidecar's tail is level with it.
+    tail_written: bool,
 }
 
 impl Entry {
@@ -51,8 +56,18 @@ impl Entry {
             index,
             sidecar,
             failed,
+            tail_written: false,
         }
     }
+}
+
+/// How much of an index a caller needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// The last turns will do (a partial index, when one is at hand).
+    Recent,
+    /// All of it.
+    Whole,
 }
 
 impl IndexCache {
@@ -75,8 +90,8 @@ impl IndexCache {
         }
     }
 
-    /// Run `f` on the up-to-date index of `path` (blocking I/O: call it off the async
-    /// runtime). Callers paging the same file take turns.
+    /// Run `f` on the up-to-date index of the whole of `path` (blocking I/O: call it off the
+    /// async runtime). Callers paging the same file take turns.
     pub fn with_index<T>(
         &self,
         path: &Path,
@@ -84,20 +99,59 @@ impl IndexCache {
     ) -> Result<T, RolloutError> {
         let slot = self.slot(path);
         let mut guard = slot.lock();
-        match guard.as_mut() {
+        f(&self.refresh(path, &mut guard, Need::Whole)?.index)
+    }
+
+    /// Run `f` on an up-to-date index of `path` that may hold only its last turns (a partial
+    /// index, [`RolloutIndex::is_partial`]); when `f` answers [`RolloutError::NotHeld`], it
+    /// runs again on the whole index. Blocking I/O, like [`IndexCache::with_index`].
+    pub fn with_recent<T>(
+        &self,
+        path: &Path,
+        mut f: impl FnMut(&RolloutIndex) -> Result<T, RolloutError>,
+    ) -> Result<T, RolloutError> {
+        let slot = self.slot(path);
+        let mut guard = slot.lock();
+        let entry = self.refresh(path, &mut guard, Need::Recent)?;
+        match f(&entry.index) {
+            Err(RolloutError::NotHeld) if entry.index.is_partial() => {
+                f(&self.refresh(path, &mut guard, Need::Whole)?.index)
+            }
+            answer => answer,
+        }
+    }
+
+    /// The entry of `path`, opened or brought level with the file, whole when `need` says so.
+    fn refresh<'a>(
+        &self,
+        path: &Path,
+        slot: &'a mut Option<Entry>,
+        need: Need,
+    ) -> Result<&'a mut Entry, RolloutError> {
+        // `Some(whether a tail will do)` when the entry is to be opened.
+        let open = match slot.as_mut() {
+            None => Some(need == Need::Recent),
+            Some(entry) if need == Need::Whole && entry.index.is_partial() => Some(false),
             Some(entry) => {
                 entry.index.update()?;
-                self.persist(entry)?;
+                if entry.index.unsure() {
+                    // A partial index that met a turn it does not hold is read whole instead.
+                    Some(false)
+                } else {
+                    self.persist(entry)?;
+                    None
+                }
             }
-            None => *guard = Some(self.open(path)?),
+        };
+        if let Some(tail) = open {
+            let opened = if tail { self.open_recent(path)? } else { None };
+            *slot = Some(match opened {
+                Some(entry) => entry,
+                None => self.open(path)?,
+            });
         }
-        match guard.as_ref() {
-            Some(entry) => f(&entry.index),
-            None => Err(RolloutError::io(
-                path,
-                std::io::Error::other("rollout index missing"),
-            )),
-        }
+        slot.as_mut()
+            .ok_or_else(|| RolloutError::io(path, std::io::Error::other("rollout index missing")))
     }
 
     /// Bring the sidecar of `path` level with the file (a thread's rollout is closed), when
@@ -111,7 +165,7 @@ impl IndexCache {
         if !long && !kept {
             return Ok(());
         }
-        self.with_index(path, |_| Ok(()))
+        self.with_recent(path, |_| Ok(()))
     }
 
     /// Keep `index` (built as its file was written, `IndexFeed`) as the index of its file, with
@@ -130,13 +184,16 @@ impl IndexCache {
             }
         };
         let slot = self.slot(index.path());
-        *slot.lock() = Some(Entry::new(index, sidecar));
+        let mut entry = Entry::new(index, sidecar);
+        entry.tail_written = true;
+        *slot.lock() = Some(entry);
     }
 
     /// Drop the index of `path` and its sidecar (the thread is deleted).
     pub fn forget(&self, path: &Path) {
         self.entries.lock().retain(|(p, _)| p != path);
         if let Some(side) = self.dir.as_ref().and_then(|d| sidecar::path_for(d, path)) {
+            let _ = tail::remove(&tail::path_for(&side));
             let _ = std::fs::remove_file(side);
         }
     }
@@ -154,8 +211,27 @@ impl IndexCache {
         slot
     }
 
-    /// The index of `path`: from its sidecar and the file's tail when it has a good one, else
-    /// from the whole file (writing a sidecar when the file is long enough).
+    /// The partial index of `path` from its sidecar's tail, brought level with the file, when
+    /// it has a good tail (and the index can go on from it).
+    fn open_recent(&self, path: &Path) -> Result<Option<Entry>, RolloutError> {
+        let Some(side) = self.dir.as_ref().and_then(|d| sidecar::path_for(d, path)) else {
+            return Ok(None);
+        };
+        let Some((index, sidecar)) = tail::load(&side, path) else {
+            return Ok(None);
+        };
+        let mut entry = Entry::new(index, Some(sidecar));
+        entry.tail_written = true;
+        entry.index.update()?;
+        if entry.index.unsure() {
+            return Ok(None);
+        }
+        self.persist(&mut entry)?;
+        Ok(Some(entry))
+    }
+
+    /// The whole index of `path`: from its sidecar and the file's end when it has a good one,
+    /// else from the whole file (writing a sidecar when the file is long enough).
     fn open(&self, path: &Path) -> Result<Entry, RolloutError> {
         let Some(side) = self.dir.as_ref().and_then(|d| sidecar::path_for(d, path)) else {
             return Ok(Entry::new(RolloutIndex::build(path)?, None));
@@ -190,12 +266,23 @@ impl IndexCache {
         };
         let outcome = if std::mem::take(&mut entry.index.restarted) {
             let path = sidecar.path().to_path_buf();
-            sidecar::write_fresh(&path, &mut entry.index).map(|fresh| *sidecar = fresh)
+            sidecar::write_fresh(&path, &mut entry.index).map(|fresh| {
+                *sidecar = fresh;
+                true
+            })
         } else {
             sidecar::append(sidecar, &mut entry.index)
         };
+        match &outcome {
+            Ok(wrote) if *wrote || !entry.tail_written => {
+                write_tail(sidecar, &entry.index);
+                entry.tail_written = true;
+            }
+            _ => {}
+        }
         if let Err(err) = outcome {
             tracing::warn!(sidecar = %sidecar.path().display(), %err, "dropping a rollout's on-disk index");
+            let _ = tail::remove(&tail::path_for(sidecar.path()));
             let _ = std::fs::remove_file(sidecar.path());
             entry.sidecar = None;
             entry.index.journal = None;
@@ -211,16 +298,31 @@ fn open_fresh(side: &Path, path: &Path) -> Result<Entry, RolloutError> {
     index.journal = Some(Vec::new());
     index.update()?;
     let sidecar = fresh(side, &mut index);
-    Ok(Entry::new(index, sidecar))
+    let mut entry = Entry::new(index, sidecar);
+    entry.tail_written = true;
+    Ok(entry)
 }
 
-/// A new sidecar for `index`, or `None` (logged) when it cannot be written.
+/// A new sidecar for `index` and its tail, or `None` (logged) when the sidecar cannot be
+/// written.
 fn fresh(side: &Path, index: &mut RolloutIndex) -> Option<Sidecar> {
     match sidecar::write_fresh(side, index) {
-        Ok(sidecar) => Some(sidecar),
+        Ok(sidecar) => {
+            write_tail(&sidecar, index);
+            Some(sidecar)
+        }
         Err(err) => {
             tracing::warn!(sidecar = %side.display(), %err, "cannot write a rollout's on-disk index");
             None
         }
+    }
+}
+
+/// Write the tail of `sidecar`; one that cannot be written is removed (logged): it is only a
+/// cache of the sidecar.
+fn write_tail(sidecar: &Sidecar, index: &RolloutIndex) {
+    if let Err(err) = tail::write(sidecar, index) {
+        tracing::warn!(sidecar = %sidecar.path().display(), %err, "cannot write a rollout index's tail");
+        let _ = tail::remove(&tail::path_for(sidecar.path()));
     }
 }

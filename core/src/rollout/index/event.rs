@@ -37,7 +37,8 @@ pub(super) enum Event {
         ts: i64,
         before_ms: i64,
     },
-    /// An `item_completed`: in turn `turn` (an index into the turns) when its turn is known;
+    /// An `item_completed`: in turn `turn` (its position among the file's turns) when its turn
+    /// is known;
     /// `preview` when it is the thread's first user message with text.
     Item {
         at: LineAt,
@@ -66,7 +67,7 @@ pub(super) fn status_code(status: TurnStatus) -> u8 {
     }
 }
 
-fn status_of(code: u8) -> TurnStatus {
+pub(super) fn status_of(code: u8) -> TurnStatus {
     match code {
         0 => TurnStatus::Completed,
         1 => TurnStatus::Interrupted,
@@ -105,6 +106,10 @@ impl RolloutIndex {
                 before_ms,
             } => {
                 marks.last_turn_started = Some(*at);
+                self.latest_start = Some(
+                    self.latest_start
+                        .map_or(*started_at, |l| l.max(*started_at)),
+                );
                 self.close_open(*before_ms);
                 let index = self.turns.len() as u32;
                 let id = TurnId::from(id.clone());
@@ -128,15 +133,15 @@ impl RolloutIndex {
                 if *preview && marks.preview.is_none() {
                     marks.preview = Some(*at);
                 }
-                if let Some(turn) = turn
-                    && let Some(indexed) = self.turns.get_mut(*turn as usize)
+                if let Some(turn) = turn.and_then(|t| self.held(t))
+                    && let Some(indexed) = self.turns.get_mut(turn as usize)
                 {
                     let position = self.items.len() as u32;
                     self.items.push(IndexedItem {
                         ordinal: *ordinal,
                         offset: at.offset,
                         len: at.len,
-                        turn: *turn,
+                        turn,
                         kind: *kind,
                     });
                     indexed.items.push(position);
@@ -149,7 +154,9 @@ impl RolloutIndex {
                 completed_at,
                 duration_ms,
             } => {
-                if let Some(indexed) = self.turns.get_mut(*turn as usize) {
+                if let Some(turn) = self.held(*turn)
+                    && let Some(indexed) = self.turns.get_mut(turn as usize)
+                {
                     indexed.end = Some(TurnOutcome {
                         status: status_of(*status),
                         error: error
@@ -161,6 +168,14 @@ impl RolloutIndex {
                 }
             }
         }
+    }
+
+    /// Where the file's turn `turn` is among the turns held, when it is held (a partial index
+    /// that meets a turn it does not hold gives up: [`RolloutIndex::update`]).
+    fn held(&mut self, turn: u32) -> Option<u32> {
+        let held = turn.checked_sub(self.base_turns);
+        self.unsure |= held.is_none();
+        held
     }
 
     /// A turn still open when the next one starts was cut by a crash: `interrupted` as of the

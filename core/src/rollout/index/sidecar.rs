@@ -4,7 +4,7 @@
 //!
 //! # Format
 //!
-//! The magic `WEFTRIX1`, then segments, each `[u32 length][u32 CRC-32 of the payload][payload]`
+//! The magic `WEFTRIX2`, then segments, each `[u32 length][u32 CRC-32 of the payload][payload]`
 //! (little-endian); a payload is a postcard-encoded [`Checkpoint`] of the counters after the
 //! segment, then the postcard-encoded [`Event`]s of the lines indexed since the previous
 //! segment, one after the other (decoded one at a time, never as one big list). The
@@ -25,7 +25,9 @@
 //!   from another thread does not pass.
 //!
 //! What the rollout gained since the last segment is indexed by streaming only that tail
-//! ([`RolloutIndex::update`]) and appended as the next segment.
+//! ([`RolloutIndex::update`]) and appended as the next segment. With each segment the file
+//! beside it, the [`super::tail`], is written anew: the last turns and the landmarks, so a
+//! resume does not replay every segment.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -38,19 +40,20 @@ use super::event::Event;
 use super::{RolloutIndex, identity};
 
 /// The file's first bytes; a new layout gets a new magic (an old file is then rebuilt).
-const MAGIC: &[u8; 8] = b"WEFTRIX1";
-/// Bytes of the rollout checked at its start and where the index ends.
-const CHECK_WINDOW: u64 = 4096;
+const MAGIC: &[u8; 8] = b"WEFTRIX2";
+/// Bytes of the rollout checked at its start and where the index ends: 1 KiB holds a few
+/// lines (a rewritten file differs in its ids and times), and is read at every load.
+const CHECK_WINDOW: u64 = 1024;
 /// A segment larger than this is not read (a damaged length field).
 const MAX_SEGMENT: u32 = 1 << 30;
 
 /// The counters after a segment's events, and what the rollout looked like there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-struct Checkpoint {
+pub(super) struct Checkpoint {
     /// Bytes of the rollout indexed before this segment.
     from_bytes: u64,
     /// ... and after it.
-    indexed_bytes: u64,
+    pub indexed_bytes: u64,
     next_ordinal: u64,
     last_ms: i64,
     max_ms: i64,
@@ -61,12 +64,42 @@ struct Checkpoint {
     tail_crc: u32,
 }
 
-/// An open sidecar: its path, its length, and the rollout bytes it covers.
+impl Checkpoint {
+    /// Set the index's counters to the ones after this segment.
+    pub(super) fn restore(&self, index: &mut RolloutIndex) {
+        index.indexed_bytes = self.indexed_bytes;
+        index.next_ordinal = self.next_ordinal;
+        index.last_ms = self.last_ms;
+        index.landmarks.max_ms = self.max_ms;
+        index.skipped_lines = self.skipped_lines as usize;
+    }
+
+    /// Whether `rollout` still starts and ends (where this checkpoint's segment ended) with
+    /// the bytes it had then.
+    pub(super) fn matches(&self, rollout: &mut File) -> bool {
+        rollout
+            .metadata()
+            .is_ok_and(|m| m.len() >= self.indexed_bytes)
+            && crcs(rollout, self.indexed_bytes).ok() == Some((self.head_crc, self.tail_crc))
+    }
+}
+
+/// An open sidecar: its path, its length, the rollout bytes it covers, and its last segment.
 #[derive(Debug)]
 pub(super) struct Sidecar {
     path: PathBuf,
     len: u64,
     covers: u64,
+    last: LastSegment,
+}
+
+/// Where a sidecar's last segment starts, its first 8 bytes (length and CRC) and its
+/// checkpoint: what a [`super::tail`] is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct LastSegment {
+    pub at: u64,
+    pub head: [u8; 8],
+    pub end: Checkpoint,
 }
 
 /// The sidecar's path for `rollout`: named after the rollout's file, so an archived rollout
@@ -97,20 +130,19 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
             index.apply(&event);
             events = rest;
         }
-        index.indexed_bytes = end.indexed_bytes;
-        index.next_ordinal = end.next_ordinal;
-        index.last_ms = end.last_ms;
-        index.landmarks.max_ms = end.max_ms;
-        index.skipped_lines = end.skipped_lines as usize;
-        last = Some(end);
+        end.restore(&mut index);
+        let head = bytes[at..at + 8].try_into().ok()?;
+        last = Some(LastSegment {
+            at: at as u64,
+            head,
+            end,
+        });
         at = next;
     }
     let last = last?;
     let mut file = File::open(rollout).ok()?;
     let meta = file.metadata().ok()?;
-    if meta.len() < last.indexed_bytes
-        || crcs(&mut file, last.indexed_bytes).ok()? != (last.head_crc, last.tail_crc)
-    {
+    if !last.end.matches(&mut file) {
         return None;
     }
     if at < bytes.len() {
@@ -128,7 +160,8 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
         Sidecar {
             path: sidecar.to_path_buf(),
             len: at as u64,
-            covers: last.indexed_bytes,
+            covers: last.end.indexed_bytes,
+            last,
         },
     ))
 }
@@ -165,7 +198,7 @@ fn crcs(file: &mut File, indexed: u64) -> io::Result<(u32, u32)> {
 }
 
 /// One segment's bytes: its events (the index's journal, emptied) and its checkpoint.
-fn encode(index: &mut RolloutIndex, from_bytes: u64) -> io::Result<Vec<u8>> {
+fn encode(index: &mut RolloutIndex, from_bytes: u64) -> io::Result<(Vec<u8>, Checkpoint)> {
     let mut file = File::open(&index.path)?;
     let (head_crc, tail_crc) = crcs(&mut file, index.indexed_bytes)?;
     let events = index.journal.take().unwrap_or_default();
@@ -188,7 +221,15 @@ fn encode(index: &mut RolloutIndex, from_bytes: u64) -> io::Result<Vec<u8>> {
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     out.extend_from_slice(&payload);
-    Ok(out)
+    Ok((out, end))
+}
+
+/// The last segment of a sidecar whose segment `segment` (with checkpoint `end`) starts at
+/// `at`.
+fn last_segment(at: u64, segment: &[u8], end: Checkpoint) -> LastSegment {
+    let mut head = [0; 8];
+    head.copy_from_slice(&segment[..8]);
+    LastSegment { at, head, end }
 }
 
 /// Write a new sidecar for `index` (which recorded its journal from the file's start): a
@@ -201,7 +242,7 @@ pub(super) fn write_fresh(sidecar: &Path, index: &mut RolloutIndex) -> io::Resul
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
-    let segment = encode(index, 0)?;
+    let (segment, end) = encode(index, 0)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     temp.write_all(MAGIC)?;
     temp.write_all(&segment)?;
@@ -210,30 +251,54 @@ pub(super) fn write_fresh(sidecar: &Path, index: &mut RolloutIndex) -> io::Resul
         path: sidecar.to_path_buf(),
         len: (MAGIC.len() + segment.len()) as u64,
         covers: index.indexed_bytes,
+        last: last_segment(MAGIC.len() as u64, &segment, end),
     })
 }
 
-/// Append what `index` indexed since the sidecar was last written. A sidecar that changed
-/// under us (another daemon on the same home wrote to it) is an error: the caller removes it.
-pub(super) fn append(sidecar: &mut Sidecar, index: &mut RolloutIndex) -> io::Result<()> {
+/// Append what `index` indexed since the sidecar was last written; `false` when there was
+/// nothing to append. A sidecar that changed under us (another daemon on the same home wrote
+/// to it) is an error: the caller removes it.
+pub(super) fn append(sidecar: &mut Sidecar, index: &mut RolloutIndex) -> io::Result<bool> {
     let nothing_new = index.journal.as_ref().is_none_or(Vec::is_empty);
     if nothing_new && index.indexed_bytes == sidecar.covers {
-        return Ok(());
+        return Ok(false);
     }
     let mut file = OpenOptions::new().append(true).open(&sidecar.path)?;
     if file.metadata()?.size() != sidecar.len {
         return Err(io::Error::other("the sidecar was written by someone else"));
     }
-    let segment = encode(index, sidecar.covers)?;
+    let (segment, end) = encode(index, sidecar.covers)?;
     file.write_all(&segment)?;
+    sidecar.last = last_segment(sidecar.len, &segment, end);
     sidecar.len += segment.len() as u64;
     sidecar.covers = index.indexed_bytes;
-    Ok(())
+    Ok(true)
 }
 
 impl Sidecar {
+    /// The sidecar at `path` as a [`super::tail`] recorded it (`len` bytes, ending with
+    /// `last`): the caller has checked that it still is.
+    pub(super) fn known(path: &Path, len: u64, last: LastSegment) -> Sidecar {
+        Sidecar {
+            path: path.to_path_buf(),
+            len,
+            covers: last.end.indexed_bytes,
+            last,
+        }
+    }
+
     /// The file.
     pub(super) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Its length.
+    pub(super) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Its last segment.
+    pub(super) fn last(&self) -> LastSegment {
+        self.last
     }
 }

@@ -147,20 +147,65 @@ fn cursor_position(text: &str, scope: CursorScope) -> Position {
 #[test]
 fn select_pages_both_ways_with_anchors() {
     let ords = [1, 7, 14, 20];
-    assert_eq!(select(&ords, None, Asc, 2), (vec![0, 1], true));
-    assert_eq!(select(&ords, None, Desc, 2), (vec![3, 2], true));
+    assert_eq!(select(&ords, 0, None, Asc, 2).unwrap(), (vec![0, 1], true));
+    assert_eq!(select(&ords, 0, None, Desc, 2).unwrap(), (vec![3, 2], true));
     let at = |ordinal, include_anchor| {
         Some(Position {
             ordinal,
             include_anchor,
         })
     };
-    assert_eq!(select(&ords, at(14, false), Desc, 5), (vec![1, 0], false));
-    assert_eq!(select(&ords, at(14, true), Desc, 5), (vec![2, 1, 0], false));
-    assert_eq!(select(&ords, at(14, true), Asc, 1), (vec![2], true));
-    assert_eq!(select(&ords, at(20, false), Asc, 5), (vec![], false));
-    assert_eq!(select(&ords, at(1000, true), Desc, 1), (vec![3], true));
-    assert_eq!(select(&[], None, Desc, 3), (vec![], false));
+    assert_eq!(
+        select(&ords, 0, at(14, false), Desc, 5).unwrap(),
+        (vec![1, 0], false)
+    );
+    assert_eq!(
+        select(&ords, 0, at(14, true), Desc, 5).unwrap(),
+        (vec![2, 1, 0], false)
+    );
+    assert_eq!(
+        select(&ords, 0, at(14, true), Asc, 1).unwrap(),
+        (vec![2], true)
+    );
+    assert_eq!(
+        select(&ords, 0, at(20, false), Asc, 5).unwrap(),
+        (vec![], false)
+    );
+    assert_eq!(
+        select(&ords, 0, at(1000, true), Desc, 1).unwrap(),
+        (vec![3], true)
+    );
+    assert_eq!(select(&[], 0, None, Desc, 3).unwrap(), (vec![], false));
+    // Held entries with 5 more before them: a page that stays among the held is served (the
+    // newest page, full, knows more are left), one that would reach before them is not.
+    assert_eq!(
+        select(&ords, 5, None, Desc, 4).unwrap(),
+        (vec![3, 2, 1, 0], true)
+    );
+    assert_eq!(
+        select(&ords, 5, at(14, false), Asc, 5).unwrap(),
+        (vec![3], false)
+    );
+    assert!(matches!(
+        select(&ords, 5, None, Desc, 5),
+        Err(RolloutError::NotHeld)
+    ));
+    assert!(matches!(
+        select(&ords, 5, None, Asc, 1),
+        Err(RolloutError::NotHeld)
+    ));
+    assert!(matches!(
+        select(&ords, 5, at(1, true), Asc, 1),
+        Err(RolloutError::NotHeld)
+    ));
+    assert!(matches!(
+        select(&ords, 5, at(7, false), Desc, 2),
+        Err(RolloutError::NotHeld)
+    ));
+    assert_eq!(
+        select(&ords, 5, at(14, false), Desc, 2).unwrap(),
+        (vec![1, 0], true)
+    );
     assert_eq!(page_limit(None), 25);
     assert_eq!(page_limit(Some(0)), 1);
     assert_eq!(page_limit(Some(1000)), 100);
@@ -242,7 +287,7 @@ fn pages_concatenate_to_the_replay_in_both_directions() {
     assert_eq!(after, ["a2", "b2"]);
     assert_eq!(find_item(&index, 2, "u3").unwrap(), None);
 
-    let (turns, items) = resume_cursors(&index, &thread());
+    let (turns, items) = resume_cursors(&index, &thread()).unwrap();
     assert_eq!(
         cursor_position(&turns.unwrap(), CursorScope::Turns).ordinal,
         index.turns()[4].ordinal

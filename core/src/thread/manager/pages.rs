@@ -18,7 +18,7 @@ use crate::rollout::pages::{
     turns_page,
 };
 use crate::rollout::{RolloutError, find_rollout};
-use crate::thread::error::CoreError;
+use crate::thread::error::{CoreError, StorageError};
 use crate::thread::handle::Op;
 
 /// Why a history page cannot be served. `Display` is the reference's error text; see
@@ -69,6 +69,18 @@ impl From<PageError> for JsonRpcError {
             PageError::Core(err) => err.into(),
             other => JsonRpcError::new(other.code(), other.to_string()),
         }
+    }
+}
+
+impl PageError {
+    /// Whether this is [`RolloutError::NotHeld`]: a partial index could not answer.
+    fn is_not_held(&self) -> bool {
+        matches!(
+            self,
+            PageError::Core(CoreError::Storage(StorageError::Rollout(
+                RolloutError::NotHeld
+            )))
+        )
     }
 }
 
@@ -124,19 +136,24 @@ impl ThreadManager {
         })
     }
 
-    /// Run `f` on the index of `path` on the blocking pool.
+    /// Run `f` on the index of `path` on the blocking pool: a partial one (the last turns,
+    /// read back from a small file) when it will do, else the whole index (`f` runs again
+    /// when it answers [`RolloutError::NotHeld`]).
     async fn with_index<T: Send + 'static>(
         &self,
         path: PathBuf,
-        f: impl FnOnce(&RolloutIndex) -> Result<T, PageError> + Send + 'static,
+        mut f: impl FnMut(&RolloutIndex) -> Result<T, PageError> + Send + 'static,
     ) -> Result<T, PageError> {
         let cache = self.services.history_index.clone();
         let owned = path.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = None;
-            cache.with_index(&owned, |index| {
-                out = Some(f(index));
-                Ok(())
+            cache.with_recent(&owned, |index| match f(index) {
+                Err(err) if err.is_not_held() => Err(RolloutError::NotHeld),
+                answer => {
+                    out = Some(answer);
+                    Ok(())
+                }
             })?;
             out.unwrap_or_else(|| Err(PageError::ItemsUnavailable))
         })
@@ -161,7 +178,7 @@ impl ThreadManager {
         };
         self.with_index(path, move |index| {
             if index.turns().is_empty() {
-                return Err(PageError::NotMaterialized(id));
+                return Err(PageError::NotMaterialized(id.clone()));
             }
             // The same three keys as `thread/resume`'s `initialTurnsPage`.
             let asked = ThreadResumeInitialTurnsPageParams {
@@ -208,7 +225,7 @@ impl ThreadManager {
             };
             let scope = match params.turn_id.as_deref().filter(|t| !t.is_empty()) {
                 None => ItemScope::Thread,
-                Some(turn) => match index.turn_position(&TurnId::from(turn.to_string())) {
+                Some(turn) => match index.find_turn(&TurnId::from(turn.to_string()))? {
                     Some(at) => ItemScope::Turn(at),
                     None if matches!(params.cursor, Some(ThreadItemsListCursor::Anchor(_))) => {
                         return Err(PageError::UnknownAnchor);
@@ -249,10 +266,10 @@ impl ThreadManager {
         };
         let id = id.clone();
         self.with_index(path, move |index| {
-            let (turns_cursor, items_cursor) = resume_cursors(index, &id);
-            let page = match initial {
+            let (turns_cursor, items_cursor) = resume_cursors(index, &id)?;
+            let page = match &initial {
                 None => None,
-                Some(initial) => Some(asked_turns(index, &id, None, &initial, live)?),
+                Some(initial) => Some(asked_turns(index, &id, None, initial, live)?),
             };
             Ok(ResumePages {
                 initial_turns_page: page,

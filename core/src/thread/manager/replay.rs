@@ -20,7 +20,8 @@ impl ThreadManager {
         let owned = path.to_path_buf();
         let replay = tokio::task::spawn_blocking(move || {
             let mut out = None;
-            cache.with_index(&owned, |index| {
+            // The last turns will do: a big thread resumes from its index's small tail.
+            cache.with_recent(&owned, |index| {
                 out = Some(replay_from_index(index)?);
                 Ok(())
             })?;
