@@ -26,6 +26,20 @@ pub(crate) mod tests;
 /// [`super::read_rollout`], a line that does not parse is skipped (and logged), and only a
 /// missing or unparsable header is an error.
 pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
+    replay_parts(index, true)
+}
+
+/// [`replay_from_index`] for a reader of the thread (`thread/read`): no model history, and the
+/// last turn as a summary ([`complete_turns`] reads its items back when they are asked for).
+/// The lines parsed are the header, the last settings records and the preview, however much
+/// history the thread has.
+pub fn summary_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
+    replay_parts(index, false)
+}
+
+/// The thread of an indexed rollout; with the model history and the last turn's items when
+/// `whole`.
+fn replay_parts(index: &RolloutIndex, whole: bool) -> Result<Replay, RolloutError> {
     let mut file = index.open()?;
     let marks = index.landmarks();
     let meta = match marks.header.map(|at| index.parse_line(&mut file, at)) {
@@ -62,7 +76,8 @@ pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
     };
 
     let mut history = Vec::new();
-    for entry in &marks.history {
+    let entries = if whole { &marks.history[..] } else { &[] };
+    for entry in entries {
         match entry {
             HistoryEntry::AbortedMarker => history.push(aborted_marker()),
             HistoryEntry::Line(at) => match record(Some(*at))? {
@@ -76,7 +91,7 @@ pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
         }
     }
     let turns = index.turns();
-    if turns.last().is_some_and(|turn| turn.end.is_none()) {
+    if whole && turns.last().is_some_and(|turn| turn.end.is_none()) {
         // The daemon died mid-turn: the history gets the marker an interrupt leaves.
         history.push(aborted_marker());
     }
@@ -84,7 +99,8 @@ pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
         Some(RolloutRecord::TurnStarted { context, .. }) => Some(context),
         _ => None,
     };
-    let token_usage: Option<ThreadTokenUsage> = match record(marks.last_token_usage)? {
+    let usage_at = marks.last_token_usage.filter(|_| whole);
+    let token_usage: Option<ThreadTokenUsage> = match record(usage_at)? {
         Some(RolloutRecord::TokenUsage(usage)) => Some(usage),
         _ => None,
     };
@@ -102,7 +118,7 @@ pub fn replay_from_index(index: &RolloutIndex) -> Result<Replay, RolloutError> {
         .map(|t| summary(index, t))
         .into_iter()
         .collect();
-    if let Some(last) = out_turns.last_mut() {
+    if let Some(last) = out_turns.last_mut().filter(|_| whole) {
         fill(index, &mut file, last)?;
     }
     Ok(Replay {

@@ -260,7 +260,8 @@ fn open_existing(path: &Path) -> Result<File, RolloutError> {
 fn check_header(file: &mut File, path: &Path) -> Result<(), RolloutError> {
     file.seek(SeekFrom::Start(0))
         .map_err(|e| RolloutError::io(path, e))?;
-    let mut reader = std::io::BufReader::new(&*file);
+    // Small reads: a header is a few hundred bytes, and this runs at every resume.
+    let mut reader = std::io::BufReader::with_capacity(1024, &*file);
     let mut line = Vec::new();
     loop {
         line.clear();

@@ -405,7 +405,7 @@ impl ThreadManager {
         }
         let found = find_rollout(&self.services.config.home, id)?
             .ok_or_else(|| CoreError::NotLoaded(id.to_string()))?;
-        let replay = self.lean_replay(&found.path).await?;
+        let replay = self.lean_summary(&found.path).await?;
         let mut thread = replay.thread(Some(&found.path));
         if include_turns {
             // Not loaded: nothing to write out, and the file is found already.

@@ -7,7 +7,7 @@ use weft_protocol::TurnItemsView;
 
 use super::super::index::RolloutIndex;
 use super::super::read_rollout;
-use super::{complete_turns, read_rollout_lean, replay_from_index};
+use super::{complete_turns, read_rollout_lean, replay_from_index, summary_from_index};
 
 /// Assert that the lean replay of `path` matches [`read_rollout`], field by field.
 pub(crate) fn assert_same(path: &Path) {
@@ -31,4 +31,12 @@ pub(crate) fn assert_same(path: &Path) {
     // With no turn held (a loaded thread running its first turn), none is put before.
     assert_eq!(complete_turns(&index, Vec::new()).unwrap(), Vec::new());
     assert_eq!(read_rollout_lean(path).unwrap().history, full.history);
+    // A reader's summary is the same thread without the history and the token usage; its
+    // last turn's items are read back with the others.
+    let mut summary = summary_from_index(&index).unwrap();
+    assert!(summary.history.is_empty() && summary.token_usage.is_none());
+    assert!(summary.turns.iter().all(|t| t.items.is_empty()));
+    summary.turns = complete_turns(&index, std::mem::take(&mut summary.turns)).unwrap();
+    assert_eq!(summary.thread(Some(path)), full.thread(Some(path)));
+    assert_eq!(summary.turns, full.turns);
 }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use weft_protocol::{ThreadId, Turn};
 
 use super::ThreadManager;
-use crate::rollout::lean::{complete_turns, needs_items, replay_from_index};
+use crate::rollout::index::RolloutIndex;
+use crate::rollout::lean::{complete_turns, needs_items, replay_from_index, summary_from_index};
 use crate::rollout::{Replay, RolloutError, find_rollout};
 use crate::thread::error::CoreError;
 use crate::thread::handle::Op;
@@ -16,13 +17,27 @@ impl ThreadManager {
     /// The thread of a rollout, with its last turn only (blocking work on the
     /// blocking pool; the index stays cached for the history pages that usually follow).
     pub(super) async fn lean_replay(&self, path: &Path) -> Result<Replay, CoreError> {
+        self.replay_with(path, replay_from_index).await
+    }
+
+    /// The thread of a rollout for a reader: [`ThreadManager::lean_replay`] without the model
+    /// history, the last turn a summary (`lean::summary_from_index`).
+    pub(super) async fn lean_summary(&self, path: &Path) -> Result<Replay, CoreError> {
+        self.replay_with(path, summary_from_index).await
+    }
+
+    async fn replay_with(
+        &self,
+        path: &Path,
+        replay: fn(&RolloutIndex) -> Result<Replay, RolloutError>,
+    ) -> Result<Replay, CoreError> {
         let cache = self.services.history_index.clone();
         let owned = path.to_path_buf();
         let replay = tokio::task::spawn_blocking(move || {
             let mut out = None;
             // The last turns will do: a big thread resumes from its index's small tail.
             cache.with_recent(&owned, |index| {
-                out = Some(replay_from_index(index)?);
+                out = Some(replay(index)?);
                 Ok(())
             })?;
             out.ok_or_else(|| RolloutError::io(&owned, std::io::Error::other("no index")))
