@@ -116,6 +116,33 @@ impl StateDb {
         self.fetch_goal(thread_id, query).await
     }
 
+    /// A thread's goal, `None` when the index has no such thread: both read in one
+    /// transaction on one connection (a connection whose pages another one's write made stale
+    /// reads them again, so two connections would read twice).
+    pub async fn indexed_goal(
+        &self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<Option<ThreadGoal>>, StateError> {
+        let mut tx = self.pool().await?.begin().await?;
+        let known: Option<i64> = sqlx::query_scalar("SELECT 1 FROM threads WHERE id = $1")
+            .bind(thread_id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        if known.is_none() {
+            return Ok(None);
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {GOAL_COLUMNS} FROM thread_goals WHERE thread_id = $1"
+        )))
+        .bind(thread_id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(
+            row.map(|row| decode_goal(thread_id, &row)).transpose()?,
+        ))
+    }
+
     /// Create, replace or update a thread's goal (`now` in Unix seconds): a new objective makes
     /// a new goal (`active` unless a status is given, counters at zero); the current objective
     /// or none updates the goal's status and budget.

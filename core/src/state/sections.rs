@@ -322,54 +322,51 @@ impl StateDb {
         Ok(())
     }
 
-    /// The sections of these threads and when each entered its own (Unix seconds), by id.
-    pub async fn sections_of(
+    /// What decorates these threads, by id: the section each is in and when it entered it
+    /// (Unix seconds), and its Git metadata. One read transaction on one connection: a
+    /// connection's page cache is reset whenever another one wrote, so a second connection
+    /// would read the same pages again.
+    pub async fn decorations(
         &self,
         ids: &[ThreadId],
-    ) -> Result<HashMap<String, (ThreadSection, i64)>, StateError> {
-        let mut out = HashMap::new();
+    ) -> Result<
+        (
+            HashMap<String, (ThreadSection, i64)>,
+            HashMap<String, GitInfo>,
+        ),
+        StateError,
+    > {
+        let (mut sections, mut git) = (HashMap::new(), HashMap::new());
         if ids.is_empty() {
-            return Ok(out);
+            return Ok((sections, git));
         }
-        let mut sql = sqlx::QueryBuilder::<Sqlite>::new(
+        let in_list = |head: &str| {
+            let mut sql = sqlx::QueryBuilder::<Sqlite>::new(head);
+            let mut list = sql.separated(", ");
+            for id in ids {
+                list.push_bind(id.as_str().to_string());
+            }
+            sql.push(")");
+            sql
+        };
+        let mut tx = self.pool().await?.begin().await?;
+        let mut sql = in_list(
             "SELECT m.thread_id, m.entered_at, s.id, s.name, s.has_appearance, s.icon, s.color, \
              s.ordinal FROM thread_section_members m JOIN thread_sections s \
              ON s.id = m.section_id WHERE m.thread_id IN (",
         );
-        let mut list = sql.separated(", ");
-        for id in ids {
-            list.push_bind(id.as_str().to_string());
-        }
-        sql.push(")");
-        for row in sql.build().fetch_all(self.pool().await?).await? {
+        for row in sql.build().fetch_all(&mut *tx).await? {
             let section = <SectionRow as sqlx::FromRow<_>>::from_row(&row)?;
-            out.insert(
+            sections.insert(
                 row.try_get::<String, _>("thread_id")?,
                 (section.section, row.try_get("entered_at")?),
             );
         }
-        Ok(out)
-    }
-
-    /// The Git metadata `thread/metadata/update` stored for these threads, by id.
-    pub async fn git_infos(
-        &self,
-        ids: &[ThreadId],
-    ) -> Result<HashMap<String, GitInfo>, StateError> {
-        let mut out = HashMap::new();
-        if ids.is_empty() {
-            return Ok(out);
-        }
-        let mut sql = sqlx::QueryBuilder::<Sqlite>::new(
+        let mut sql = in_list(
             "SELECT thread_id, sha, branch, origin_url FROM thread_git_info WHERE thread_id IN (",
         );
-        let mut list = sql.separated(", ");
-        for id in ids {
-            list.push_bind(id.as_str().to_string());
-        }
-        sql.push(")");
-        for row in sql.build().fetch_all(self.pool().await?).await? {
-            out.insert(
+        for row in sql.build().fetch_all(&mut *tx).await? {
+            git.insert(
                 row.try_get::<String, _>("thread_id")?,
                 GitInfo {
                     sha: row.try_get("sha")?,
@@ -378,7 +375,8 @@ impl StateDb {
                 },
             );
         }
-        Ok(out)
+        tx.commit().await?;
+        Ok((sections, git))
     }
 
     /// Store a thread's Git metadata (it replaces what the rollout's header says).
@@ -520,7 +518,7 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(order, [c.to_string(), b.to_string(), a.to_string()]);
-        let of = db.sections_of(std::slice::from_ref(&a)).await.unwrap();
+        let (of, _) = db.decorations(std::slice::from_ref(&a)).await.unwrap();
         assert_eq!(of[a.as_str()].1, 5);
         assert!(matches!(
             db.move_to_section(&a, Some(&work.id), Some(&crate::time::new_thread_id()), 1)
@@ -538,9 +536,10 @@ mod tests {
         assert_eq!((page.len(), rest[0].id.clone()), (1, work.id.clone()));
         db.delete_section(&work.id).await.unwrap();
         assert!(
-            db.sections_of(&[a.clone(), b.clone()])
+            db.decorations(&[a.clone(), b.clone()])
                 .await
                 .unwrap()
+                .0
                 .is_empty()
         );
         assert!(matches!(
@@ -557,7 +556,11 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(
-            db.git_infos(std::slice::from_ref(&a)).await.unwrap().len(),
+            db.decorations(std::slice::from_ref(&a))
+                .await
+                .unwrap()
+                .1
+                .len(),
             1
         );
         assert_eq!(
@@ -565,9 +568,10 @@ mod tests {
             vec![a.clone()]
         );
         assert!(
-            db.git_infos(std::slice::from_ref(&a))
+            db.decorations(std::slice::from_ref(&a))
                 .await
                 .unwrap()
+                .1
                 .is_empty()
         );
         assert!(db.get(&a).await.unwrap().is_none());

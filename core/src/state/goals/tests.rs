@@ -253,3 +253,14 @@ async fn marking_a_goal_counts_only_active_usage_and_respects_the_budget() {
     let limited = mark(&db, &id, ThreadGoalStatus::Paused, 100, 0, 9).await;
     assert_eq!(limited.status, ThreadGoalStatus::BudgetLimited);
 }
+
+#[tokio::test]
+async fn an_indexed_goal_tells_a_thread_without_one_from_no_thread() {
+    let (_home, db) = db().await;
+    let row = crate::state::tests::row(1, 100);
+    assert_eq!(db.indexed_goal(&row.id).await.unwrap(), None);
+    db.upsert(&row).await.unwrap();
+    assert_eq!(db.indexed_goal(&row.id).await.unwrap(), Some(None));
+    let goal = set(&db, &row.id, "ship it", ThreadGoalStatus::Active, None).await;
+    assert_eq!(db.indexed_goal(&row.id).await.unwrap(), Some(Some(goal)));
+}

@@ -51,7 +51,9 @@ impl From<GoalRequestError> for JsonRpcError {
 impl ThreadManager {
     /// `thread/goal/get`: the stored thread's goal, if it has one.
     pub async fn goal(&self, thread_id: &ThreadId) -> Result<Option<ThreadGoal>, GoalRequestError> {
-        Ok(self.goal_db(thread_id).await?.goal(thread_id).await?)
+        let not_found = || GoalRequestError::ThreadNotFound(thread_id.clone());
+        let db = self.services().state.as_ref().ok_or_else(not_found)?;
+        db.indexed_goal(thread_id).await?.ok_or_else(not_found)
     }
 
     /// `thread/goal/clear`: whether there was a goal to clear.

@@ -17,9 +17,9 @@ impl ThreadManager {
             return;
         };
         let ids: Vec<ThreadId> = threads.iter().map(|t| t.id.clone()).collect();
-        let (sections, git) = match (state.sections_of(&ids).await, state.git_infos(&ids).await) {
-            (Ok(sections), Ok(git)) => (sections, git),
-            (Err(err), _) | (_, Err(err)) => {
+        let (sections, git) = match state.decorations(&ids).await {
+            Ok(found) => found,
+            Err(err) => {
                 tracing::warn!(%err, "cannot read the threads' sections and metadata");
                 return;
             }
