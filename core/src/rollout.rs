@@ -60,7 +60,7 @@ pub use paths::{
 };
 pub use reader::{Replay, load_rollout, read_lines, read_rollout};
 pub use record::{RolloutLine, RolloutRecord, SessionMeta, TurnContextRecord};
-pub use writer::RolloutWriter;
+pub use writer::{BeforeFirstChange, RolloutWriter};
 
 /// The model-visible history marker of an interrupted turn: recorded by the runtime when the
 /// user interrupts (and when a busy thread is forked), and added by [`read_rollout`] for a turn

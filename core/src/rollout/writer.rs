@@ -1,9 +1,12 @@
 //! [`RolloutWriter`]: the one writer of a rollout file, batching lines off the hot path.
 
 use std::fs::{File, OpenOptions};
+use std::future::Future;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -28,7 +31,13 @@ pub struct RolloutWriter {
 struct Inner {
     path: PathBuf,
     tx: mpsc::UnboundedSender<Msg>,
+    /// Whether the file may have changed since this writer took it (see
+    /// [`RolloutWriter::changed`]).
+    changed: Arc<AtomicBool>,
 }
+
+/// What a writer runs, once, before it first changes its file ([`RolloutWriter::resume_then`]).
+pub type BeforeFirstChange = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// What the writer task is asked to do. Boxed lines keep the message small: the channel's first
 /// block (32 messages) is allocated for every loaded thread, idle or not.
@@ -130,13 +139,48 @@ impl RolloutWriter {
         Ok(RolloutWriter::spawn(path.to_path_buf(), file))
     }
 
+    /// [`RolloutWriter::resume`], running `before` once before the file is first written to or
+    /// cut, and only then: a thread resumed to be read, never run, changes nothing (the
+    /// manager marks its index row behind the file this way, docs/architecture.md §10).
+    pub async fn resume_then(
+        path: &Path,
+        before: BeforeFirstChange,
+    ) -> Result<RolloutWriter, RolloutError> {
+        let task_path = path.to_path_buf();
+        let file = blocking(path, move || open_existing(&task_path)).await?;
+        Ok(RolloutWriter::spawn_with(
+            path.to_path_buf(),
+            file,
+            Some(before),
+        ))
+    }
+
     /// The writer of `file` (a [`File`], or a failing stand-in in tests).
     pub(super) fn spawn(path: PathBuf, file: impl Sink) -> RolloutWriter {
+        RolloutWriter::spawn_with(path, file, None)
+    }
+
+    fn spawn_with(
+        path: PathBuf,
+        file: impl Sink,
+        before: Option<BeforeFirstChange>,
+    ) -> RolloutWriter {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(path.clone(), file, rx));
+        let changed = Arc::new(AtomicBool::new(before.is_none()));
+        let first = FirstChange {
+            before,
+            changed: changed.clone(),
+        };
+        tokio::spawn(run(path.clone(), file, rx, first));
         RolloutWriter {
-            inner: Arc::new(Inner { path, tx }),
+            inner: Arc::new(Inner { path, tx, changed }),
         }
+    }
+
+    /// Whether the file may differ from what it was when this writer took it: always, except
+    /// for a writer of [`RolloutWriter::resume_then`] that has not written to it yet.
+    pub fn changed(&self) -> bool {
+        self.inner.changed.load(Ordering::Acquire)
     }
 
     /// The file.
@@ -298,7 +342,28 @@ fn terminate_last_line(file: &mut File) -> std::io::Result<()> {
 /// buffered (and an fsync stays owed), every flush answers the error until a later attempt,
 /// made with the next batch, writes them all, in order. So a flush succeeds exactly when
 /// everything appended before it is in the file (and synced, when asked).
-async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Msg>) {
+/// What a writer task does before it first changes its file.
+struct FirstChange {
+    before: Option<BeforeFirstChange>,
+    changed: Arc<AtomicBool>,
+}
+
+impl FirstChange {
+    /// Run the hook, if it has not run, before a change.
+    async fn ahead(&mut self) {
+        if let Some(before) = self.before.take() {
+            before.await;
+            self.changed.store(true, Ordering::Release);
+        }
+    }
+}
+
+async fn run<S: Sink>(
+    path: PathBuf,
+    file: S,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+    mut change: FirstChange,
+) {
     let mut file = Some(file);
     // Serialized lines not yet in the file (left by a failed write, or queued now).
     let mut unwritten: Vec<u8> = Vec::new();
@@ -341,6 +406,9 @@ async fn run<S: Sink>(path: PathBuf, file: S, mut rx: mpsc::UnboundedReceiver<Ms
                 }
                 Msg::Truncate { len, done } => truncate = Some((len, done)),
             }
+        }
+        if !unwritten.is_empty() || truncate.is_some() {
+            change.ahead().await;
         }
         let mut result = Ok(());
         if !unwritten.is_empty() || (fsync && unsynced) {
@@ -485,104 +553,4 @@ fn write_batch(sink: &mut impl Sink, buf: &[u8], fsync: bool) -> Attempt {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use parking_lot::Mutex;
-
-    use super::*;
-
-    /// A disk that takes at most `room` more bytes (then `ENOSPC`), and fails `fail_syncs`
-    /// more fsyncs; what it took is in `bytes`.
-    #[derive(Clone, Default)]
-    struct Disk {
-        bytes: Arc<Mutex<Vec<u8>>>,
-        room: Arc<AtomicUsize>,
-        fail_syncs: Arc<AtomicUsize>,
-    }
-
-    impl Write for Disk {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let room = self.room.load(Ordering::SeqCst);
-            if room == 0 {
-                return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
-            }
-            let n = buf.len().min(room);
-            self.room.fetch_sub(n, Ordering::SeqCst);
-            self.bytes.lock().extend_from_slice(&buf[..n]);
-            Ok(n)
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Sink for Disk {
-        fn sync(&mut self) -> std::io::Result<()> {
-            let left = self.fail_syncs.load(Ordering::SeqCst);
-            if left > 0 {
-                self.fail_syncs.store(left - 1, Ordering::SeqCst);
-                return Err(std::io::Error::from_raw_os_error(5)); // EIO
-            }
-            Ok(())
-        }
-    }
-
-    fn name(n: usize) -> RolloutRecord {
-        RolloutRecord::ThreadNameSet {
-            name: format!("name {n}"),
-        }
-    }
-
-    fn names(bytes: &[u8]) -> Vec<String> {
-        std::str::from_utf8(bytes)
-            .unwrap()
-            .lines()
-            .map(
-                |line| match serde_json::from_str::<RolloutLine>(line).unwrap().record {
-                    RolloutRecord::ThreadNameSet { name } => name,
-                    other => panic!("unexpected {other:?}"),
-                },
-            )
-            .collect()
-    }
-
-    #[tokio::test]
-    async fn a_failed_write_is_reported_and_retried_until_it_succeeds() {
-        let disk = Disk::default();
-        disk.room.store(100, Ordering::SeqCst);
-        let writer = RolloutWriter::spawn(PathBuf::from("disk"), disk.clone());
-        for n in 0..5 {
-            writer.append(name(n));
-        }
-        let err = writer.flush(true).await.unwrap_err();
-        assert!(err.to_string().contains("could not be written"), "{err}");
-        // Still full: the next flush fails too, and nothing new is lost meanwhile.
-        writer.append(name(5));
-        assert!(writer.flush(false).await.is_err());
-        assert_eq!(disk.bytes.lock().len(), 100, "a torn line, no more");
-
-        // Room again: everything lands once, in order, the torn line completed.
-        disk.room.store(usize::MAX, Ordering::SeqCst);
-        writer.append(name(6));
-        writer.flush(true).await.unwrap();
-        let expected: Vec<String> = (0..7).map(|n| format!("name {n}")).collect();
-        assert_eq!(names(&disk.bytes.lock()), expected);
-        writer.flush(true).await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_failed_fsync_is_reported_and_owed() {
-        let disk = Disk::default();
-        disk.room.store(usize::MAX, Ordering::SeqCst);
-        disk.fail_syncs.store(1, Ordering::SeqCst);
-        let writer = RolloutWriter::spawn(PathBuf::from("disk"), disk.clone());
-        writer.append(name(0));
-        assert!(writer.flush(true).await.is_err());
-        // Nothing new to write, but the sync is owed: the next fsync flush retries it.
-        writer.flush(true).await.unwrap();
-        assert_eq!(names(&disk.bytes.lock()), ["name 0"]);
-        writer.close().await.unwrap();
-    }
-}
+mod tests;

@@ -8,7 +8,8 @@
 //!   everything. A full rebuild ([`StateDb::rebuild_from_rollouts`]).
 //! - **A thread the last daemon had open for writing and never closed** (it was killed, or
 //!   its last index update failed): its row is still `dirty` (set when a writer opens the
-//!   file, cleared after it closes it, [`StateDb::set_dirty`]). Start-up re-reads those
+//!   file, or for a resumed thread before its writer first changes it; cleared after it
+//!   closes it, [`StateDb::set_dirty`]). Start-up re-reads those
 //!   rollouts, and only those. A catch-up leaves `dirty` the rows whose rollout a writer still
 //!   holds (a second daemon started on a home the first is using), so the first daemon's later
 //!   appends are re-read after it is killed too.

@@ -35,8 +35,8 @@ use crate::config::Config;
 use crate::events::SharedSink;
 use crate::rollout::index::{IndexFeed, Tee};
 use crate::rollout::{
-    Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
-    copy_fork, find_rollout, fork_lines, read_lines, unarchive,
+    BeforeFirstChange, Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter,
+    SessionMeta, archive, copy_fork, find_rollout, fork_lines, read_lines, unarchive,
 };
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
@@ -206,6 +206,19 @@ impl ThreadManager {
         }
     }
 
+    /// What a writer of thread `id` runs before it first changes the file: mark the row
+    /// `dirty` ([`ThreadManager::mark_dirty`]).
+    fn dirty_before_writing(&self, id: &ThreadId) -> BeforeFirstChange {
+        let (state, id) = (self.services.state.clone(), id.clone());
+        Box::pin(async move {
+            if let Some(state) = state
+                && let Err(err) = state.set_dirty(&id, true).await
+            {
+                tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
+            }
+        })
+    }
+
     /// The stored (not archived) rollout of a thread, or the reference's error.
     fn stored_rollout(&self, id: &ThreadId) -> Result<PathBuf, CoreError> {
         match find_rollout(&self.services.config.home, id)? {
@@ -243,8 +256,9 @@ impl ThreadManager {
         gate.loading();
         let path = self.stored_rollout(id)?;
         let replay = self.lean_replay(&path).await?;
-        let writer = RolloutWriter::resume(&path).await?;
-        self.mark_dirty(id, true).await;
+        // The row is marked behind the file only once the thread writes to it: a thread
+        // resumed to be read writes nothing to the file or the state DB.
+        let writer = RolloutWriter::resume_then(&path, self.dirty_before_writing(id)).await?;
         let mut settings = replay.settings();
         options.apply_to(&mut settings, &self.services.live.current())?;
         let mut thread = replay.thread(Some(&path));

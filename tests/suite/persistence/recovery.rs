@@ -327,3 +327,44 @@ async fn kill_mid_turn_leaves_the_index_level() {
 async fn kill_mid_turn_after_a_second_daemon_leaves_the_index_level() {
     kill_mid_turn_after_a_second_daemon(true).await;
 }
+
+/// A thread resumed from its rollout marks its row behind the file only when it first writes
+/// to it (docs/architecture.md §10): a `kill -9` in the middle of the resumed thread's turn
+/// still leaves the restarted daemon's `thread/list` level with the file.
+#[tokio::test]
+async fn kill_mid_turn_of_a_resumed_thread_leaves_the_index_level() {
+    let mut p = Persist::start(Transport::Stdio).await;
+    let (thread, _) = p.thread_with_turn("first answer", "the first prompt").await;
+    p.restart().await;
+    ok(
+        &mut p.client,
+        "thread/resume",
+        json!({"threadId": thread, "excludeTurns": true}),
+    )
+    .await;
+    let before = read(&mut p.client, &thread, false).await["updatedAt"]
+        .as_i64()
+        .expect("updatedAt");
+    next_second(before).await;
+    let gate = Gate::new();
+    p.push(Reply::new().text("second part done").gate(&gate));
+    p.begin_turn(&thread, "the second prompt").await;
+    read_through(&mut p.client, |m| {
+        m["method"] == "item/completed" && m["params"]["item"]["text"] == "second part done"
+    })
+    .await;
+    wait_gate(&gate).await;
+    p.crash_and_restart().await;
+
+    let listed = list(&mut p.client, json!({})).await;
+    let stored = read(&mut p.client, &thread, true).await;
+    assert_eq!(turns(&stored).len(), 2, "{stored}");
+    assert!(
+        stored["updatedAt"].as_i64() > Some(before),
+        "the turn did not move updatedAt: {stored}"
+    );
+    let row = &listed["data"][0];
+    for key in ["preview", "updatedAt", "status", "name"] {
+        assert_eq!(row[key], stored[key], "thread/list's {key} is stale: {row}");
+    }
+}

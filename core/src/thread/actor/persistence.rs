@@ -129,8 +129,14 @@ impl Persistence {
         };
         history.lock().detach_journal();
         let path = rollout.path().to_path_buf();
-        match rollout.close().await {
-            Ok(()) if indexed => {
+        // A writer that never changed the file never marked the row (`resume_then`); asked
+        // once the lines queued before the close are written.
+        let probe = rollout.clone();
+        let closed = rollout.close().await;
+        let changed = probe.changed();
+        drop(probe);
+        match closed {
+            Ok(()) if indexed && changed => {
                 if let Some(state) = state
                     && let Err(err) = state.set_dirty(&thread.id, false).await
                 {
