@@ -31,6 +31,17 @@ test("a connection reopens the shown thread, unless one was opened on it already
   assert.equal(state.threadToReopen({ connection: 1, openedOn: 1, shown: null, address: null }), null);
 });
 
+test("a steer that found its turn ended is told from other errors", () => {
+  const error = (code, message) => Object.assign(new Error(message), { code, message });
+  assert.equal(state.steerFoundNoTurn(error(-32600, "no active turn to steer")), true);
+  assert.equal(
+    state.steerFoundNoTurn(error(-32600, "expected active turn id `a` but found `b`")),
+    false,
+  );
+  assert.equal(state.steerFoundNoTurn(error(-32603, "no active turn to steer")), false);
+  assert.equal(state.steerFoundNoTurn(new Error("disconnected")), false);
+});
+
 test("threads are grouped by directory, newest first", () => {
   const groups = state.groupByCwd([
     { id: "a", cwd: "/x", updatedAt: 1 },

@@ -246,5 +246,5 @@ fn the_embedded_client_is_built_from_its_source() {
 #[test]
 fn the_clients_state_tests_pass() {
     let stdout = node_in_web(&["--test", "state.test.js"]);
-    assert!(stdout.contains("# pass 13"), "{stdout}");
+    assert!(stdout.contains("# pass 14"), "{stdout}");
 }

@@ -11,6 +11,7 @@ import {
   groupByCwd,
   prependTurns,
   statusWord,
+  steerFoundNoTurn,
   textInput,
   threadToReopen,
   visibleItems,
@@ -615,13 +616,21 @@ async function send() {
   app.attachments = [];
   $("attachments").textContent = "";
   const view = app.view;
+  let steered = false;
   if (view.running) {
-    await app.rpc.request("turn/steer", {
-      threadId: view.threadId,
-      expectedTurnId: view.running,
-      input: textInput(text, images),
-    });
-  } else {
+    try {
+      await app.rpc.request("turn/steer", {
+        threadId: view.threadId,
+        expectedTurnId: view.running,
+        input: textInput(text, images),
+      });
+      steered = true;
+    } catch (error) {
+      // The turn ended before the steer arrived: the message starts the next one.
+      if (!steerFoundNoTurn(error)) throw error;
+    }
+  }
+  if (!steered) {
     const started = await app.rpc.request("turn/start", {
       threadId: view.threadId,
       input: textInput(text, images),

@@ -172,6 +172,15 @@ export function applyNotification(view, method, params) {
   return true;
 }
 
+/**
+ * Whether a `turn/steer` failed because the turn it meant had ended meanwhile (the composer
+ * saw the turn running, the daemon finished it before the steer arrived): the message then
+ * starts a turn of its own instead of being lost.
+ */
+export function steerFoundNoTurn(error) {
+  return Boolean(error && error.code === -32600 && /^no active turn to steer/.test(error.message));
+}
+
 /** What a user typed and attached (images as data URLs), as `turn/start` and `turn/steer` take it. */
 export function textInput(text, images = []) {
   const parts = text ? [{ type: "text", text, text_elements: [] }] : [];
