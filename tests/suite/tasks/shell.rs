@@ -167,14 +167,20 @@ fn duration_in(record: &str) -> String {
 async fn a_timeout_kills_the_command_and_zero_times_out_at_once(transport: Transport) {
     let mut t = Tools::start(transport).await;
     let thread = t.thread("never", "workspace-write").await;
-    shell(&mut t.h.client, &thread, "echo before; sleep 30", Some(300)).await;
+    shell(
+        &mut t.h.client,
+        &thread,
+        "echo before; sleep 30",
+        Some(3000),
+    )
+    .await;
     let messages = read_through_turn_completed(&mut t.h.client).await;
     let item = command_item(&messages);
     assert_eq!(item["status"], "failed");
     assert_eq!(item["exitCode"], -1);
     printed(
         &item["aggregatedOutput"],
-        "before\ncommand timed out after 300 ms",
+        "before\ncommand timed out after 3000 ms",
     );
     assert_eq!(
         messages.last().unwrap()["params"]["turn"]["status"],
@@ -199,7 +205,7 @@ async fn a_timeout_kills_the_command_and_zero_times_out_at_once(transport: Trans
     assert_eq!(records.len(), 2, "{records:?}");
     assert!(
         records[0].contains("Exit code: -1\n")
-            && records[0].contains("before\ncommand timed out after 300 ms\n</result>"),
+            && records[0].contains("before\ncommand timed out after 3000 ms\n</result>"),
         "{}",
         records[0]
     );
