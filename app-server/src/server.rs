@@ -259,6 +259,9 @@ pub async fn start(config: Config) -> Result<Daemon, StartError> {
             }
         });
     }
+    // The kernel's sandboxing support is probed once per process: here, beside the start-up,
+    // rather than on the path of the first thread loaded.
+    tokio::task::spawn_blocking(weft_core::sandbox::sandbox_support);
     let state = Arc::new(AppState::new(config, threads.clone(), subscriptions));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     // `[mcp] eager_start`: every enabled MCP server now, not with the first thread.
