@@ -391,7 +391,7 @@ async fn running_and_cut_turns(transport: Transport) {
 }
 
 /// A thread whose rollout passes 1 MiB keeps its history index on disk when it closes
-/// (docs/architecture.md §10.3): the next daemon resumes it from the index's tail (its last 32
+/// (docs/architecture.md §10.3): the next daemon resumes it from the index's tail (its last 25
 /// turns), pages past those from the whole index, and `thread/delete` takes both files with
 /// the rollout.
 async fn long_thread_paged_from_its_on_disk_index(transport: Transport) {

@@ -21,9 +21,9 @@ use super::{
     IndexedItem, IndexedTurn, ItemKind, Landmarks, RolloutError, RolloutIndex, TurnOutcome,
 };
 
-/// How many of the last turns a tail keeps: a page of the default size (25) and a resume's
-/// first page are served from it.
-pub(super) const TAIL_TURNS: usize = 32;
+/// How many of the last turns a tail keeps: a page of the default size, and so a resume's
+/// first page of that size or less, is served from it.
+pub(super) const TAIL_TURNS: usize = super::super::pages::DEFAULT_PAGE_LIMIT as usize;
 
 /// The last turns of an index and their items, as the tail stores them (positions counted
 /// from the first turn and item kept).

@@ -4,7 +4,7 @@
 //!
 //! # Format
 //!
-//! The magic `WEFTRIX2`, then segments, each `[u32 length][u32 CRC-32 of the payload][payload]`
+//! The magic `WEFTRIX3`, then segments, each `[u32 length][u32 CRC-32 of the payload][payload]`
 //! (little-endian); a payload is a postcard-encoded [`Checkpoint`] of the counters after the
 //! segment, then the postcard-encoded [`Event`]s of the lines indexed since the previous
 //! segment, one after the other (decoded one at a time, never as one big list). The
@@ -40,10 +40,11 @@ use super::event::Event;
 use super::{RolloutIndex, identity};
 
 /// The file's first bytes; a new layout gets a new magic (an old file is then rebuilt).
-const MAGIC: &[u8; 8] = b"WEFTRIX2";
-/// Bytes of the rollout checked at its start and where the index ends: 1 KiB holds a few
-/// lines (a rewritten file differs in its ids and times), and is read at every load.
-const CHECK_WINDOW: u64 = 1024;
+const MAGIC: &[u8; 8] = b"WEFTRIX3";
+/// Bytes of the rollout checked at its start and where the index ends, read at every load:
+/// 256 bytes hold the header's time and thread id, and the last indexed line's time and ids,
+/// which a rewritten, regrown or copied file does not share.
+const CHECK_WINDOW: u64 = 256;
 /// A segment larger than this is not read (a damaged length field).
 const MAX_SEGMENT: u32 = 1 << 30;
 
