@@ -252,16 +252,20 @@ pub async fn start(config: Config) -> Result<Daemon, StartError> {
     if let Some(db) = threads.services().state.clone() {
         let (failure, shutdown) = (db_failure.clone(), shutdown.clone());
         tokio::spawn(async move {
-            if let Err(err) = db.ready().await {
-                tracing::error!(%err, "cannot open the state DB; shutting down");
-                *failure.lock() = Some(err);
-                shutdown.cancel();
+            match db.ready().await {
+                // The kernel's sandboxing support is probed once per process: here, once the
+                // start-up's DB work is done (not beside it, nor on the first thread's path).
+                Ok(()) => drop(tokio::task::spawn_blocking(
+                    weft_core::sandbox::sandbox_support,
+                )),
+                Err(err) => {
+                    tracing::error!(%err, "cannot open the state DB; shutting down");
+                    *failure.lock() = Some(err);
+                    shutdown.cancel();
+                }
             }
         });
     }
-    // The kernel's sandboxing support is probed once per process: here, beside the start-up,
-    // rather than on the path of the first thread loaded.
-    tokio::task::spawn_blocking(weft_core::sandbox::sandbox_support);
     let state = Arc::new(AppState::new(config, threads.clone(), subscriptions));
     tokio::spawn(unload_idle_threads(state.clone(), shutdown.clone()));
     // `[mcp] eager_start`: every enabled MCP server now, not with the first thread.
