@@ -18,6 +18,7 @@ mod pages;
 mod read_state;
 mod replay;
 mod revert;
+mod rows;
 
 pub use goals::GoalRequestError;
 pub use idle::{Subscribers, Unloaded};
@@ -35,8 +36,8 @@ use crate::config::Config;
 use crate::events::SharedSink;
 use crate::rollout::index::{IndexFeed, Tee};
 use crate::rollout::{
-    BeforeFirstChange, Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter,
-    SessionMeta, archive, copy_fork, find_rollout, fork_lines, read_lines, unarchive,
+    Replay, RolloutError, RolloutLine, RolloutRecord, RolloutWriter, SessionMeta, archive,
+    copy_fork, find_rollout, fork_lines, read_lines, unarchive,
 };
 use crate::settings::ThreadSettings;
 use crate::state::{ListQuery, StateDb, ThreadRow};
@@ -184,39 +185,6 @@ impl ThreadManager {
         let mut restored = restored;
         restored.place = Some(place);
         ThreadActor::spawn(thread, settings, self.services.clone(), sink, restored)
-    }
-
-    /// Index a thread whose rollout a writer now holds (the row stays `dirty` until the actor
-    /// closes it).
-    async fn index(&self, row: &ThreadRow) {
-        if let Some(state) = &self.services.state
-            && let Err(err) = state.upsert_open(row).await
-        {
-            tracing::warn!(thread = %row.id, %err, "cannot index the thread");
-        }
-    }
-
-    /// Mark a thread's row as behind its rollout or level with it (`StateDb::set_dirty`). A
-    /// failure is logged: the worst it leaves is a re-index at the next start.
-    pub(crate) async fn mark_dirty(&self, id: &ThreadId, dirty: bool) {
-        if let Some(state) = &self.services.state
-            && let Err(err) = state.set_dirty(id, dirty).await
-        {
-            tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
-        }
-    }
-
-    /// What a writer of thread `id` runs before it first changes the file: mark the row
-    /// `dirty` ([`ThreadManager::mark_dirty`]).
-    fn dirty_before_writing(&self, id: &ThreadId) -> BeforeFirstChange {
-        let (state, id) = (self.services.state.clone(), id.clone());
-        Box::pin(async move {
-            if let Some(state) = state
-                && let Err(err) = state.set_dirty(&id, true).await
-            {
-                tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
-            }
-        })
     }
 
     /// The stored (not archived) rollout of a thread, or the reference's error.
