@@ -42,7 +42,8 @@ struct Entry {
     sidecar: Option<Sidecar>,
     /// Writing the sidecar failed: not tried again for this entry.
     failed: bool,
-    /// The sidecar's tail is level with it.
+    /// The sidecar's tail is level with it. Appends leave it behind: it is written when the
+    /// sidecar is written anew, read back whole, or brought level at a thread's close.
     tail_written: bool,
 }
 
@@ -165,7 +166,11 @@ impl IndexCache {
         if !long && !kept {
             return Ok(());
         }
-        self.with_recent(path, |_| Ok(()))
+        let slot = self.slot(path);
+        let mut guard = slot.lock();
+        let entry = self.refresh(path, &mut guard, Need::Recent)?;
+        level_tail(entry);
+        Ok(())
     }
 
     /// Keep `index` (built as its file was written, `IndexFeed`) as the index of its file, with
@@ -240,6 +245,8 @@ impl IndexCache {
             let mut entry = Entry::new(index, Some(sidecar));
             entry.index.update()?;
             self.persist(&mut entry)?;
+            // The whole sidecar was read: the next daemon reads its tail instead.
+            level_tail(&mut entry);
             return Ok(entry);
         }
         if std::fs::metadata(path).is_ok_and(|meta| meta.len() >= self.min_bytes) {
@@ -264,7 +271,8 @@ impl IndexCache {
             }
             return Ok(());
         };
-        let outcome = if std::mem::take(&mut entry.index.restarted) {
+        let restarted = std::mem::take(&mut entry.index.restarted);
+        let outcome = if restarted {
             let path = sidecar.path().to_path_buf();
             sidecar::write_fresh(&path, &mut entry.index).map(|fresh| {
                 *sidecar = fresh;
@@ -273,12 +281,8 @@ impl IndexCache {
         } else {
             sidecar::append(sidecar, &mut entry.index)
         };
-        match &outcome {
-            Ok(wrote) if *wrote || !entry.tail_written => {
-                write_tail(sidecar, &entry.index);
-                entry.tail_written = true;
-            }
-            _ => {}
+        if let Ok(true) = outcome {
+            entry.tail_written = false;
         }
         if let Err(err) = outcome {
             tracing::warn!(sidecar = %sidecar.path().display(), %err, "dropping a rollout's on-disk index");
@@ -287,6 +291,10 @@ impl IndexCache {
             entry.sidecar = None;
             entry.index.journal = None;
             entry.failed = true;
+        }
+        if restarted {
+            // A sidecar written anew gets its tail with it.
+            level_tail(entry);
         }
         Ok(())
     }
@@ -315,6 +323,14 @@ fn fresh(side: &Path, index: &mut RolloutIndex) -> Option<Sidecar> {
             tracing::warn!(sidecar = %side.display(), %err, "cannot write a rollout's on-disk index");
             None
         }
+    }
+}
+
+/// Write the entry's tail when it is behind its sidecar.
+fn level_tail(entry: &mut Entry) {
+    if let Some(sidecar) = entry.sidecar.as_ref().filter(|_| !entry.tail_written) {
+        write_tail(sidecar, &entry.index);
+        entry.tail_written = true;
     }
 }
 

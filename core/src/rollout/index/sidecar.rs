@@ -25,9 +25,9 @@
 //!   from another thread does not pass.
 //!
 //! What the rollout gained since the last segment is indexed by streaming only that tail
-//! ([`RolloutIndex::update`]) and appended as the next segment. With each segment the file
-//! beside it, the [`super::tail`], is written anew: the last turns and the landmarks, so a
-//! resume does not replay every segment.
+//! ([`RolloutIndex::update`]) and appended as the next segment. The file beside it, the
+//! [`super::tail`], holds the last turns and the landmarks, so a resume does not replay every
+//! segment.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -85,12 +85,12 @@ impl Checkpoint {
     }
 }
 
-/// An open sidecar: its path, its length, the rollout bytes it covers, and its last segment.
+/// An open sidecar: its path, its length, and its last segment (whose checkpoint says which
+/// rollout bytes it covers).
 #[derive(Debug)]
 pub(super) struct Sidecar {
     path: PathBuf,
     len: u64,
-    covers: u64,
     last: LastSegment,
 }
 
@@ -161,7 +161,6 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
         Sidecar {
             path: sidecar.to_path_buf(),
             len: at as u64,
-            covers: last.end.indexed_bytes,
             last,
         },
     ))
@@ -170,18 +169,33 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
 /// The checkpoint of the segment at `at`, its encoded events, and where the next segment
 /// starts, when it checks.
 fn segment_at(bytes: &[u8], at: usize) -> Option<(Checkpoint, &[u8], usize)> {
+    let (payload, next) = unframe(bytes, at)?;
+    let (end, events) = postcard::take_from_bytes::<Checkpoint>(payload).ok()?;
+    Some((end, events, next))
+}
+
+/// `payload` framed as `[u32 length][u32 CRC-32 of the payload][payload]` (little-endian): a
+/// sidecar's segment, and its tail's record.
+pub(super) fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 8);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The payload of the [`frame`] at `at` in `bytes` and where the next one starts, when it is
+/// whole and its CRC checks.
+pub(super) fn unframe(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
     let head = bytes.get(at..at + 8)?;
     let len = u32::from_le_bytes(head[..4].try_into().ok()?);
     let crc = u32::from_le_bytes(head[4..].try_into().ok()?);
     if len > MAX_SEGMENT {
         return None;
     }
-    let payload = bytes.get(at + 8..at + 8 + len as usize)?;
-    if crc32fast::hash(payload) != crc {
-        return None;
-    }
-    let (end, events) = postcard::take_from_bytes::<Checkpoint>(payload).ok()?;
-    Some((end, events, at + 8 + len as usize))
+    let next = at + 8 + len as usize;
+    let payload = bytes.get(at + 8..next)?;
+    (crc32fast::hash(payload) == crc).then_some((payload, next))
 }
 
 /// CRC-32 of the rollout's first bytes and of the bytes ending at `indexed` (see
@@ -218,11 +232,7 @@ fn encode(index: &mut RolloutIndex, from_bytes: u64) -> io::Result<(Vec<u8>, Che
         payload = postcard::to_extend(event, payload).map_err(io::Error::other)?;
     }
     index.journal = Some(Vec::new());
-    let mut out = Vec::with_capacity(payload.len() + 8);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
-    Ok((out, end))
+    Ok((frame(&payload), end))
 }
 
 /// The last segment of a sidecar whose segment `segment` (with checkpoint `end`) starts at
@@ -251,7 +261,6 @@ pub(super) fn write_fresh(sidecar: &Path, index: &mut RolloutIndex) -> io::Resul
     Ok(Sidecar {
         path: sidecar.to_path_buf(),
         len: (MAGIC.len() + segment.len()) as u64,
-        covers: index.indexed_bytes,
         last: last_segment(MAGIC.len() as u64, &segment, end),
     })
 }
@@ -261,18 +270,17 @@ pub(super) fn write_fresh(sidecar: &Path, index: &mut RolloutIndex) -> io::Resul
 /// to it) is an error: the caller removes it.
 pub(super) fn append(sidecar: &mut Sidecar, index: &mut RolloutIndex) -> io::Result<bool> {
     let nothing_new = index.journal.as_ref().is_none_or(Vec::is_empty);
-    if nothing_new && index.indexed_bytes == sidecar.covers {
+    if nothing_new && index.indexed_bytes == sidecar.covers() {
         return Ok(false);
     }
     let mut file = OpenOptions::new().append(true).open(&sidecar.path)?;
     if file.metadata()?.size() != sidecar.len {
         return Err(io::Error::other("the sidecar was written by someone else"));
     }
-    let (segment, end) = encode(index, sidecar.covers)?;
+    let (segment, end) = encode(index, sidecar.covers())?;
     file.write_all(&segment)?;
     sidecar.last = last_segment(sidecar.len, &segment, end);
     sidecar.len += segment.len() as u64;
-    sidecar.covers = index.indexed_bytes;
     Ok(true)
 }
 
@@ -283,7 +291,6 @@ impl Sidecar {
         Sidecar {
             path: path.to_path_buf(),
             len,
-            covers: last.end.indexed_bytes,
             last,
         }
     }
@@ -301,5 +308,10 @@ impl Sidecar {
     /// Its last segment.
     pub(super) fn last(&self) -> LastSegment {
         self.last
+    }
+
+    /// The rollout bytes it covers.
+    fn covers(&self) -> u64 {
+        self.last.end.indexed_bytes
     }
 }

@@ -8,8 +8,9 @@
 //!
 //! The magic `WEFTTAL1`, then `[u32 length][u32 CRC-32 of the payload][payload]`
 //! (little-endian), the payload a postcard-encoded [`Record`]. It is written anew (a
-//! temporary file renamed over the old one) after each segment, without `fsync`: like the
-//! sidecar it is a cache.
+//! temporary file renamed over the old one) with a new sidecar, after the whole sidecar was
+//! read back, and when a thread's rollout closes, without `fsync`: like the sidecar it is a
+//! cache. Segments appended in between leave it behind (and so unused) until then.
 //!
 //! # When it is used
 //!
@@ -29,7 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::held::Held;
-use super::sidecar::{LastSegment, Sidecar};
+use super::sidecar::{self, LastSegment, Sidecar};
 use super::{RolloutIndex, identity};
 
 /// The file's first bytes; a new layout gets a new magic (an old file is then not used).
@@ -64,10 +65,8 @@ pub(super) fn load(sidecar: &Path, rollout: &Path) -> Option<(RolloutIndex, Side
     }
     let bytes = std::fs::read(&tail).ok()?;
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
-    let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-    let crc = u32::from_le_bytes(rest.get(4..8)?.try_into().ok()?);
-    let payload = rest.get(8..)?;
-    if payload.len() != len || crc32fast::hash(payload) != crc {
+    let (payload, end) = sidecar::unframe(rest, 0)?;
+    if end != rest.len() {
         return None;
     }
     let record: Record = postcard::from_bytes(payload).ok()?;
@@ -118,12 +117,8 @@ pub(super) fn write(sidecar: &Sidecar, index: &RolloutIndex) -> io::Result<()> {
         .parent()
         .ok_or_else(|| io::Error::other("a tail path has a directory"))?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    let mut out = Vec::with_capacity(payload.len() + 16);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
-    temp.write_all(&out)?;
+    temp.write_all(MAGIC)?;
+    temp.write_all(&sidecar::frame(&payload))?;
     temp.persist(&tail).map_err(|err| err.error)?;
     Ok(())
 }

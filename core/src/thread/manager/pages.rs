@@ -139,7 +139,7 @@ impl ThreadManager {
     /// Run `f` on the index of `path` on the blocking pool: a partial one (the last turns,
     /// read back from a small file) when it will do, else the whole index (`f` runs again
     /// when it answers [`RolloutError::NotHeld`]).
-    async fn with_index<T: Send + 'static>(
+    async fn with_recent_index<T: Send + 'static>(
         &self,
         path: PathBuf,
         mut f: impl FnMut(&RolloutIndex) -> Result<T, PageError> + Send + 'static,
@@ -176,7 +176,7 @@ impl ThreadManager {
                     .position(),
             ),
         };
-        self.with_index(path, move |index| {
+        self.with_recent_index(path, move |index| {
             if index.turns().is_empty() {
                 return Err(PageError::NotMaterialized(id.clone()));
             }
@@ -214,7 +214,7 @@ impl ThreadManager {
             ),
             _ => None,
         };
-        self.with_index(path, move |index| {
+        self.with_recent_index(path, move |index| {
             if index.turns().is_empty() {
                 return Err(PageError::ItemsUnavailable);
             }
@@ -265,7 +265,7 @@ impl ThreadManager {
             Source::Rollout { path, live } => (path, live),
         };
         let id = id.clone();
-        self.with_index(path, move |index| {
+        self.with_recent_index(path, move |index| {
             let (turns_cursor, items_cursor) = resume_cursors(index, &id)?;
             let page = match &initial {
                 None => None,

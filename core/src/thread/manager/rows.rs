@@ -6,7 +6,7 @@ use weft_protocol::ThreadId;
 
 use super::ThreadManager;
 use crate::rollout::BeforeFirstChange;
-use crate::state::ThreadRow;
+use crate::state::{StateDb, ThreadRow};
 
 impl ThreadManager {
     /// Index a thread whose rollout a writer now holds (the row stays `dirty` until the actor
@@ -22,23 +22,22 @@ impl ThreadManager {
     /// Mark a thread's row as behind its rollout or level with it (`StateDb::set_dirty`). A
     /// failure is logged: the worst it leaves is a re-index at the next start.
     pub(crate) async fn mark_dirty(&self, id: &ThreadId, dirty: bool) {
-        if let Some(state) = &self.services.state
-            && let Err(err) = state.set_dirty(id, dirty).await
-        {
-            tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
-        }
+        mark(self.services.state.as_ref(), id, dirty).await;
     }
 
     /// What a writer of thread `id` runs before it first changes the file: mark the row
     /// `dirty` ([`ThreadManager::mark_dirty`]).
     pub(super) fn dirty_before_writing(&self, id: &ThreadId) -> BeforeFirstChange {
         let (state, id) = (self.services.state.clone(), id.clone());
-        Box::pin(async move {
-            if let Some(state) = state
-                && let Err(err) = state.set_dirty(&id, true).await
-            {
-                tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
-            }
-        })
+        Box::pin(async move { mark(state.as_ref(), &id, true).await })
+    }
+}
+
+/// [`ThreadManager::mark_dirty`] with the state DB at hand.
+async fn mark(state: Option<&StateDb>, id: &ThreadId, dirty: bool) {
+    if let Some(state) = state
+        && let Err(err) = state.set_dirty(id, dirty).await
+    {
+        tracing::warn!(thread = %id, %err, "cannot mark the thread's index row");
     }
 }
